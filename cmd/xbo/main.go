@@ -1,0 +1,145 @@
+// Command xbo tunes hyperparameters with Bayesian optimization and explains
+// the result: partial dependence with confidence bands, regional PDPs,
+// fANOVA importance and Shapley explanations of proposals.
+//
+// Every subcommand lives in its own file and registers itself from init, so
+// that commands can be added without touching this dispatcher. Run `xbo help`
+// for the list.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+
+	"golang.org/x/term"
+)
+
+// cliEnv is what a subcommand may touch of the outside world; tests replace it.
+type cliEnv struct {
+	stdout, stderr io.Writer
+	stdin          io.Reader
+	isTerminal     bool // stderr is a terminal: draw progress bars
+}
+
+type command struct {
+	name    string // one or two words, e.g. "optimize" or "explain pdp"
+	summary string
+	run     func(ctx context.Context, args []string, env *cliEnv) error
+}
+
+var commands = map[string]command{}
+
+func register(c command) {
+	if _, dup := commands[c.name]; dup {
+		panic("xbo: command registered twice: " + c.name) // programming error at init, never user input
+	}
+	commands[c.name] = c
+}
+
+// usageError marks errors caused by how the command was called (exit code 2).
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// parseFlags parses a subcommand's flags, turning flag errors into usage
+// errors and refusing stray positional arguments.
+func parseFlags(fs *flag.FlagSet, args []string, env *cliEnv) error {
+	fs.SetOutput(env.stderr)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usagef("unexpected argument %q (flags go before nothing else; see -h)", fs.Arg(0))
+	}
+	return nil
+}
+
+// lookup finds the command named by the first one or two arguments.
+func lookup(args []string) (command, []string, bool) {
+	if len(args) >= 2 {
+		if c, ok := commands[args[0]+" "+args[1]]; ok {
+			return c, args[2:], true
+		}
+	}
+	if len(args) >= 1 {
+		if c, ok := commands[args[0]]; ok {
+			return c, args[1:], true
+		}
+	}
+	return command{}, nil, false
+}
+
+func printHelp(w io.Writer, prefix string) {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		if prefix == "" || strings.HasPrefix(n, prefix+" ") || n == prefix {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	fmt.Fprintln(w, "xbo — explainable Bayesian optimization for hyperparameter tuning")
+	fmt.Fprintln(w, "\nUsage: xbo <command> [flags]   (xbo <command> -h for its flags)")
+	fmt.Fprintln(w, "\nCommands:")
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-22s %s\n", n, commands[n].summary)
+	}
+}
+
+// run executes the CLI and returns the process exit code.
+func run(ctx context.Context, args []string, env *cliEnv) int {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printHelp(env.stdout, "")
+		return 0
+	}
+	c, rest, ok := lookup(args)
+	if !ok {
+		// "xbo explain" alone: list its subcommands.
+		for n := range commands {
+			if strings.HasPrefix(n, args[0]+" ") {
+				printHelp(env.stderr, args[0])
+				return 2
+			}
+		}
+		fmt.Fprintf(env.stderr, "xbo: unknown command %q (run xbo help)\n", strings.Join(args[:min(2, len(args))], " "))
+		return 2
+	}
+	err := c.run(ctx, rest, env)
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, new(usageError)):
+		fmt.Fprintf(env.stderr, "xbo %s: %v\n", c.name, err)
+		return 2
+	default:
+		fmt.Fprintf(env.stderr, "xbo %s: %v\n", c.name, err)
+		return 1
+	}
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	env := &cliEnv{
+		stdout:     os.Stdout,
+		stderr:     os.Stderr,
+		stdin:      os.Stdin,
+		isTerminal: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+	os.Exit(run(ctx, os.Args[1:], env))
+}

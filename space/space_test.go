@@ -1,0 +1,320 @@
+package space
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"pgregory.net/rapid"
+)
+
+const issueExample = `{"objective": "minimize",
+ "params": [
+  {"name": "lr", "type": "float", "low": 1e-4, "high": 0.1, "log": true},
+  {"name": "layers", "type": "int", "low": 1, "high": 5},
+  {"name": "opt", "type": "categorical", "choices": ["sgd", "adam"]},
+  {"name": "momentum", "type": "float", "low": 0.1, "high": 0.99,
+   "condition": {"parent": "opt", "values": ["sgd"]}}]}`
+
+func mustParse(t *testing.T, text string) *Space {
+	t.Helper()
+	s, err := Parse([]byte(text))
+	if err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return s
+}
+
+func TestParseIssueExample(t *testing.T) {
+	s := mustParse(t, issueExample)
+	if s.Dim() != 4 || s.Objective != Minimize {
+		t.Fatalf("dim %d objective %q", s.Dim(), s.Objective)
+	}
+	if got := s.Levels(); got[2] != 2 || got[0] != 0 || got[1] != 0 {
+		t.Fatalf("levels %v", got)
+	}
+	vals, err := s.FromMap(map[string]any{"lr": 0.01, "layers": 3.0, "opt": "adam"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !math.IsNaN(vals[3]) {
+		t.Fatalf("momentum should be inactive for adam, got %v", vals[3])
+	}
+	u, err := s.Encode(vals)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lr = 0.01 is two thirds of the way from 1e-4 to 1e-1 on the log scale.
+	want := []float64{2.0 / 3, (3 - 1 + 0.5) / 5, 0.75, Inactive}
+	for i := range want {
+		if math.Abs(u[i]-want[i]) > 1e-12 {
+			t.Fatalf("u[%d] = %v, want %v", i, u[i], want[i])
+		}
+	}
+	if _, err := s.FromMap(map[string]any{"lr": 0.01, "layers": 3.0, "opt": "adam", "momentum": 0.5}); err == nil || !strings.Contains(err.Error(), "momentum") {
+		t.Fatalf("momentum given while inactive: err = %v", err)
+	}
+	if _, err := s.FromMap(map[string]any{"lr": 0.01, "layers": 3.0, "opt": "sgd"}); err == nil || !strings.Contains(err.Error(), `"momentum" is missing`) {
+		t.Fatalf("momentum missing while active: err = %v", err)
+	}
+}
+
+func TestParseYAML(t *testing.T) {
+	s := mustParse(t, `
+objective: maximize
+params:
+  - {name: c, type: float, low: 0.001, high: 1000, log: true}
+  - {name: kernel, type: categorical, choices: [rbf, linear]}
+`)
+	if s.Sign() != -1 || s.Params[1].Choices[1] != "linear" {
+		t.Fatalf("YAML parsed wrong: %+v", s)
+	}
+}
+
+func TestBadSpacesNameParameterAndProblem(t *testing.T) {
+	cases := []struct{ name, doc, want string }{
+		{"low>=high", `{"params":[{"name":"a","type":"float","low":1,"high":1}]}`, `"a": low 1 must be below high 1`},
+		{"log low<=0", `{"params":[{"name":"a","type":"float","low":0,"high":1,"log":true}]}`, `"a": log scale needs low > 0`},
+		{"empty choices", `{"params":[{"name":"c","type":"categorical","choices":[]}]}`, `"c": categorical parameter has no choices`},
+		{"unknown parent", `{"params":[{"name":"a","type":"float","low":0,"high":1,"condition":{"parent":"zz","values":[1]}}]}`, `"a": condition names unknown parent "zz"`},
+		{"cycle", `{"params":[
+			{"name":"a","type":"categorical","choices":["x","y"],"condition":{"parent":"b","values":["x"]}},
+			{"name":"b","type":"categorical","choices":["x","y"],"condition":{"parent":"a","values":["x"]}}]}`, "cycle"},
+		{"duplicate", `{"params":[{"name":"a","type":"int","low":0,"high":3},{"name":"a","type":"int","low":0,"high":3}]}`, `"a": duplicate name`},
+		{"bad type", `{"params":[{"name":"a","type":"double","low":0,"high":3}]}`, `"a": unknown type "double"`},
+		{"missing bounds", `{"params":[{"name":"a","type":"float","low":0}]}`, `"a": float parameter needs both low and high`},
+		{"int not whole", `{"params":[{"name":"n","type":"int","low":0.5,"high":3}]}`, `"n": int bounds must be whole numbers`},
+		{"condition value not a level", `{"params":[{"name":"o","type":"categorical","choices":["a","b"]},{"name":"m","type":"float","low":0,"high":1,"condition":{"parent":"o","values":["c"]}}]}`, `"m": condition value c is not a value of parent "o"`},
+		{"unknown field", `{"params":[{"name":"a","type":"float","low":0,"high":1,"hgih":2}]}`, `unknown field "hgih"`},
+		{"no params", `{"params":[]}`, "no parameters"},
+		{"bad objective", `{"objective":"maximise","params":[{"name":"a","type":"float","low":0,"high":1}]}`, `objective "maximise"`},
+		{"default out of range", `{"params":[{"name":"a","type":"float","low":0,"high":1,"default":2}]}`, `"a": default: parameter "a": 2 is outside [0, 1]`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse([]byte(c.doc))
+			if err == nil {
+				t.Fatalf("accepted a bad space")
+			}
+			if !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %q does not contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+// genSpace draws a random valid space with every parameter type, log scales
+// and conditions on earlier categorical or int parameters.
+func genSpace(t *rapid.T) *Space {
+	n := rapid.IntRange(1, 7).Draw(t, "n")
+	var params []Param
+	for i := 0; i < n; i++ {
+		p := Param{Name: fmt.Sprintf("p%d", i)}
+		switch rapid.IntRange(0, 2).Draw(t, "type") {
+		case 0:
+			p.Type = Float
+			p.Log = rapid.Bool().Draw(t, "log")
+			lo := rapid.Float64Range(-100, 100).Draw(t, "lo")
+			if p.Log {
+				lo = math.Exp(rapid.Float64Range(-10, 5).Draw(t, "loglo"))
+			}
+			p.Low, p.High = lo, lo+rapid.Float64Range(1e-3, 1e3).Draw(t, "width")
+		case 1:
+			p.Type = Int
+			p.Log = rapid.Bool().Draw(t, "log")
+			lo := rapid.IntRange(-20, 20).Draw(t, "ilo")
+			if p.Log {
+				lo = rapid.IntRange(1, 20).Draw(t, "ilolog")
+			}
+			p.Low, p.High = float64(lo), float64(lo+rapid.IntRange(1, 300).Draw(t, "iwidth"))
+		default:
+			p.Type = Categorical
+			k := rapid.IntRange(1, 6).Draw(t, "k")
+			for j := 0; j < k; j++ {
+				p.Choices = append(p.Choices, fmt.Sprintf("c%d", j))
+			}
+		}
+		if i > 0 && rapid.Bool().Draw(t, "conditional") {
+			parent := params[rapid.IntRange(0, i-1).Draw(t, "parent")]
+			switch parent.Type {
+			case Categorical:
+				p.Condition = &Condition{Parent: parent.Name, Values: []any{parent.Choices[0]}}
+			case Int:
+				p.Condition = &Condition{Parent: parent.Name, Values: []any{parent.Low, parent.High}}
+			}
+		}
+		params = append(params, p)
+	}
+	s, err := New(Minimize, params)
+	if err != nil {
+		t.Fatalf("generated space refused: %v", err)
+	}
+	return s
+}
+
+func TestPropertyEncodeDecodeRoundTrip(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genSpace(t)
+		rng := rand.New(rand.NewPCG(rapid.Uint64().Draw(t, "seed"), 1))
+		for _, u := range s.Sample(rng, 20) {
+			vals := s.Decode(u)
+			if err := s.Validate(vals); err != nil {
+				t.Fatalf("decoded sample invalid: %v", err)
+			}
+			u2, err := s.Encode(vals)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range u {
+				if math.Abs(u[i]-u2[i]) > 1e-9 {
+					t.Fatalf("dim %d: sample %v re-encodes to %v", i, u[i], u2[i])
+				}
+			}
+			back := s.Decode(u2)
+			for i := range vals {
+				same := vals[i] == back[i] || (math.IsNaN(vals[i]) && math.IsNaN(back[i])) ||
+					math.Abs(vals[i]-back[i]) <= 1e-9*math.Max(1, math.Abs(vals[i]))
+				if !same {
+					t.Fatalf("dim %d: %v decodes back to %v", i, vals[i], back[i])
+				}
+			}
+			// The JSON map form round-trips too.
+			m := s.ToMap(vals)
+			raw, _ := json.Marshal(m)
+			var decoded map[string]any
+			_ = json.Unmarshal(raw, &decoded)
+			fromMap, err := s.FromMap(decoded)
+			if err != nil {
+				t.Fatalf("FromMap(ToMap(v)): %v", err)
+			}
+			for i := range vals {
+				if !(vals[i] == fromMap[i] || math.IsNaN(vals[i]) && math.IsNaN(fromMap[i])) {
+					t.Fatalf("map round trip dim %d: %v -> %v", i, vals[i], fromMap[i])
+				}
+			}
+		}
+	})
+}
+
+func TestPropertyRepairIsIdempotentAndStaysInCube(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		s := genSpace(t)
+		u := make([]float64, s.Dim())
+		for i := range u {
+			u[i] = rapid.Float64Range(-0.5, 1.5).Draw(t, "u")
+		}
+		s.Repair(u)
+		again := append([]float64(nil), u...)
+		s.Repair(again)
+		for i := range u {
+			if u[i] != again[i] {
+				t.Fatalf("repair not idempotent at %d: %v then %v", i, u[i], again[i])
+			}
+			if u[i] != Inactive && (u[i] < 0 || u[i] > 1) {
+				t.Fatalf("repaired coordinate %v outside the cube", u[i])
+			}
+		}
+		if err := s.Validate(s.Decode(u)); err != nil {
+			t.Fatalf("repaired point decodes invalid: %v", err)
+		}
+	})
+}
+
+func TestSampleIsUniformOnEachScale(t *testing.T) {
+	s := mustParse(t, `{"params":[
+		{"name":"n","type":"int","low":1,"high":4},
+		{"name":"lr","type":"float","low":1e-4,"high":1,"log":true},
+		{"name":"k","type":"categorical","choices":["a","b","c"]}]}`)
+	rng := rand.New(rand.NewPCG(7, 7))
+	const N = 60000
+	counts := map[float64]int{}
+	levels := map[float64]int{}
+	below := 0
+	for _, u := range s.Sample(rng, N) {
+		v := s.Decode(u)
+		counts[v[0]]++
+		levels[v[2]]++
+		if v[1] < 1e-2 { // half of the log range
+			below++
+		}
+	}
+	// Each frequency is binomial; 5 standard deviations is a generous bound.
+	check := func(what string, got int, p float64) {
+		sd := math.Sqrt(N * p * (1 - p))
+		if math.Abs(float64(got)-N*p) > 5*sd {
+			t.Errorf("%s: %d of %d, expected %.0f ± %.0f", what, got, N, N*p, 5*sd)
+		}
+	}
+	for k := 1.0; k <= 4; k++ {
+		check(fmt.Sprintf("int %v", k), counts[k], 0.25)
+	}
+	for k := 0.0; k < 3; k++ {
+		check(fmt.Sprintf("level %v", k), levels[k], 1.0/3)
+	}
+	check("log-uniform lower half", below, 0.5)
+}
+
+func TestGrid(t *testing.T) {
+	s := mustParse(t, `{"params":[
+		{"name":"lr","type":"float","low":0.001,"high":10,"log":true},
+		{"name":"n","type":"int","low":2,"high":6},
+		{"name":"big","type":"int","low":0,"high":1000},
+		{"name":"k","type":"categorical","choices":["a","b","c"]}]}`)
+	g, _ := s.Grid(0, 5)
+	for i, want := range []float64{0.001, 0.01, 0.1, 1, 10} {
+		if math.Abs(g[i]-want) > 1e-12*want {
+			t.Fatalf("log grid %v", g)
+		}
+	}
+	if g, _ := s.Grid(1, 20); len(g) != 5 || g[0] != 2 || g[4] != 6 {
+		t.Fatalf("small int grid should list every integer: %v", g)
+	}
+	if g, _ := s.Grid(2, 11); len(g) != 11 || g[1] != 100 || g[10] != 1000 {
+		t.Fatalf("large int grid: %v", g)
+	}
+	if g, _ := s.Grid(3, 2); len(g) != 3 {
+		t.Fatalf("categorical grid must list every level: %v", g)
+	}
+	if _, err := s.Grid(9, 3); err == nil {
+		t.Fatal("grid of a missing parameter accepted")
+	}
+}
+
+func TestNestedConditionsAndDefaults(t *testing.T) {
+	s := mustParse(t, `{"params":[
+		{"name":"c","type":"float","low":0,"high":1,"default":0.5,"condition":{"parent":"b","values":[2]}},
+		{"name":"b","type":"int","low":1,"high":3,"default":2,"condition":{"parent":"a","values":["on"]}},
+		{"name":"a","type":"categorical","choices":["on","off"],"default":"on"}]}`)
+	act, err := s.Active([]float64{0.3, 2, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if act[0] || act[1] || !act[2] {
+		t.Fatalf("with a=off, b and c must be inactive: %v", act)
+	}
+	if act, _ := s.Active([]float64{0.3, 2, 0}); !act[0] || !act[1] {
+		t.Fatalf("with a=on, b=2, c must be active: %v", act)
+	}
+	d, ok := s.Defaults()
+	if !ok || d[0] != 0.5 || d[1] != 2 || d[2] != 0 {
+		t.Fatalf("defaults %v %v", d, ok)
+	}
+}
+
+func TestMarshalRoundTrip(t *testing.T) {
+	s := mustParse(t, issueExample)
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := Parse(raw)
+	if err != nil {
+		t.Fatalf("re-parse of %s: %v", raw, err)
+	}
+	if s2.Dim() != s.Dim() || s2.Params[3].Condition.Parent != "opt" || !s2.Params[0].Log {
+		t.Fatalf("round trip lost information: %s", raw)
+	}
+}

@@ -1,0 +1,79 @@
+// Package surrogate is the contract between the models that learn the objective
+// (package gp, package forest) and everything that consumes them (acq, opt,
+// explain/...). It holds interfaces only, so consumers never depend on a
+// concrete model and explanations never reach into the optimizer.
+//
+// All points are rows in the unit-cube encoding of a search space (package
+// space): one coordinate per hyperparameter, in [0,1], or space.Inactive for a
+// conditional hyperparameter that is switched off. Predictions are in the
+// objective's own units; variances are of the latent function f, without the
+// observation noise.
+package surrogate
+
+import (
+	"errors"
+	"strconv"
+
+	"gonum.org/v1/gonum/mat"
+)
+
+// Model is a fitted regression model with a posterior (or bootstrap) spread.
+type Model interface {
+	// Dim is the number of coordinates a point must have.
+	Dim() int
+	// Predict writes the posterior mean and variance of f at every row of x
+	// into mean and variance, which must have len(x) elements.
+	Predict(x [][]float64, mean, variance []float64) error
+}
+
+// AverageVariancer is a Model that can give the posterior variance of the
+// average (1/n)·Σ f(a_i) over a set of points, i.e. 1ᵀK̂1/n² with K̂ the
+// posterior covariance of the points. Partial dependence bands (paper 000,
+// eq. 4) need exactly this quantity and models can compute it without forming
+// the n×n matrix.
+type AverageVariancer interface {
+	Model
+	AverageVariance(points [][]float64) (float64, error)
+}
+
+// Covariancer is a Model with a full posterior covariance between point sets.
+type Covariancer interface {
+	Model
+	// Covariance returns the len(a)×len(b) posterior covariance of f.
+	Covariance(a, b [][]float64) (*mat.Dense, error)
+}
+
+// Fitter builds a Model from observations. x rows are unit-cube encodings,
+// y the observed objective values (finite).
+type Fitter interface {
+	Fit(x [][]float64, y []float64) (Model, error)
+}
+
+// ErrDim is wrapped by models when a point has the wrong number of coordinates.
+var ErrDim = errors.New("point has the wrong dimension")
+
+// CheckPoints validates a batch of points against a model dimension and the
+// sizes of the output slices; models call it at the top of Predict.
+func CheckPoints(dim int, x [][]float64, outs ...[]float64) error {
+	for _, o := range outs {
+		if len(o) != len(x) {
+			return errors.New("surrogate: output slice length differs from the number of points")
+		}
+	}
+	for i, row := range x {
+		if len(row) != dim {
+			return &DimError{Row: i, Got: len(row), Want: dim}
+		}
+	}
+	return nil
+}
+
+// DimError reports which point had the wrong dimension.
+type DimError struct{ Row, Got, Want int }
+
+func (e *DimError) Error() string {
+	return "surrogate: point " + strconv.Itoa(e.Row) + " has " + strconv.Itoa(e.Got) + " coordinates, want " + strconv.Itoa(e.Want)
+}
+
+// Unwrap lets errors.Is(err, ErrDim) match.
+func (e *DimError) Unwrap() error { return ErrDim }
