@@ -195,6 +195,31 @@ func (s *Space) MarshalJSON() ([]byte, error) {
 	return json.Marshal(plain{Objective: obj, Params: s.Params})
 }
 
+// MarshalJSON writes a parameter in the file format; numeric bounds are
+// always written, even when zero.
+func (p Param) MarshalJSON() ([]byte, error) {
+	type numeric struct {
+		Name      string     `json:"name"`
+		Type      Type       `json:"type"`
+		Low       float64    `json:"low"`
+		High      float64    `json:"high"`
+		Log       bool       `json:"log,omitempty"`
+		Condition *Condition `json:"condition,omitempty"`
+		Default   any        `json:"default,omitempty"`
+	}
+	type categorical struct {
+		Name      string     `json:"name"`
+		Type      Type       `json:"type"`
+		Choices   []string   `json:"choices"`
+		Condition *Condition `json:"condition,omitempty"`
+		Default   any        `json:"default,omitempty"`
+	}
+	if p.Type == Categorical {
+		return json.Marshal(categorical{p.Name, p.Type, p.Choices, p.Condition, p.Default})
+	}
+	return json.Marshal(numeric{p.Name, p.Type, p.Low, p.High, p.Log, p.Condition, p.Default})
+}
+
 // UnmarshalJSON lets a Space be embedded in other JSON documents.
 func (s *Space) UnmarshalJSON(data []byte) error {
 	parsed, err := Parse(data)

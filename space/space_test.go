@@ -304,6 +304,21 @@ func TestNestedConditionsAndDefaults(t *testing.T) {
 	}
 }
 
+func TestMarshalKeepsZeroBounds(t *testing.T) {
+	s := mustParse(t, `{"params":[{"name":"a","type":"float","low":0,"high":1},{"name":"b","type":"int","low":-3,"high":0}]}`)
+	raw, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(raw)
+	if err != nil {
+		t.Fatalf("re-parse of %s: %v", raw, err)
+	}
+	if back.Params[0].Low != 0 || back.Params[1].High != 0 {
+		t.Fatalf("bounds lost: %s", raw)
+	}
+}
+
 func TestMarshalRoundTrip(t *testing.T) {
 	s := mustParse(t, issueExample)
 	raw, err := json.Marshal(s)

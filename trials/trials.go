@@ -190,22 +190,39 @@ type Record struct {
 	Params      []float64 // natural values, NaN for inactive
 	Value       float64   // NaN for a failed trial
 	Acquisition string
+	// State is written only by writers made with NewWriterWithState:
+	// "complete", "failed", "pruned", "pending", ...
+	State string
 }
 
 // Writer writes a trials CSV, one record at a time, flushing after each so
 // that a long run interrupted midway leaves every finished trial on disk.
 type Writer struct {
-	s  *space.Space
-	cw *csv.Writer
+	s         *space.Space
+	cw        *csv.Writer
+	withState bool
 }
 
 // NewWriter writes the header and returns a Writer.
 func NewWriter(w io.Writer, s *space.Space) (*Writer, error) {
+	return newWriter(w, s, false)
+}
+
+// NewWriterWithState is NewWriter with a trailing `state` column, for
+// histories that hold failed, pruned or pending trials worth keeping apart.
+func NewWriterWithState(w io.Writer, s *space.Space) (*Writer, error) {
+	return newWriter(w, s, true)
+}
+
+func newWriter(w io.Writer, s *space.Space, withState bool) (*Writer, error) {
 	if s == nil {
 		return nil, errors.New("trials: no space given")
 	}
 	cw := csv.NewWriter(w)
 	header := append(s.Names(), ValueColumn, AcquisitionColumn)
+	if withState {
+		header = append(header, StateColumn)
+	}
 	if err := cw.Write(header); err != nil {
 		return nil, fmt.Errorf("trials: write header: %w", err)
 	}
@@ -213,7 +230,7 @@ func NewWriter(w io.Writer, s *space.Space) (*Writer, error) {
 	if err := cw.Error(); err != nil {
 		return nil, fmt.Errorf("trials: write header: %w", err)
 	}
-	return &Writer{s: s, cw: cw}, nil
+	return &Writer{s: s, cw: cw, withState: withState}, nil
 }
 
 // Write appends one trial.
@@ -230,6 +247,13 @@ func (w *Writer) Write(r Record) error {
 		value = strconv.FormatFloat(r.Value, 'g', -1, 64)
 	}
 	rec = append(rec, value, r.Acquisition)
+	if w.withState {
+		state := r.State
+		if state == "" && !math.IsNaN(r.Value) {
+			state = "complete"
+		}
+		rec = append(rec, state)
+	}
 	if err := w.cw.Write(rec); err != nil {
 		return fmt.Errorf("trials: %w", err)
 	}

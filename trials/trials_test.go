@@ -95,3 +95,24 @@ func TestReadSkipsFailedAndPendingByState(t *testing.T) {
 		t.Fatalf("len %d skipped %d lines %v", tab.Len(), tab.Skipped, tab.Lines)
 	}
 }
+
+func TestStateColumnRoundTrip(t *testing.T) {
+	s := testSpace(t)
+	var buf bytes.Buffer
+	w, err := NewWriterWithState(&buf, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = w.Write(Record{Params: []float64{0.01, 1, math.NaN()}, Value: 0.5})
+	_ = w.Write(Record{Params: []float64{0.02, 1, math.NaN()}, Value: 0.7, State: "pruned"})
+	if !strings.Contains(buf.String(), ",complete\n") || !strings.Contains(buf.String(), ",pruned\n") {
+		t.Fatalf("states not written: %q", buf.String())
+	}
+	tab, err := ReadCSV(&buf, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Len() != 1 || tab.Skipped != 1 {
+		t.Fatalf("a pruned trial must be skipped: len %d skipped %d", tab.Len(), tab.Skipped)
+	}
+}

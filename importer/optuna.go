@@ -1,0 +1,339 @@
+package importer
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"xbo/space"
+)
+
+// StudyInfo describes one study in an Optuna storage.
+type StudyInfo struct {
+	Name       string
+	Objectives int // 1 for single-objective studies
+	Trials     int
+}
+
+// optunaDist is an Optuna distribution (optuna/distributions.py), with the
+// deprecated classes folded into the current ones the way Optuna 3 does.
+type optunaDist struct {
+	class   string
+	typ     space.Type
+	low     float64
+	high    float64
+	log     bool
+	step    float64 // 0 when the range is continuous (or every integer)
+	choices []string
+}
+
+// parseOptunaDist reads distribution_json: {"name": class, "attributes":
+// {...}}, or the abbreviated {"type": "float"|"int"|"categorical", ...} form
+// that optuna.distributions.json_to_distribution also accepts.
+func parseOptunaDist(text string) (optunaDist, error) {
+	doc, err := decodeJSON([]byte(text))
+	if err != nil {
+		return optunaDist{}, fmt.Errorf("distribution %q is not JSON: %w", text, err)
+	}
+	obj, ok := doc.(map[string]any)
+	if !ok {
+		return optunaDist{}, fmt.Errorf("distribution %q is not a JSON object", text)
+	}
+	var d optunaDist
+	var attrs map[string]any
+	if name, ok := obj["name"].(string); ok {
+		d.class = name
+		attrs, _ = obj["attributes"].(map[string]any)
+		if attrs == nil {
+			return d, fmt.Errorf("distribution %s has no attributes", name)
+		}
+	} else if typ, ok := obj["type"].(string); ok {
+		attrs = obj
+		switch typ {
+		case "float":
+			d.class = "FloatDistribution"
+		case "int":
+			d.class = "IntDistribution"
+		case "categorical":
+			d.class = "CategoricalDistribution"
+		default:
+			return d, fmt.Errorf("unknown distribution type %q", typ)
+		}
+	} else {
+		return d, fmt.Errorf("distribution %q has neither a name nor a type", text)
+	}
+	num := func(key string, required bool) (float64, error) {
+		v, present := attrs[key]
+		if !present || v == nil {
+			if required {
+				return 0, fmt.Errorf("%s lacks %q", d.class, key)
+			}
+			return 0, nil
+		}
+		f, ok := numberOf(v)
+		if !ok || math.IsNaN(f) || math.IsInf(f, 0) {
+			return 0, fmt.Errorf("%s: %q is %v, not a finite number", d.class, key, v)
+		}
+		return f, nil
+	}
+	switch d.class {
+	case "FloatDistribution", "UniformDistribution", "LogUniformDistribution", "DiscreteUniformDistribution",
+		"IntDistribution", "IntUniformDistribution", "IntLogUniformDistribution":
+		if d.low, err = num("low", true); err != nil {
+			return d, err
+		}
+		if d.high, err = num("high", true); err != nil {
+			return d, err
+		}
+		if d.low > d.high {
+			return d, fmt.Errorf("%s: low %v is above high %v", d.class, d.low, d.high)
+		}
+		switch d.class {
+		case "FloatDistribution", "UniformDistribution", "LogUniformDistribution", "DiscreteUniformDistribution":
+			d.typ = space.Float
+		default:
+			d.typ = space.Int
+		}
+		switch d.class {
+		case "LogUniformDistribution", "IntLogUniformDistribution":
+			d.log = true
+		case "FloatDistribution", "IntDistribution":
+			if lg, present := attrs["log"]; present && lg != nil {
+				b, ok := lg.(bool)
+				if !ok {
+					return d, fmt.Errorf("%s: log is %v, not a boolean", d.class, lg)
+				}
+				d.log = b
+			}
+		}
+		stepKey := "step"
+		if d.class == "DiscreteUniformDistribution" {
+			stepKey = "q"
+		}
+		if d.step, err = num(stepKey, d.class == "DiscreteUniformDistribution"); err != nil {
+			return d, err
+		}
+		if d.step < 0 {
+			return d, fmt.Errorf("%s: step %v is negative", d.class, d.step)
+		}
+		if d.typ == space.Int && d.step == 1 {
+			d.step = 0
+		}
+		if d.log && d.low <= 0 {
+			return d, fmt.Errorf("%s: log scale with low %v <= 0", d.class, d.low)
+		}
+	case "CategoricalDistribution":
+		d.typ = space.Categorical
+		raw, ok := attrs["choices"].([]any)
+		if !ok || len(raw) == 0 {
+			return d, fmt.Errorf("CategoricalDistribution has no choices")
+		}
+		seen := map[string]bool{}
+		for _, c := range raw {
+			name, err := choiceName(c)
+			if err != nil {
+				return d, fmt.Errorf("CategoricalDistribution: %w", err)
+			}
+			if seen[name] {
+				return d, fmt.Errorf("CategoricalDistribution: choice %q appears twice", name)
+			}
+			seen[name] = true
+			d.choices = append(d.choices, name)
+		}
+	default:
+		return d, fmt.Errorf("unsupported distribution class %q", d.class)
+	}
+	return d, nil
+}
+
+// external converts a value in Optuna's internal representation (a float;
+// the index for a categorical) to the raw value xbo stores.
+func (d *optunaDist) external(internal float64) (rawValue, error) {
+	if math.IsNaN(internal) || math.IsInf(internal, 0) {
+		return rawValue{}, fmt.Errorf("internal value %v is not finite", internal)
+	}
+	switch d.typ {
+	case space.Categorical:
+		k := int(internal)
+		if float64(k) != internal || k < 0 || k >= len(d.choices) {
+			return rawValue{}, fmt.Errorf("categorical index %v is not one of the %d choices", internal, len(d.choices))
+		}
+		return catValue(d.choices[k]), nil
+	case space.Int:
+		return numValue(math.Trunc(internal)), nil
+	}
+	return numValue(internal), nil
+}
+
+func (d *optunaDist) describe() string {
+	if d.typ == space.Categorical {
+		return fmt.Sprintf("%s%v", d.class, d.choices)
+	}
+	s := fmt.Sprintf("%s[%v, %v]", d.class, d.low, d.high)
+	if d.log {
+		s += " log"
+	}
+	if d.step > 0 {
+		s += fmt.Sprintf(" step %v", d.step)
+	}
+	return s
+}
+
+type optunaParam struct {
+	name     string
+	internal float64
+	dist     optunaDist
+}
+
+type optunaTrial struct {
+	number int
+	state  State
+	value  float64 // NaN when none
+	params []optunaParam
+}
+
+// optunaStateName maps Optuna's TrialState names.
+func optunaStateName(name string) (State, bool) {
+	switch strings.ToUpper(name) {
+	case "COMPLETE":
+		return Complete, true
+	case "FAIL":
+		return Failed, true
+	case "PRUNED":
+		return Pruned, true
+	case "RUNNING":
+		return Running, true
+	case "WAITING":
+		return Waiting, true
+	}
+	return "", false
+}
+
+// optunaStateCode maps TrialState's integer values (journal files).
+func optunaStateCode(code int) (State, bool) {
+	switch code {
+	case 0:
+		return Running, true
+	case 1:
+		return Complete, true
+	case 2:
+		return Pruned, true
+	case 3:
+		return Failed, true
+	case 4:
+		return Waiting, true
+	}
+	return "", false
+}
+
+// assembleOptuna merges each parameter's distributions over the trials
+// (Optuna allows them to change between trials: a "dynamic" search space)
+// and builds the run.
+func assembleOptuna(format, source, study string, dir space.Direction, trialsIn []optunaTrial, warnings []string) (*Run, error) {
+	b := newBuilder(format, source)
+	b.study = study
+	b.objective = dir
+	b.inferConditions = true
+	b.warnings = append(b.warnings, warnings...)
+	type merged struct {
+		first   optunaDist
+		firstNo int
+		dist    optunaDist
+		dynamic bool
+		steps   map[float64]bool
+	}
+	var order []string
+	dists := map[string]*merged{}
+	for _, t := range trialsIn {
+		for _, p := range t.params {
+			m, ok := dists[p.name]
+			if !ok {
+				d := p.dist
+				d.choices = append([]string(nil), d.choices...)
+				dists[p.name] = &merged{first: p.dist, firstNo: t.number, dist: d, steps: map[float64]bool{p.dist.step: true}}
+				order = append(order, p.name)
+				continue
+			}
+			d := p.dist
+			if d.typ != m.dist.typ {
+				return nil, fmt.Errorf("parameter %q: trial %d uses %s but trial %d uses %s; one parameter cannot change kind", p.name, t.number, d.describe(), m.firstNo, m.first.describe())
+			}
+			if d.log != m.dist.log {
+				return nil, fmt.Errorf("parameter %q: trial %d uses %s but trial %d uses %s; the log setting cannot change", p.name, t.number, d.describe(), m.firstNo, m.first.describe())
+			}
+			m.steps[d.step] = true
+			switch d.typ {
+			case space.Categorical:
+				for _, c := range d.choices {
+					if !containsString(m.dist.choices, c) {
+						m.dist.choices = append(m.dist.choices, c)
+						m.dynamic = true
+					}
+				}
+				if len(d.choices) != len(m.first.choices) {
+					m.dynamic = true
+				}
+			default:
+				if d.low != m.first.low || d.high != m.first.high {
+					m.dynamic = true
+				}
+				m.dist.low = math.Min(m.dist.low, d.low)
+				m.dist.high = math.Max(m.dist.high, d.high)
+			}
+		}
+	}
+	for _, name := range order {
+		m := dists[name]
+		d := m.dist
+		if m.dynamic {
+			b.warnf("parameter %q: its distribution changes between trials (a dynamic search space); imported as the union %s", name, d.describe())
+		}
+		for step := range m.steps {
+			if step > 0 {
+				kind := "continuous"
+				if d.typ == space.Int {
+					kind = "every integer"
+				}
+				b.warnf("parameter %q: step %v is not kept (xbo has no stepped ranges); imported as %s in [%v, %v]", name, step, kind, d.low, d.high)
+				break
+			}
+		}
+		rp := &rawParam{name: name, typ: d.typ, low: d.low, high: d.high, log: d.log, choices: d.choices}
+		if err := b.addParam(rp); err != nil {
+			return nil, err
+		}
+	}
+	for _, t := range trialsIn {
+		rt := rawTrial{number: t.number, values: map[string]rawValue{}, value: t.value, state: t.state}
+		for _, p := range t.params {
+			v, err := p.dist.external(p.internal)
+			if err != nil {
+				return nil, fmt.Errorf("trial %d: parameter %q: %w", t.number, p.name, err)
+			}
+			rt.values[p.name] = v
+		}
+		b.trials = append(b.trials, rt)
+	}
+	return b.build()
+}
+
+func containsString(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func directionName(name string) (space.Direction, bool) {
+	switch strings.ToUpper(name) {
+	case "MINIMIZE", "1":
+		return space.Minimize, true
+	case "MAXIMIZE", "2":
+		return space.Maximize, true
+	case "NOT_SET", "0":
+		return "", true
+	}
+	return "", false
+}

@@ -1,0 +1,457 @@
+package importer
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+
+	"xbo/space"
+)
+
+// Optuna's JournalStorage (optuna/storages/_journal/storage.py) appends one
+// JSON object per line, each an operation with an "op_code". Replaying the
+// operations in order, with the same rules Optuna applies when it replays a
+// journal written by other workers, rebuilds the studies:
+//
+//	0 create study      {study_name, directions: [1 minimize | 2 maximize | 0 not set]}
+//	1 delete study      {study_id}
+//	2,3 study attrs     (ignored)
+//	4 create trial      {study_id, state?, value?, values?, distributions?, params?}
+//	5 set param         {trial_id, param_name, param_value_internal, distribution (JSON text)}
+//	6 set state/values  {trial_id, state, values}
+//	7 intermediate      (ignored: only the final value is explained)
+//	8,9 trial attrs     (ignored)
+//
+// Study ids count successful creations; trial ids count trials over the whole
+// file; a trial's number counts the trials of its study. Updates to unknown or
+// finished trials are ignored, as Optuna ignores them.
+const (
+	opCreateStudy = iota
+	opDeleteStudy
+	opSetStudyUserAttr
+	opSetStudySystemAttr
+	opCreateTrial
+	opSetTrialParam
+	opSetTrialStateValues
+	opSetTrialIntermediateValue
+	opSetTrialUserAttr
+	opSetTrialSystemAttr
+)
+
+type journalStudy struct {
+	id       int
+	name     string
+	dirs     []int
+	trialIDs []int
+}
+
+type journalTrial struct {
+	studyID int
+	t       optunaTrial
+	values  []float64
+}
+
+type journal struct {
+	studies     map[int]*journalStudy
+	order       []int // study ids in creation order
+	nextStudyID int
+	trials      []*journalTrial
+	ignored     int // updates Optuna would ignore too
+	incompat    []string
+	partialLine int // line number of an incomplete last line, 0 if none
+}
+
+// replayJournal parses a journal. Errors name the line.
+func replayJournal(r io.Reader) (*journal, error) {
+	j := &journal{studies: map[int]*journalStudy{}}
+	br := bufio.NewReaderSize(r, 1<<16)
+	lineNo := 0
+	var pendingErr error
+	for {
+		line, readErr := br.ReadBytes('\n')
+		if len(line) > 0 {
+			lineNo++
+			if pendingErr != nil {
+				// A bad line followed by more lines is corruption, not an
+				// interrupted final write.
+				return nil, pendingErr
+			}
+			trimmed := bytes.TrimSpace(line)
+			if len(trimmed) > 0 {
+				doc, err := decodeJSON(trimmed)
+				if err != nil {
+					pendingErr = fmt.Errorf("line %d: %w", lineNo, err)
+					if readErr == io.EOF {
+						j.partialLine = lineNo
+						pendingErr = nil
+					}
+				} else if err := j.apply(doc); err != nil {
+					return nil, fmt.Errorf("line %d: %w", lineNo, err)
+				}
+			}
+		}
+		if readErr == io.EOF {
+			break
+		}
+		if readErr != nil {
+			return nil, readErr
+		}
+	}
+	if pendingErr != nil {
+		// The undecodable line was the last one but ended with a newline:
+		// Optuna too skips an undecodable final line.
+		j.partialLine = lineNo
+	}
+	return j, nil
+}
+
+func (j *journal) apply(doc any) error {
+	op, ok := doc.(map[string]any)
+	if !ok {
+		return errors.New("not a JSON object")
+	}
+	code, ok := intOf(op["op_code"])
+	if !ok {
+		return fmt.Errorf("op_code %v is not an integer", op["op_code"])
+	}
+	switch code {
+	case opCreateStudy:
+		name, ok := op["study_name"].(string)
+		if !ok {
+			return errors.New("create study: study_name is not a string")
+		}
+		rawDirs, ok := op["directions"].([]any)
+		if !ok || len(rawDirs) == 0 {
+			return errors.New("create study: directions is not a non-empty list")
+		}
+		var dirs []int
+		for _, d := range rawDirs {
+			k, ok := intOf(d)
+			if !ok || k < 0 || k > 2 {
+				return fmt.Errorf("create study: direction %v is not 0, 1 or 2", d)
+			}
+			dirs = append(dirs, k)
+		}
+		for _, s := range j.studies {
+			if s.name == name {
+				return nil // Optuna ignores a duplicate creation
+			}
+		}
+		id := j.nextStudyID
+		j.nextStudyID++
+		j.studies[id] = &journalStudy{id: id, name: name, dirs: dirs}
+		j.order = append(j.order, id)
+	case opDeleteStudy:
+		id, ok := intOf(op["study_id"])
+		if !ok {
+			return errors.New("delete study: study_id is not an integer")
+		}
+		delete(j.studies, id)
+	case opSetStudyUserAttr, opSetStudySystemAttr, opSetTrialIntermediateValue, opSetTrialUserAttr, opSetTrialSystemAttr:
+	case opCreateTrial:
+		return j.createTrial(op)
+	case opSetTrialParam:
+		return j.setParam(op)
+	case opSetTrialStateValues:
+		return j.setState(op)
+	default:
+		return fmt.Errorf("unknown op_code %d (written by a newer Optuna than this importer knows?)", code)
+	}
+	return nil
+}
+
+func (j *journal) createTrial(op map[string]any) error {
+	sid, ok := intOf(op["study_id"])
+	if !ok {
+		return errors.New("create trial: study_id is not an integer")
+	}
+	s, ok := j.studies[sid]
+	if !ok {
+		j.ignored++
+		return nil
+	}
+	jt := &journalTrial{studyID: sid, t: optunaTrial{number: len(s.trialIDs), state: Running, value: math.NaN()}}
+	if st, present := op["state"]; present && st != nil {
+		code, ok := intOf(st)
+		state, known := optunaStateCode(code)
+		if !ok || !known {
+			return fmt.Errorf("create trial: unknown state %v", st)
+		}
+		jt.t.state = state
+	}
+	if vs, present := op["values"]; present && vs != nil {
+		values, err := floatList(vs)
+		if err != nil {
+			return fmt.Errorf("create trial: values: %w", err)
+		}
+		jt.values = values
+	} else if v, present := op["value"]; present && v != nil {
+		f, ok := numberOf(v)
+		if !ok {
+			return fmt.Errorf("create trial: value %v is not a number", v)
+		}
+		jt.values = []float64{f}
+	}
+	if dm, present := op["distributions"]; present && dm != nil {
+		dists, ok := dm.(map[string]any)
+		if !ok {
+			return errors.New("create trial: distributions is not an object")
+		}
+		params, _ := op["params"].(map[string]any)
+		names := make([]string, 0, len(params))
+		for name := range params {
+			names = append(names, name)
+		}
+		sort.Strings(names)
+		for _, name := range names {
+			text, ok := dists[name].(string)
+			if !ok {
+				return fmt.Errorf("create trial: parameter %q has no distribution", name)
+			}
+			d, err := parseOptunaDist(text)
+			if err != nil {
+				return fmt.Errorf("create trial: parameter %q: %w", name, err)
+			}
+			internal, ok := numberOf(params[name])
+			if !ok {
+				return fmt.Errorf("create trial: parameter %q: value %v is not a number", name, params[name])
+			}
+			jt.t.params = append(jt.t.params, optunaParam{name: name, internal: internal, dist: d})
+		}
+	}
+	s.trialIDs = append(s.trialIDs, len(j.trials))
+	j.trials = append(j.trials, jt)
+	return nil
+}
+
+// updatable mirrors Optuna's rule: updates to unknown or finished trials are
+// dropped.
+func (j *journal) updatable(op map[string]any, what string) (*journalTrial, bool, error) {
+	id, ok := intOf(op["trial_id"])
+	if !ok {
+		return nil, false, fmt.Errorf("%s: trial_id %v is not an integer", what, op["trial_id"])
+	}
+	if id < 0 || id >= len(j.trials) {
+		j.ignored++
+		return nil, false, nil
+	}
+	t := j.trials[id]
+	switch t.t.state {
+	case Complete, Failed, Pruned:
+		j.ignored++
+		return nil, false, nil
+	}
+	return t, true, nil
+}
+
+func (j *journal) setParam(op map[string]any) error {
+	t, ok, err := j.updatable(op, "set param")
+	if !ok {
+		return err
+	}
+	name, ok := op["param_name"].(string)
+	if !ok {
+		return errors.New("set param: param_name is not a string")
+	}
+	text, ok := op["distribution"].(string)
+	if !ok {
+		return fmt.Errorf("set param %q: distribution is not a JSON string", name)
+	}
+	d, err := parseOptunaDist(text)
+	if err != nil {
+		return fmt.Errorf("set param %q: %w", name, err)
+	}
+	internal, ok := numberOf(op["param_value_internal"])
+	if !ok {
+		return fmt.Errorf("set param %q: param_value_internal %v is not a number", name, op["param_value_internal"])
+	}
+	// Optuna checks the new distribution against the first trial of the
+	// study that has this parameter and silently skips an incompatible one.
+	if s, live := j.studies[t.studyID]; live {
+	search:
+		for _, tid := range s.trialIDs {
+			for _, p := range j.trials[tid].t.params {
+				if p.name != name {
+					continue
+				}
+				if why := incompatible(p.dist, d); why != "" {
+					j.incompat = append(j.incompat, fmt.Sprintf("trial %d: parameter %q (%s)", t.t.number, name, why))
+					return nil
+				}
+				break search
+			}
+		}
+	}
+	for i, p := range t.t.params {
+		if p.name == name {
+			t.t.params[i] = optunaParam{name: name, internal: internal, dist: d}
+			return nil
+		}
+	}
+	t.t.params = append(t.t.params, optunaParam{name: name, internal: internal, dist: d})
+	return nil
+}
+
+// incompatible mirrors optuna.distributions.check_distribution_compatibility.
+func incompatible(old, cur optunaDist) string {
+	if old.class != cur.class {
+		return fmt.Sprintf("%s after %s", cur.class, old.class)
+	}
+	if old.log != cur.log {
+		return "log setting changed"
+	}
+	if old.typ == space.Categorical {
+		if len(old.choices) != len(cur.choices) {
+			return "categorical choices changed"
+		}
+		for i := range old.choices {
+			if old.choices[i] != cur.choices[i] {
+				return "categorical choices changed"
+			}
+		}
+	}
+	return ""
+}
+
+func (j *journal) setState(op map[string]any) error {
+	t, ok, err := j.updatable(op, "set state")
+	if !ok {
+		return err
+	}
+	code, ok := intOf(op["state"])
+	state, known := optunaStateCode(code)
+	if !ok || !known {
+		return fmt.Errorf("set state: unknown state %v", op["state"])
+	}
+	if state == Running && t.t.state == Running {
+		return nil
+	}
+	t.t.state = state
+	if vs, present := op["values"]; present && vs != nil {
+		values, err := floatList(vs)
+		if err != nil {
+			return fmt.Errorf("set state: values: %w", err)
+		}
+		t.values = values
+	}
+	return nil
+}
+
+func floatList(v any) ([]float64, error) {
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("%v is not a list", v)
+	}
+	out := make([]float64, len(list))
+	for i, x := range list {
+		f, ok := numberOf(x)
+		if !ok {
+			return nil, fmt.Errorf("%v is not a number", x)
+		}
+		out[i] = f
+	}
+	return out, nil
+}
+
+func (j *journal) infos() []StudyInfo {
+	var out []StudyInfo
+	for _, id := range j.order {
+		s, ok := j.studies[id]
+		if !ok {
+			continue
+		}
+		out = append(out, StudyInfo{Name: s.name, Objectives: len(s.dirs), Trials: len(s.trialIDs)})
+	}
+	return out
+}
+
+func readJournalFile(path string) (*journal, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return replayJournal(f)
+}
+
+// ListOptunaJournalStudies lists the studies of an Optuna journal file.
+func ListOptunaJournalStudies(path string) ([]StudyInfo, error) {
+	j, err := readJournalFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return j.infos(), nil
+}
+
+// ImportOptunaJournal reads one study of an Optuna JournalStorage file (see
+// ImportOptuna for how the study is chosen).
+func ImportOptunaJournal(path, study string) (*Run, error) {
+	j, err := readJournalFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	run, err := j.importStudy(path, study)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return run, nil
+}
+
+func (j *journal) importStudy(path, study string) (*Run, error) {
+	name, err := chooseStudy(j.infos(), study)
+	if err != nil {
+		return nil, err
+	}
+	var s *journalStudy
+	for _, id := range j.order {
+		if st, ok := j.studies[id]; ok && st.name == name {
+			s = st
+		}
+	}
+	dirNames := map[int]string{0: "NOT_SET", 1: "MINIMIZE", 2: "MAXIMIZE"}
+	if len(s.dirs) > 1 {
+		names := make([]string, len(s.dirs))
+		for i, d := range s.dirs {
+			names[i] = dirNames[d]
+		}
+		return nil, multiObjectiveError(name, names)
+	}
+	var warnings []string
+	if j.partialLine > 0 {
+		warnings = append(warnings, fmt.Sprintf("line %d is not complete JSON (an interrupted write); it is ignored, as Optuna ignores it", j.partialLine))
+	}
+	if j.ignored > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d journal records update unknown or already finished trials; they are ignored, as Optuna ignores them", j.ignored))
+	}
+	if len(j.incompat) > 0 {
+		warnings = append(warnings, fmt.Sprintf("%d parameter records conflict with the parameter's first distribution and are ignored, as Optuna ignores them: %s", len(j.incompat), j.incompat[0]))
+	}
+	dir, _ := directionName(dirNames[s.dirs[0]])
+	if dir == "" {
+		warnings = append(warnings, fmt.Sprintf("study %q has no direction set; imported as minimize", name))
+		dir = space.Minimize
+	}
+	list := make([]optunaTrial, 0, len(s.trialIDs))
+	for _, tid := range s.trialIDs {
+		jt := j.trials[tid]
+		t := jt.t
+		switch len(jt.values) {
+		case 0:
+		case 1:
+			t.value = jt.values[0]
+		default:
+			return nil, fmt.Errorf("study %q: trial %d has %d values in a single-objective study", name, t.number, len(jt.values))
+		}
+		list = append(list, t)
+	}
+	run, err := assembleOptuna("optuna-journal", path, name, dir, list, warnings)
+	if err != nil {
+		return nil, fmt.Errorf("study %q: %w", name, err)
+	}
+	return run, nil
+}

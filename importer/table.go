@@ -1,0 +1,317 @@
+package importer
+
+import (
+	"bytes"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"xbo/space"
+)
+
+// TableOptions tunes the import of a generic trial table.
+type TableOptions struct {
+	// ValueColumn names the objective column (default "value").
+	ValueColumn string
+}
+
+// ImportTable reads a generic trial table against a space file's space: a
+// CSV file with a header (one column per parameter, an empty cell for an
+// inactive one; the value column; optional "state", "number" and
+// "acquisition" columns), or JSON: a list of trials, or one trial per line,
+// each either {"params": {...}, "value": v, "state": s, "number": n} or a
+// flat object of parameters plus "value". Columns or keys the space does not
+// know are reported and ignored; values outside the space widen it (reported).
+func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
+	if s == nil {
+		return nil, errors.New("importer: a table needs a space (--space)")
+	}
+	if opts.ValueColumn == "" {
+		opts.ValueColumn = "value"
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	b := newBuilder("csv", path)
+	b.objective = s.Objective
+	for _, p := range s.Params {
+		rp := &rawParam{name: p.Name, typ: p.Type, low: p.Low, high: p.High, log: p.Log, def: p.Default}
+		rp.choices = append([]string(nil), p.Choices...)
+		if p.Condition != nil {
+			c := *p.Condition
+			rp.cond = &c
+		}
+		if err := b.addParam(rp); err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
+	ext := strings.ToLower(filepath.Ext(path))
+	isJSON := ext == ".json" || ext == ".jsonl" || ext == ".ndjson" || (len(trimmed) > 0 && (trimmed[0] == '[' || trimmed[0] == '{'))
+	if isJSON {
+		b.format = "json"
+		err = readJSONTable(data, b, opts)
+	} else {
+		err = readCSVTable(data, b, opts)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	run, err := b.build()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return run, nil
+}
+
+func tableState(text string) (State, error) {
+	switch strings.ToLower(strings.TrimSpace(text)) {
+	case "", "complete", "completed", "success", "succeeded", "ok":
+		return Complete, nil
+	case "failed", "fail", "error", "crashed":
+		return Failed, nil
+	case "pruned":
+		return Pruned, nil
+	case "running":
+		return Running, nil
+	case "waiting", "pending", "queued":
+		return Waiting, nil
+	}
+	return "", fmt.Errorf("unknown state %q (complete, failed, pruned, running, waiting)", text)
+}
+
+func readCSVTable(data []byte, b *builder, opts TableOptions) error {
+	cr := csv.NewReader(bytes.NewReader(data))
+	cr.TrimLeadingSpace = true
+	header, err := cr.Read()
+	if err == io.EOF {
+		return errors.New("empty file (expected a header line)")
+	}
+	if err != nil {
+		return fmt.Errorf("header: %w", err)
+	}
+	cols := map[string]int{}
+	var ignored []string
+	valueCol, stateCol, numberCol, originCol := -1, -1, -1, -1
+	for c, name := range header {
+		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
+		if _, dup := cols[name]; dup {
+			return fmt.Errorf("header: column %q appears twice", name)
+		}
+		cols[name] = c
+		if _, ok := b.byName[name]; ok {
+			continue
+		}
+		switch name {
+		case opts.ValueColumn:
+			valueCol = c
+		case "state":
+			stateCol = c
+		case "number":
+			numberCol = c
+		case "acquisition", "origin":
+			originCol = c
+		default:
+			ignored = append(ignored, name)
+		}
+	}
+	for _, p := range b.params {
+		if _, ok := cols[p.name]; !ok {
+			return fmt.Errorf("header: no column for parameter %q", p.name)
+		}
+	}
+	if valueCol < 0 {
+		return fmt.Errorf("header: no %q column", opts.ValueColumn)
+	}
+	if len(ignored) > 0 {
+		b.warnf("columns %s are not parameters of the space; ignored", quoteAll(ignored))
+	}
+	line := 1
+	for {
+		rec, err := cr.Read()
+		line++
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("line %d: %w", line, err)
+		}
+		rt := rawTrial{number: len(b.trials), values: map[string]rawValue{}, state: Complete, value: math.NaN()}
+		if numberCol >= 0 {
+			n, err := strconv.Atoi(strings.TrimSpace(rec[numberCol]))
+			if err != nil {
+				return fmt.Errorf("line %d, column \"number\": %q is not an integer", line, rec[numberCol])
+			}
+			rt.number = n
+		}
+		if stateCol >= 0 {
+			st, err := tableState(rec[stateCol])
+			if err != nil {
+				return fmt.Errorf("line %d, column \"state\": %w", line, err)
+			}
+			rt.state = st
+		}
+		if originCol >= 0 {
+			rt.origin = strings.TrimSpace(rec[originCol])
+		}
+		vtext := strings.TrimSpace(rec[valueCol])
+		if vtext == "" || strings.EqualFold(vtext, "nan") {
+			if rt.state == Complete {
+				rt.state = Failed // the trials-CSV convention: no value, no result
+			}
+		} else {
+			v, err := strconv.ParseFloat(vtext, 64)
+			if err != nil {
+				return fmt.Errorf("line %d, column %q: %q is not a number", line, opts.ValueColumn, vtext)
+			}
+			rt.value = v
+		}
+		for _, p := range b.params {
+			text := strings.TrimSpace(rec[cols[p.name]])
+			if text == "" {
+				continue
+			}
+			if p.typ == space.Categorical {
+				rt.values[p.name] = catValue(text)
+				continue
+			}
+			f, err := strconv.ParseFloat(text, 64)
+			if err != nil {
+				return fmt.Errorf("line %d, column %q: %q is not a number", line, p.name, text)
+			}
+			rt.values[p.name] = numValue(f)
+		}
+		b.trials = append(b.trials, rt)
+	}
+	return nil
+}
+
+func readJSONTable(data []byte, b *builder, opts TableOptions) error {
+	var records []any
+	var where []string // a label per record for messages
+	doc, err := decodeJSON(data)
+	if err == nil {
+		switch x := doc.(type) {
+		case []any:
+			records = x
+			for i := range x {
+				where = append(where, fmt.Sprintf("trial #%d", i+1))
+			}
+		case map[string]any:
+			if list, ok := x["trials"].([]any); ok {
+				records = list
+				for i := range list {
+					where = append(where, fmt.Sprintf("trials[%d]", i))
+				}
+			} else {
+				records = []any{x}
+				where = []string{"line 1"}
+			}
+		default:
+			return errors.New("expected a list of trials, an object with \"trials\", or one JSON object per line")
+		}
+	} else {
+		// JSON lines.
+		for i, line := range bytes.Split(data, []byte("\n")) {
+			if len(bytes.TrimSpace(line)) == 0 {
+				continue
+			}
+			v, lerr := decodeJSON(line)
+			if lerr != nil {
+				if len(records) == 0 && i == 0 {
+					return err
+				}
+				return fmt.Errorf("line %d: %w", i+1, lerr)
+			}
+			records = append(records, v)
+			where = append(where, fmt.Sprintf("line %d", i+1))
+		}
+	}
+	unknown := map[string]bool{}
+	for i, r := range records {
+		obj, ok := r.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s: not a JSON object", where[i])
+		}
+		rt := rawTrial{number: i, values: map[string]rawValue{}, state: Complete, value: math.NaN()}
+		params, nested := obj["params"].(map[string]any)
+		if !nested {
+			params = obj
+		}
+		if n, present := obj["number"]; present {
+			k, ok := intOf(n)
+			if !ok {
+				return fmt.Errorf("%s: number %v is not an integer", where[i], n)
+			}
+			rt.number = k
+		}
+		if st, present := obj["state"]; present && st != nil {
+			text, _ := st.(string)
+			s, err := tableState(text)
+			if err != nil {
+				return fmt.Errorf("%s: %w", where[i], err)
+			}
+			rt.state = s
+		}
+		if o, ok := obj["acquisition"].(string); ok {
+			rt.origin = o
+		}
+		if v, present := obj[opts.ValueColumn]; present && v != nil {
+			f, ok := numberOf(v)
+			if !ok {
+				return fmt.Errorf("%s: %s %v is not a number", where[i], opts.ValueColumn, v)
+			}
+			rt.value = f
+		}
+		if math.IsNaN(rt.value) && rt.state == Complete {
+			rt.state = Failed
+		}
+		for name, v := range params {
+			p, ok := b.byName[name]
+			if !ok {
+				switch name {
+				case opts.ValueColumn, "state", "number", "acquisition":
+					if !nested {
+						continue
+					}
+				}
+				unknown[name] = true
+				continue
+			}
+			if v == nil {
+				continue
+			}
+			if p.typ == space.Categorical {
+				c, err := choiceName(v)
+				if err != nil {
+					return fmt.Errorf("%s: parameter %q: %w", where[i], name, err)
+				}
+				rt.values[name] = catValue(c)
+				continue
+			}
+			f, ok := numberOf(v)
+			if !ok {
+				return fmt.Errorf("%s: parameter %q: %v is not a number", where[i], name, v)
+			}
+			rt.values[name] = numValue(f)
+		}
+		b.trials = append(b.trials, rt)
+	}
+	if len(unknown) > 0 {
+		var names []string
+		for n := range unknown {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		b.warnf("keys %s are not parameters of the space; ignored", quoteAll(names))
+	}
+	return nil
+}
