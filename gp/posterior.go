@@ -1,0 +1,446 @@
+package gp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/lapack/lapack64"
+	"gonum.org/v1/gonum/mat"
+
+	"xbo/surrogate"
+)
+
+// predictChunk rows are predicted together: big enough for the triangular
+// solve to run at level-3 speed, small enough that the chunk×n buffer stays
+// in cache-friendly sizes and memory is bounded for any number of points.
+const predictChunk = 128
+
+// maxWorkers bounds the goroutines of one call: the machines xbo targets are
+// small and several models are often queried at once.
+const maxWorkers = 2
+
+func workerCount(jobs int) int {
+	return max(1, min(jobs, runtime.GOMAXPROCS(0), maxWorkers))
+}
+
+// encodeAll validates points and encodes them (see encodePoint) into one m×d slice.
+func (g *GP) encodeAll(x [][]float64) ([]float64, error) {
+	d := g.dim
+	enc := make([]float64, len(x)*d)
+	for i, row := range x {
+		if len(row) != d {
+			return nil, &surrogate.DimError{Row: i, Got: len(row), Want: d}
+		}
+		if err := encodePoint(enc[i*d:(i+1)*d], row, g.levels); err != nil {
+			return nil, fmt.Errorf("point %d: %w", i, err)
+		}
+	}
+	return enc, nil
+}
+
+// crossKernel fills ks (m×n) with the standardized prior covariance between
+// the m encoded points pe and the training inputs.
+func (g *GP) crossKernel(ks, pe []float64, m int) {
+	n, d := g.n, g.dim
+	s2 := g.hyper.SignalVariance
+	for i := 0; i < m; i++ {
+		pi := pe[i*d : (i+1)*d]
+		row := ks[i*n : (i+1)*n]
+		for t := range row {
+			row[t] = s2 * g.kernel.corrValue(g.met.r2(pi, g.x[t*d:(t+1)*d]))
+		}
+	}
+}
+
+// whiten overwrites the m×n matrix ks with ks·U⁻¹, so that row i becomes
+// (U⁻ᵀk_i)ᵀ and k_iᵀ(K+σ_n²I)⁻¹k_j is the dot product of rows i and j.
+func (g *GP) whiten(ks []float64, m int) {
+	n := g.n
+	blas64.Trsm(blas.Right, blas.NoTrans, 1,
+		blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.u},
+		blas64.General{Rows: m, Cols: n, Stride: n, Data: ks})
+}
+
+// forChunks runs work on [lo, hi) row ranges of m rows in parallel, giving
+// each worker its own scratch slice of scratchLen floats.
+func forChunks(m, size, scratchLen int, work func(lo, hi int, scratch []float64)) {
+	chunks := (m + size - 1) / size
+	workers := workerCount(chunks)
+	if workers == 1 {
+		scratch := make([]float64, scratchLen)
+		for lo := 0; lo < m; lo += size {
+			work(lo, min(lo+size, m), scratch)
+		}
+		return
+	}
+	next := make(chan int, chunks)
+	for c := range chunks {
+		next <- c * size
+	}
+	close(next)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			scratch := make([]float64, scratchLen)
+			for lo := range next {
+				work(lo, min(lo+size, m), scratch)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+// Predict implements surrogate.Model: posterior mean and variance of f (no
+// noise) in objective units (R&W Algorithm 2.1). Variances are clamped at 0.
+func (g *GP) Predict(x [][]float64, mean, variance []float64) error {
+	if err := surrogate.CheckPoints(g.dim, x, mean, variance); err != nil {
+		return fmt.Errorf("gp: predict: %w", err)
+	}
+	if err := g.predict(x, mean, variance); err != nil {
+		return fmt.Errorf("gp: predict: %w", err)
+	}
+	return nil
+}
+
+// Mean writes the posterior mean only, which costs O(n·d) per point instead
+// of O(n²) (ICE curves need many means and few variances).
+func (g *GP) Mean(x [][]float64, mean []float64) error {
+	if err := surrogate.CheckPoints(g.dim, x, mean); err != nil {
+		return fmt.Errorf("gp: mean: %w", err)
+	}
+	if err := g.predict(x, mean, nil); err != nil {
+		return fmt.Errorf("gp: mean: %w", err)
+	}
+	return nil
+}
+
+func (g *GP) predict(x [][]float64, mean, variance []float64) error {
+	pe, err := g.encodeAll(x)
+	if err != nil {
+		return err
+	}
+	n, d := g.n, g.dim
+	s2 := g.hyper.SignalVariance
+	scale := g.out.Std
+	forChunks(len(x), predictChunk, predictChunk*n, func(lo, hi int, ks []float64) {
+		m := hi - lo
+		ks = ks[:m*n]
+		g.crossKernel(ks, pe[lo*d:hi*d], m)
+		for i := 0; i < m; i++ {
+			mean[lo+i] = g.out.Mean + scale*blas64.Dot(
+				blas64.Vector{N: n, Inc: 1, Data: ks[i*n : (i+1)*n]},
+				blas64.Vector{N: n, Inc: 1, Data: g.alpha})
+		}
+		if variance == nil {
+			return
+		}
+		g.whiten(ks, m)
+		for i := 0; i < m; i++ {
+			row := ks[i*n : (i+1)*n]
+			q := 0.0
+			for _, v := range row {
+				q += v * v
+			}
+			variance[lo+i] = scale * scale * math.Max(0, s2-q)
+		}
+	})
+	return nil
+}
+
+// Covariance implements surrogate.Covariancer: the len(a)×len(b) posterior
+// covariance of f in objective units,
+// k(a,b) − k(a,X)(K+σ_n²I)⁻¹k(X,b) computed as k(a,b) − (k(a,X)U⁻¹)(k(b,X)U⁻¹)ᵀ.
+func (g *GP) Covariance(a, b [][]float64) (*mat.Dense, error) {
+	c, err := g.covariance(a, b)
+	if err != nil {
+		return nil, fmt.Errorf("gp: covariance: %w", err)
+	}
+	return c, nil
+}
+
+func (g *GP) covariance(a, b [][]float64) (*mat.Dense, error) {
+	if len(a) == 0 || len(b) == 0 {
+		return nil, errors.New("empty point set")
+	}
+	same := len(a) == len(b) && &a[0] == &b[0]
+	ea, err := g.encodeAll(a)
+	if err != nil {
+		return nil, fmt.Errorf("a: %w", err)
+	}
+	eb := ea
+	if !same {
+		if eb, err = g.encodeAll(b); err != nil {
+			return nil, fmt.Errorf("b: %w", err)
+		}
+	}
+	n, d := g.n, g.dim
+	na, nb := len(a), len(b)
+	wa := make([]float64, na*n)
+	g.crossKernel(wa, ea, na)
+	g.whiten(wa, na)
+	wb := wa
+	if !same {
+		wb = make([]float64, nb*n)
+		g.crossKernel(wb, eb, nb)
+		g.whiten(wb, nb)
+	}
+	s2 := g.hyper.SignalVariance
+	c := make([]float64, na*nb)
+	for i := 0; i < na; i++ {
+		ai := ea[i*d : (i+1)*d]
+		for j := 0; j < nb; j++ {
+			c[i*nb+j] = s2 * g.kernel.corrValue(g.met.r2(ai, eb[j*d:(j+1)*d]))
+		}
+	}
+	blas64.Gemm(blas.NoTrans, blas.Trans, -1,
+		blas64.General{Rows: na, Cols: n, Stride: n, Data: wa},
+		blas64.General{Rows: nb, Cols: n, Stride: n, Data: wb},
+		1, blas64.General{Rows: na, Cols: nb, Stride: nb, Data: c})
+	v := g.out.Std * g.out.Std
+	for i := range c {
+		c[i] *= v
+	}
+	if same {
+		for i := 0; i < na; i++ {
+			c[i*na+i] = math.Max(0, c[i*na+i])
+			for j := i + 1; j < na; j++ {
+				s := 0.5 * (c[i*na+j] + c[j*na+i])
+				c[i*na+j], c[j*na+i] = s, s
+			}
+		}
+	}
+	return mat.NewDense(na, nb, c), nil
+}
+
+// AverageVariance implements surrogate.AverageVariancer: the posterior
+// variance of (1/n)Σ_i f(a_i), i.e. 1ᵀK̂1/n² (paper 000, eq. 4), in objective
+// units, computed without the n×n matrix K̂ as
+//
+//	(Σ_ij k(a_i,a_j) − vᵀ(K+σ_n²I)⁻¹v)/n²,  v = Σ_i k(X, a_i).
+//
+// The double sum costs O(n²·d) time but O(1) memory per worker; it is split
+// over at most two goroutines. Memory is O(n·d + T) for T observations.
+// The difference is clamped at 0 against rounding.
+func (g *GP) AverageVariance(points [][]float64) (float64, error) {
+	if len(points) == 0 {
+		return 0, errors.New("gp: average variance: no points")
+	}
+	pe, err := g.encodeAll(points)
+	if err != nil {
+		return 0, fmt.Errorf("gp: average variance: %w", err)
+	}
+	m, n, d := len(points), g.n, g.dim
+	s2 := g.hyper.SignalVariance
+	workers := workerCount(m / 64)
+	sums := make([]float64, workers)
+	vs := make([][]float64, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			v := make([]float64, n)
+			s := 0.0
+			// Interleaved rows balance the triangular double sum.
+			for i := w; i < m; i += workers {
+				ai := pe[i*d : (i+1)*d]
+				row := 0.0
+				for j := i + 1; j < m; j++ {
+					row += g.kernel.corrValue(g.met.r2(ai, pe[j*d:(j+1)*d]))
+				}
+				s += row
+				for t := 0; t < n; t++ {
+					v[t] += g.kernel.corrValue(g.met.r2(ai, g.x[t*d:(t+1)*d]))
+				}
+			}
+			sums[w], vs[w] = s, v
+		}()
+	}
+	wg.Wait()
+	total := 0.0
+	v := vs[0]
+	for w := range workers {
+		total += sums[w]
+		if w > 0 {
+			for t := range v {
+				v[t] += vs[w][t]
+			}
+		}
+	}
+	prior := s2 * (float64(m) + 2*total)
+	for t := range v {
+		v[t] *= s2
+	}
+	blas64.Trsv(blas.Trans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.u},
+		blas64.Vector{N: n, Inc: 1, Data: v})
+	q := 0.0
+	for _, z := range v {
+		q += z * z
+	}
+	mm := float64(m)
+	return g.out.Std * g.out.Std * math.Max(0, prior-q) / (mm * mm), nil
+}
+
+// Sample draws n joint posterior samples of f at the rows of x, returned as
+// the rows of an n×len(x) matrix in objective units: mean + Bᵀz with
+// BᵀB the posterior covariance (Cholesky with escalating jitter, or a
+// clamped eigendecomposition when the covariance is numerically singular).
+func (g *GP) Sample(x [][]float64, n int, rng *rand.Rand) (*mat.Dense, error) {
+	s, err := g.sample(x, n, rng)
+	if err != nil {
+		return nil, fmt.Errorf("gp: sample: %w", err)
+	}
+	return s, nil
+}
+
+func (g *GP) sample(x [][]float64, n int, rng *rand.Rand) (*mat.Dense, error) {
+	if n <= 0 {
+		return nil, fmt.Errorf("%d samples requested, want > 0", n)
+	}
+	if rng == nil {
+		return nil, errors.New("nil random source")
+	}
+	cov, err := g.covariance(x, x)
+	if err != nil {
+		return nil, err
+	}
+	m := len(x)
+	mean := make([]float64, m)
+	if err := g.predict(x, mean, nil); err != nil {
+		return nil, err
+	}
+	z := make([]float64, n*m)
+	for i := range z {
+		z[i] = rng.NormFloat64()
+	}
+	zm := blas64.General{Rows: n, Cols: m, Stride: m, Data: z}
+	raw := cov.RawMatrix()
+	meanDiag := 0.0
+	for i := 0; i < m; i++ {
+		meanDiag += raw.Data[i*raw.Stride+i]
+	}
+	meanDiag /= float64(m)
+	out := make([]float64, n*m)
+	switch {
+	case meanDiag == 0:
+		// Degenerate posterior (e.g. a zero-noise model at its data): f is known.
+	default:
+		u := make([]float64, m*m)
+		if factorCovariance(u, raw.Data, m, meanDiag) {
+			blas64.Trmm(blas.Right, blas.NoTrans, 1,
+				blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: m, Stride: m, Data: u}, zm)
+			copy(out, z)
+		} else {
+			var eig mat.EigenSym
+			if !eig.Factorize(mat.NewSymDense(m, slices.Clone(raw.Data)), true) {
+				return nil, errors.New("posterior covariance: eigendecomposition failed")
+			}
+			vals := eig.Values(nil)
+			var q mat.Dense
+			eig.VectorsTo(&q)
+			for i := 0; i < n; i++ {
+				for k := 0; k < m; k++ {
+					z[i*m+k] *= math.Sqrt(math.Max(0, vals[k]))
+				}
+			}
+			qr := q.RawMatrix()
+			blas64.Gemm(blas.NoTrans, blas.Trans, 1, zm, qr, 0, blas64.General{Rows: n, Cols: m, Stride: m, Data: out})
+		}
+	}
+	for i := 0; i < n; i++ {
+		row := out[i*m : (i+1)*m]
+		for k := range row {
+			row[k] += mean[k]
+		}
+	}
+	return mat.NewDense(n, m, out), nil
+}
+
+// factorCovariance factors the symmetric m×m matrix c (row-major) into u with
+// jitter escalating from 0 to 1e-4·meanDiag; the diagonal of c is kept.
+func factorCovariance(u, c []float64, m int, meanDiag float64) bool {
+	for _, rel := range jitterLevels {
+		jit := rel * meanDiag
+		for i := 0; i < m; i++ {
+			copy(u[i*m+i:(i+1)*m], c[i*m+i:(i+1)*m])
+			u[i*m+i] += jit
+		}
+		if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: m, Data: u}); ok {
+			return true
+		}
+	}
+	return false
+}
+
+// Condition returns the posterior after one more observation (x, y) with the
+// same hyperparameters and the same output scale (so the prior in objective
+// units is unchanged), e.g. for constant-liar pending trials. The Cholesky
+// factor is extended by one row in O(n²) (c = U⁻ᵀk(X,x), d = √(k(x,x)+σ_n²−cᵀc));
+// if that is numerically impossible (x duplicates a point and the noise is
+// tiny) the matrix is refactored with a larger jitter. The result equals
+// Fit(X∪{x}, y∪{y}, Options{Fixed: &h, Output: &s}) with h, s of the receiver.
+func (g *GP) Condition(x []float64, y float64) (*GP, error) {
+	c, err := g.condition(x, y)
+	if err != nil {
+		return nil, fmt.Errorf("gp: condition: %w", err)
+	}
+	return c, nil
+}
+
+func (g *GP) condition(x []float64, y float64) (*GP, error) {
+	if len(x) != g.dim {
+		return nil, &surrogate.DimError{Row: 0, Got: len(x), Want: g.dim}
+	}
+	if math.IsNaN(y) || math.IsInf(y, 0) {
+		return nil, fmt.Errorf("y is %v", y)
+	}
+	n, d := g.n, g.dim
+	xe := make([]float64, d)
+	if err := encodePoint(xe, x, g.levels); err != nil {
+		return nil, err
+	}
+	c := &GP{
+		kernel: g.kernel, dim: d, levels: g.levels, cat: g.cat, n: n + 1,
+		x: append(slices.Clone(g.x), xe...), y: append(slices.Clone(g.y), y),
+		out: g.out, hyper: g.hyper.Clone(), jitter: g.jitter,
+	}
+	c.met = newMetric(c.hyper.Lengthscales, c.cat)
+	ystd := make([]float64, n+1)
+	for i, v := range c.y {
+		ystd[i] = (v - c.out.Mean) / c.out.Std
+	}
+	s2 := g.hyper.SignalVariance
+	col := make([]float64, n)
+	g.crossKernel(col, xe, 1)
+	blas64.Trsv(blas.Trans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.u},
+		blas64.Vector{N: n, Inc: 1, Data: col})
+	diag := s2 + g.hyper.NoiseVariance + g.jitter
+	rest := diag - blas64.Dot(blas64.Vector{N: n, Inc: 1, Data: col}, blas64.Vector{N: n, Inc: 1, Data: col})
+	if rest > 1e-12*diag {
+		m := n + 1
+		u := make([]float64, m*m)
+		for i := 0; i < n; i++ {
+			copy(u[i*m+i:i*m+n], g.u[i*n+i:(i+1)*n])
+			u[i*m+n] = col[i]
+		}
+		u[n*m+n] = math.Sqrt(rest)
+		c.u = u
+		c.alpha = slices.Clone(ystd)
+		solveUpper(c.u, m, c.alpha)
+		c.lml = logLik(c.u, m, ystd, c.alpha)
+		return c, nil
+	}
+	if err := c.factorize(ystd, math.Max(g.jitter, 1e-10*diag)); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
