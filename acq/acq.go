@@ -1,0 +1,234 @@
+// Package acq holds acquisition functions for Bayesian optimization and the
+// optimizers that maximize them over a search space.
+//
+// Sign convention: every Acquisition returns a utility, HIGHER IS BETTER, for
+// an objective that is MINIMIZED. Callers that maximize (space.Maximize) flip
+// the sign of the observations before fitting the surrogate (package opt does
+// this with space.Sign), so the acquisitions never need to know the direction.
+//
+// Formulas, with m and s the posterior mean and standard deviation of the
+// latent objective at a candidate x, y* the incumbent (best observed value) and
+// Φ, φ the standard normal CDF and density:
+//
+//   - EI, expected improvement (Jones, Schonlau & Welch 1998; the EI of paper
+//     002, section 2): with z = (y* − ξ − m)/s,
+//     EI(x) = (y* − ξ − m)·Φ(z) + s·φ(z), and max(y* − ξ − m, 0) when s = 0.
+//   - PI, probability of improvement: Φ(z), and 1{m < y* − ξ} when s = 0.
+//   - LCB, lower confidence bound cb = m − τ·s (paper 004, section 3, and the
+//     LCB variants of paper 002): utility −cb = τ·s − m.
+//   - PVAR, posterior variance s² (pure exploration; paper 002, section 5).
+//
+// The information-based acquisitions of BOBAX (EIG_PDP, paper 002) plug in
+// through the same Acquisition interface.
+//
+// Acquisition optimizers (optimize.go): best of N uniform random candidates
+// (paper 002 uses N = 1500) followed by a pattern-search refinement of the best
+// few, and mlrMBO's focus search (paper 004, table 3: restarts, iterations,
+// points), both respecting integer, categorical and conditional parameters
+// through space.Repair.
+package acq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"xbo/surrogate"
+)
+
+// Acquisition scores candidate points given a fitted surrogate. Scores are
+// utilities: higher is better, for a minimized objective.
+type Acquisition interface {
+	// Name is a short lower-case identifier ("ei", "lcb", ...), recorded in
+	// trial histories as the reason a configuration was proposed.
+	Name() string
+	// Score writes the utility of every row of x (unit-cube encodings) into
+	// out, which must have len(x) elements.
+	Score(m surrogate.Model, x [][]float64, out []float64) error
+}
+
+// EI is expected improvement over the incumbent Best (the lowest observed
+// value in the surrogate's units) by at least Xi (ξ ≥ 0, default 0).
+type EI struct {
+	Best float64
+	Xi   float64
+}
+
+// PI is the probability of improving on Best by at least Xi.
+type PI struct {
+	Best float64
+	Xi   float64
+}
+
+// LCB is the lower confidence bound m − Tau·s, scored as its negative so that
+// higher is better. Tau = 0 is pure exploitation of the mean; the zero value
+// therefore does NOT mean the default: use NewLCB or set Tau (default 1).
+type LCB struct {
+	Tau float64
+}
+
+// PVAR is the posterior variance s², for pure exploration.
+type PVAR struct{}
+
+// DefaultTau is the LCB trade-off used when none is given (paper 004 uses 1).
+const DefaultTau = 1.0
+
+// Name implements Acquisition.
+func (EI) Name() string { return "ei" }
+
+// Name implements Acquisition.
+func (PI) Name() string { return "pi" }
+
+// Name implements Acquisition.
+func (LCB) Name() string { return "lcb" }
+
+// Name implements Acquisition.
+func (PVAR) Name() string { return "pvar" }
+
+// Params configures New.
+type Params struct {
+	// Best is the incumbent for EI and PI (lowest observed value).
+	Best float64
+	// Xi is the improvement margin of EI and PI (default 0).
+	Xi float64
+	// Tau is the LCB exploration weight; nil means DefaultTau.
+	Tau *float64
+}
+
+// New builds an acquisition from its name: "ei", "pi", "lcb" or "pvar".
+func New(name string, p Params) (Acquisition, error) {
+	if math.IsNaN(p.Best) || math.IsInf(p.Best, 0) {
+		if n := strings.ToLower(name); n == "ei" || n == "pi" {
+			return nil, fmt.Errorf("acq: %s needs a finite incumbent, got %v", n, p.Best)
+		}
+	}
+	if p.Xi < 0 || math.IsNaN(p.Xi) || math.IsInf(p.Xi, 0) {
+		return nil, fmt.Errorf("acq: xi must be finite and ≥ 0, got %v", p.Xi)
+	}
+	tau := DefaultTau
+	if p.Tau != nil {
+		tau = *p.Tau
+	}
+	if tau < 0 || math.IsNaN(tau) || math.IsInf(tau, 0) {
+		return nil, fmt.Errorf("acq: tau must be finite and ≥ 0, got %v", tau)
+	}
+	switch strings.ToLower(name) {
+	case "ei":
+		return EI{Best: p.Best, Xi: p.Xi}, nil
+	case "pi":
+		return PI{Best: p.Best, Xi: p.Xi}, nil
+	case "lcb":
+		return LCB{Tau: tau}, nil
+	case "pvar":
+		return PVAR{}, nil
+	}
+	return nil, fmt.Errorf("acq: unknown acquisition %q (want ei, pi, lcb or pvar)", name)
+}
+
+// predict runs the model and checks its output; it is shared by every
+// closed-form acquisition.
+func predict(m surrogate.Model, x [][]float64, out []float64) (mean, variance []float64, err error) {
+	if m == nil {
+		return nil, nil, errors.New("nil surrogate")
+	}
+	if len(out) != len(x) {
+		return nil, nil, fmt.Errorf("output has %d slots for %d points", len(out), len(x))
+	}
+	mean = make([]float64, len(x))
+	variance = make([]float64, len(x))
+	if len(x) == 0 {
+		return mean, variance, nil
+	}
+	if err := m.Predict(x, mean, variance); err != nil {
+		return nil, nil, err
+	}
+	for i := range mean {
+		if math.IsNaN(mean[i]) || math.IsNaN(variance[i]) {
+			return nil, nil, fmt.Errorf("surrogate predicted NaN at point %d", i)
+		}
+		if variance[i] < 0 {
+			// Round-off in m(x) − kᵀK⁻¹k can go slightly negative.
+			variance[i] = 0
+		}
+	}
+	return mean, variance, nil
+}
+
+// NormCDF is the standard normal distribution function Φ, through erfc so
+// that the lower tail keeps its relative accuracy.
+func NormCDF(z float64) float64 { return 0.5 * math.Erfc(-z/math.Sqrt2) }
+
+// NormPDF is the standard normal density φ.
+func NormPDF(z float64) float64 { return math.Exp(-0.5*z*z) / math.Sqrt(2*math.Pi) }
+
+// ExpectedImprovement is EI for one Gaussian prediction N(mean, sd²) below
+// best − xi. It is never negative.
+func ExpectedImprovement(mean, sd, best, xi float64) float64 {
+	gap := best - xi - mean
+	if !(sd > 0) {
+		return math.Max(gap, 0)
+	}
+	z := gap / sd
+	ei := gap*NormCDF(z) + sd*NormPDF(z)
+	// For z ≪ 0 the two terms nearly cancel; round-off must not make EI negative.
+	return math.Max(ei, 0)
+}
+
+// ProbabilityOfImprovement is PI for one Gaussian prediction.
+func ProbabilityOfImprovement(mean, sd, best, xi float64) float64 {
+	gap := best - xi - mean
+	if !(sd > 0) {
+		if gap > 0 {
+			return 1
+		}
+		return 0
+	}
+	return NormCDF(gap / sd)
+}
+
+// Score implements Acquisition.
+func (a EI) Score(m surrogate.Model, x [][]float64, out []float64) error {
+	mean, variance, err := predict(m, x, out)
+	if err != nil {
+		return fmt.Errorf("acq: ei: %w", err)
+	}
+	for i := range out {
+		out[i] = ExpectedImprovement(mean[i], math.Sqrt(variance[i]), a.Best, a.Xi)
+	}
+	return nil
+}
+
+// Score implements Acquisition.
+func (a PI) Score(m surrogate.Model, x [][]float64, out []float64) error {
+	mean, variance, err := predict(m, x, out)
+	if err != nil {
+		return fmt.Errorf("acq: pi: %w", err)
+	}
+	for i := range out {
+		out[i] = ProbabilityOfImprovement(mean[i], math.Sqrt(variance[i]), a.Best, a.Xi)
+	}
+	return nil
+}
+
+// Score implements Acquisition.
+func (a LCB) Score(m surrogate.Model, x [][]float64, out []float64) error {
+	mean, variance, err := predict(m, x, out)
+	if err != nil {
+		return fmt.Errorf("acq: lcb: %w", err)
+	}
+	for i := range out {
+		out[i] = a.Tau*math.Sqrt(variance[i]) - mean[i]
+	}
+	return nil
+}
+
+// Score implements Acquisition.
+func (PVAR) Score(m surrogate.Model, x [][]float64, out []float64) error {
+	_, variance, err := predict(m, x, out)
+	if err != nil {
+		return fmt.Errorf("acq: pvar: %w", err)
+	}
+	copy(out, variance)
+	return nil
+}

@@ -1,0 +1,455 @@
+package acq
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sort"
+
+	"xbo/space"
+	"xbo/surrogate"
+)
+
+// Maximizer searches a space for a point of high acquisition utility.
+type Maximizer interface {
+	Maximize(a Acquisition, m surrogate.Model, s *space.Space, rng *rand.Rand) (Result, error)
+}
+
+// Result is the outcome of an acquisition search.
+type Result struct {
+	// U is the chosen point in unit-cube encoding, already repaired (ints and
+	// categoricals on their bin centres, inactive parameters = space.Inactive).
+	U []float64
+	// Score is its utility.
+	Score float64
+	// Evaluations counts the points scored.
+	Evaluations int
+}
+
+// Defaults of the acquisition searches.
+const (
+	// DefaultCandidates is the number of uniform random candidates of paper
+	// 002 ("randomly sampling 1500 configurations ... returning the best").
+	DefaultCandidates = 1500
+	// DefaultRefine is how many of the best random candidates the pattern
+	// search polishes. Random sampling alone resolves a 6-d optimum only to
+	// about 1500^(−1/6) ≈ 0.3 of the range, so refining a few is cheap and
+	// matters late in a run when EI is sharply peaked.
+	DefaultRefine = 3
+	// Focus search defaults are mlrMBO's as used in paper 004, table 3.
+	DefaultFocusRestarts   = 3
+	DefaultFocusIterations = 5
+	DefaultFocusPoints     = 1000
+)
+
+// RandomSearch scores Candidates uniform random points of the space
+// (space.Sample: log-uniform on log scales, every integer and level equally
+// likely) and polishes the best Refine of them with a bounded pattern search.
+// The zero value uses the defaults.
+type RandomSearch struct {
+	// Candidates is the number of random points (default 1500).
+	Candidates int
+	// Refine is the number of best candidates refined; 0 means DefaultRefine
+	// and a negative value turns refinement off (the plain paper-002 search).
+	Refine int
+	// Extra candidates (unit-cube, repaired) are scored along with the random
+	// ones, e.g. the incumbent, so a good known region is never missed.
+	Extra [][]float64
+	// Pattern search settings; zero means the default in brackets.
+	InitialStep float64 // first step on float coordinates [0.05]
+	MinStep     float64 // smallest step before stopping [1e-3]
+	MaxRounds   int     // rounds of the batched pattern search [60]
+}
+
+// FocusSearch is mlrMBO's focus search (Bischl et al., as used in paper 004,
+// table 3): in each of Restarts restarts it samples Points points (Latin
+// hypercube within the current box) for Iterations iterations; after each
+// iteration every numeric box edge moves to within a quarter of the box width
+// of the iteration's best point, and every categorical loses one randomly
+// chosen level other than the best point's. The best point over all restarts
+// wins. The zero value uses the paper's 3 restarts, 5 iterations, 1000 points.
+type FocusSearch struct {
+	Restarts   int
+	Iterations int
+	Points     int
+	// Refine polishes the best Refine points of the final result with the
+	// same pattern search as RandomSearch (0 = none, the mlrMBO behaviour).
+	Refine int
+}
+
+func checkInputs(a Acquisition, m surrogate.Model, s *space.Space, rng *rand.Rand) error {
+	switch {
+	case a == nil:
+		return errors.New("nil acquisition")
+	case m == nil:
+		return errors.New("nil surrogate")
+	case s == nil:
+		return errors.New("nil space")
+	case rng == nil:
+		return errors.New("nil random generator")
+	case m.Dim() != s.Dim():
+		return fmt.Errorf("surrogate has dimension %d but the space has %d parameters", m.Dim(), s.Dim())
+	}
+	return nil
+}
+
+// Maximize implements Maximizer.
+func (r RandomSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, rng *rand.Rand) (Result, error) {
+	if err := checkInputs(a, m, s, rng); err != nil {
+		return Result{}, fmt.Errorf("acq: random search: %w", err)
+	}
+	n := r.Candidates
+	if n == 0 {
+		n = DefaultCandidates
+	}
+	if n < 0 {
+		return Result{}, fmt.Errorf("acq: random search: %d candidates", n)
+	}
+	cands := s.Sample(rng, n)
+	for i, e := range r.Extra {
+		if len(e) != s.Dim() {
+			return Result{}, fmt.Errorf("acq: random search: extra candidate %d has %d coordinates, want %d", i, len(e), s.Dim())
+		}
+		cands = append(cands, slices.Clone(e))
+	}
+	if len(cands) == 0 {
+		return Result{}, errors.New("acq: random search: no candidates")
+	}
+	scores := make([]float64, len(cands))
+	if err := a.Score(m, cands, scores); err != nil {
+		return Result{}, fmt.Errorf("acq: random search: %w", err)
+	}
+	refine := r.Refine
+	if refine == 0 {
+		refine = DefaultRefine
+	}
+	res, err := refineTop(a, m, s, cands, scores, refine, patternSettings{r.InitialStep, r.MinStep, r.MaxRounds})
+	if err != nil {
+		return Result{}, fmt.Errorf("acq: random search: %w", err)
+	}
+	res.Evaluations += len(cands)
+	return res, nil
+}
+
+// Maximize implements Maximizer.
+func (f FocusSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, rng *rand.Rand) (Result, error) {
+	if err := checkInputs(a, m, s, rng); err != nil {
+		return Result{}, fmt.Errorf("acq: focus search: %w", err)
+	}
+	restarts, iters, points := f.Restarts, f.Iterations, f.Points
+	if restarts == 0 {
+		restarts = DefaultFocusRestarts
+	}
+	if iters == 0 {
+		iters = DefaultFocusIterations
+	}
+	if points == 0 {
+		points = DefaultFocusPoints
+	}
+	if restarts < 0 || iters < 0 || points < 0 {
+		return Result{}, fmt.Errorf("acq: focus search: restarts %d, iterations %d and points %d must be positive", restarts, iters, points)
+	}
+	d := s.Dim()
+	levels := s.Levels()
+	best := Result{Score: math.Inf(-1)}
+	var finalists [][]float64
+	var finalScores []float64
+	pts := make([][]float64, points)
+	for i := range pts {
+		pts[i] = make([]float64, d)
+	}
+	scores := make([]float64, points)
+	lo, hi := make([]float64, d), make([]float64, d)
+	allowed := make([][]int, d)
+	perm := make([]int, points)
+	for range restarts {
+		for j := range d {
+			lo[j], hi[j] = 0, 1
+			allowed[j] = allowed[j][:0]
+			for k := range levels[j] {
+				allowed[j] = append(allowed[j], k)
+			}
+		}
+		for range iters {
+			// Latin hypercube in the box: one point per stratum and dimension,
+			// as mlrMBO's generateDesign(..., randomLHS).
+			for j := range d {
+				for i := range perm {
+					perm[i] = i
+				}
+				rng.Shuffle(points, func(a, b int) { perm[a], perm[b] = perm[b], perm[a] })
+				for i := range pts {
+					if levels[j] > 0 {
+						k := allowed[j][rng.IntN(len(allowed[j]))]
+						pts[i][j] = (float64(k) + 0.5) / float64(levels[j])
+						continue
+					}
+					t := (float64(perm[i]) + rng.Float64()) / float64(points)
+					pts[i][j] = lo[j] + t*(hi[j]-lo[j])
+				}
+			}
+			for _, p := range pts {
+				s.Repair(p)
+			}
+			if err := a.Score(m, pts, scores); err != nil {
+				return Result{}, fmt.Errorf("acq: focus search: %w", err)
+			}
+			best.Evaluations += points
+			ib := argmax(scores)
+			if ib < 0 {
+				return Result{}, errors.New("acq: focus search: every candidate scored NaN")
+			}
+			centre := pts[ib]
+			finalists = append(finalists, slices.Clone(centre))
+			finalScores = append(finalScores, scores[ib])
+			if scores[ib] > best.Score {
+				best.Score, best.U = scores[ib], slices.Clone(centre)
+			}
+			for j := range d {
+				c := centre[j]
+				if c == space.Inactive {
+					continue
+				}
+				if levels[j] > 0 {
+					if len(allowed[j]) > 1 {
+						keep := int(math.Floor(c * float64(levels[j])))
+						var others []int
+						for _, k := range allowed[j] {
+							if k != keep {
+								others = append(others, k)
+							}
+						}
+						drop := others[rng.IntN(len(others))]
+						allowed[j] = slices.DeleteFunc(allowed[j], func(k int) bool { return k == drop })
+					}
+					continue
+				}
+				quarter := (hi[j] - lo[j]) / 4
+				lo[j] = math.Max(lo[j], c-quarter)
+				hi[j] = math.Min(hi[j], c+quarter)
+			}
+		}
+	}
+	if best.U == nil {
+		return Result{}, errors.New("acq: focus search: no point was scored")
+	}
+	if f.Refine > 0 {
+		res, err := refineTop(a, m, s, finalists, finalScores, f.Refine, patternSettings{})
+		if err != nil {
+			return Result{}, fmt.Errorf("acq: focus search: %w", err)
+		}
+		res.Evaluations += best.Evaluations
+		return res, nil
+	}
+	return best, nil
+}
+
+func argmax(x []float64) int {
+	ib := -1
+	for i, v := range x {
+		if math.IsNaN(v) {
+			continue
+		}
+		if ib < 0 || v > x[ib] {
+			ib = i
+		}
+	}
+	return ib
+}
+
+type patternSettings struct {
+	initial, min float64
+	rounds       int
+}
+
+// refineTop takes the top `count` points by score (count < 0: none) and
+// improves them with a batched steepest-ascent pattern search; it returns the
+// best point seen.
+func refineTop(a Acquisition, m surrogate.Model, s *space.Space, pts [][]float64, scores []float64, count int, ps patternSettings) (Result, error) {
+	order := make([]int, 0, len(pts))
+	for i := range pts {
+		if !math.IsNaN(scores[i]) {
+			order = append(order, i)
+		}
+	}
+	if len(order) == 0 {
+		return Result{}, errors.New("every candidate scored NaN")
+	}
+	sort.SliceStable(order, func(i, j int) bool { return scores[order[i]] > scores[order[j]] })
+	best := Result{U: slices.Clone(pts[order[0]]), Score: scores[order[0]]}
+	if count <= 0 {
+		return best, nil
+	}
+	starts := make([][]float64, 0, count)
+	startScores := make([]float64, 0, count)
+	for _, i := range order {
+		if len(starts) == count {
+			break
+		}
+		dup := false
+		for _, st := range starts {
+			if slices.Equal(st, pts[i]) {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			starts = append(starts, slices.Clone(pts[i]))
+			startScores = append(startScores, scores[i])
+		}
+	}
+	u, score, evals, err := patternSearch(a, m, s, starts, startScores, ps)
+	if err != nil {
+		return Result{}, err
+	}
+	best.Evaluations = evals
+	if score > best.Score {
+		best.U, best.Score = u, score
+	}
+	return best, nil
+}
+
+// patternSearch runs a compass search from every start at once, so each round
+// scores all neighbours of all starts in one surrogate call (a GP predicts a
+// batch far faster than the same points one by one). Float coordinates move by
+// ±step, halved when no neighbour improves; int coordinates move to the next
+// integer on either side; categoricals try every other level. Every neighbour
+// is repaired, so conditions switch children on and off consistently.
+func patternSearch(a Acquisition, m surrogate.Model, s *space.Space, starts [][]float64, startScores []float64, ps patternSettings) ([]float64, float64, int, error) {
+	if ps.initial <= 0 {
+		ps.initial = 0.05
+	}
+	if ps.min <= 0 {
+		ps.min = 1e-3
+	}
+	if ps.rounds <= 0 {
+		ps.rounds = 60
+	}
+	type walker struct {
+		u     []float64
+		score float64
+		step  float64
+		done  bool
+	}
+	walkers := make([]walker, len(starts))
+	for i := range starts {
+		walkers[i] = walker{u: starts[i], score: startScores[i], step: ps.initial}
+	}
+	hasFloat := false
+	for _, p := range s.Params {
+		if p.Type == space.Float {
+			hasFloat = true
+		}
+	}
+	var (
+		batch  [][]float64
+		owner  []int
+		scores []float64
+		evals  int
+	)
+	for range ps.rounds {
+		batch, owner = batch[:0], owner[:0]
+		for w := range walkers {
+			if walkers[w].done {
+				continue
+			}
+			for _, nb := range neighbours(s, walkers[w].u, walkers[w].step) {
+				batch = append(batch, nb)
+				owner = append(owner, w)
+			}
+		}
+		if len(batch) == 0 {
+			break
+		}
+		if cap(scores) < len(batch) {
+			scores = make([]float64, len(batch))
+		}
+		scores = scores[:len(batch)]
+		if err := a.Score(m, batch, scores); err != nil {
+			return nil, 0, evals, err
+		}
+		evals += len(batch)
+		bestIdx := make([]int, len(walkers))
+		for w := range bestIdx {
+			bestIdx[w] = -1
+		}
+		for i, w := range owner {
+			if math.IsNaN(scores[i]) {
+				continue
+			}
+			if bestIdx[w] < 0 || scores[i] > scores[bestIdx[w]] {
+				bestIdx[w] = i
+			}
+		}
+		for w := range walkers {
+			wk := &walkers[w]
+			if wk.done {
+				continue
+			}
+			// A relative margin stops the walk from drifting along plateaus
+			// (EI is exactly 0 far from the data) by round-off.
+			threshold := wk.score
+			if !math.IsInf(threshold, 0) {
+				threshold += 1e-12 * math.Abs(threshold)
+			}
+			if i := bestIdx[w]; i >= 0 && scores[i] > threshold {
+				wk.u, wk.score = batch[i], scores[i]
+				continue
+			}
+			if hasFloat && wk.step > ps.min {
+				wk.step /= 2
+				continue
+			}
+			wk.done = true
+		}
+	}
+	ib := 0
+	for w := range walkers {
+		if walkers[w].score > walkers[ib].score {
+			ib = w
+		}
+	}
+	return slices.Clone(walkers[ib].u), walkers[ib].score, evals, nil
+}
+
+// neighbours lists the repaired compass moves of u that differ from it.
+func neighbours(s *space.Space, u []float64, step float64) [][]float64 {
+	var out [][]float64
+	add := func(j int, v float64) {
+		nb := slices.Clone(u)
+		nb[j] = v
+		s.Repair(nb)
+		if !slices.Equal(nb, u) {
+			out = append(out, nb)
+		}
+	}
+	for j := range s.Params {
+		p := &s.Params[j]
+		if u[j] == space.Inactive {
+			continue
+		}
+		switch p.Type {
+		case space.Float:
+			add(j, math.Max(0, u[j]-step))
+			add(j, math.Min(1, u[j]+step))
+		case space.Int:
+			v := p.FromUnit(u[j])
+			if v-1 >= p.Low {
+				add(j, p.ToUnit(v-1))
+			}
+			if v+1 <= p.High {
+				add(j, p.ToUnit(v+1))
+			}
+		case space.Categorical:
+			cur := p.FromUnit(u[j])
+			for k := range p.Choices {
+				if float64(k) != cur {
+					add(j, p.ToUnit(float64(k)))
+				}
+			}
+		}
+	}
+	return out
+}

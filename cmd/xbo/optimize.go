@@ -1,0 +1,152 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/schollz/progressbar/v3"
+
+	"xbo/bench"
+	"xbo/opt"
+	"xbo/trials"
+)
+
+func init() {
+	register(command{
+		name:    "optimize",
+		summary: "run a whole Bayesian optimization of a test function, writing every trial to CSV",
+		run:     runOptimize,
+	})
+}
+
+func runOptimize(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("optimize", flag.ContinueOnError)
+	function := fs.String("function", "", "test function: "+strings.Join(bench.Names(), ", "))
+	dims := fs.Int("dims", 0, "dimension, for the functions that take any (styblinski-tang, hyper-ellipsoid, cosine-mixture)")
+	budget := fs.Int("budget", 0, "number of evaluations")
+	seed := fs.Uint64("seed", 1, "random seed")
+	strategy := fs.String("strategy", "ei", "acquisition: ei, lcb, pi, pvar or random (random search)")
+	tau := fs.Float64("tau", 1, "LCB exploration weight τ in m − τ·s")
+	noise := fs.Float64("noise", 0, "standard deviation of Gaussian noise added to every evaluation")
+	surrogate := fs.String("surrogate", "gp", "surrogate model: gp or forest")
+	acqOpt := fs.String("acq-optimizer", "random", "acquisition optimizer: random (best of --candidates plus local refinement) or focus (mlrMBO focus search)")
+	candidates := fs.Int("candidates", 1500, "random candidates per proposal")
+	out := fs.String("out", "", "trials CSV to write (one column per parameter, then value, acquisition)")
+	asJSON := fs.Bool("json", false, `print {"best": {"params": {...}, "value": v}, "trials": N} to stdout`)
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	switch {
+	case *function == "":
+		return usagef("--function is required (one of %s)", strings.Join(bench.Names(), ", "))
+	case *budget < 1:
+		return usagef("--budget must be at least 1 (got %d)", *budget)
+	case !(*tau > 0) || math.IsInf(*tau, 0):
+		return usagef("--tau must be positive and finite (got %v)", *tau)
+	case *noise < 0 || math.IsNaN(*noise) || math.IsInf(*noise, 0):
+		return usagef("--noise must be finite and ≥ 0 (got %v)", *noise)
+	case *candidates < 1:
+		return usagef("--candidates must be at least 1 (got %d)", *candidates)
+	}
+	switch *strategy {
+	case "ei", "lcb", "pi", "pvar", "random":
+	default:
+		return usagef("--strategy %q: want ei, lcb, pi, pvar or random", *strategy)
+	}
+	f, err := bench.Lookup(*function, *dims)
+	if err != nil {
+		return usageError{err}
+	}
+	s, err := f.Space()
+	if err != nil {
+		return err
+	}
+
+	var csvOut *trials.Writer
+	if *out != "" {
+		file, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		defer file.Close()
+		if csvOut, err = trials.NewWriter(file, s); err != nil {
+			return err
+		}
+	}
+	var bar *progressbar.ProgressBar
+	if env.isTerminal {
+		bar = progressbar.NewOptions(*budget,
+			progressbar.OptionSetWriter(env.stderr),
+			progressbar.OptionSetDescription(fmt.Sprintf("%s %s", *strategy, f.Name)),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish(),
+		)
+	}
+	res, err := bench.Run(ctx, bench.RunOptions{
+		Function: *function,
+		Dim:      *dims,
+		Budget:   *budget,
+		Seed:     *seed,
+		Strategy: *strategy,
+		Tau:      *tau,
+		Noise:    *noise,
+		Config:   &opt.Config{Surrogate: *surrogate, AcqOptimizer: *acqOpt, Candidates: *candidates},
+		OnTrial: func(t opt.Trial) error {
+			if csvOut != nil {
+				if err := csvOut.Write(trials.Record{Params: t.Params, Value: t.Value, Acquisition: t.Acquisition}); err != nil {
+					return err
+				}
+			}
+			if bar != nil {
+				return bar.Add(1)
+			}
+			return nil
+		},
+	})
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err != nil {
+		return err
+	}
+	return reportOptimize(env.stdout, res, *asJSON)
+}
+
+func reportOptimize(w io.Writer, res *bench.RunResult, asJSON bool) error {
+	s, err := res.Function.Space()
+	if err != nil {
+		return err
+	}
+	params := s.ToMap(res.Best.Params)
+	if asJSON {
+		type best struct {
+			Params map[string]any `json:"params"`
+			Value  float64        `json:"value"`
+		}
+		enc := json.NewEncoder(w)
+		return enc.Encode(struct {
+			Best   best `json:"best"`
+			Trials int  `json:"trials"`
+		}{best{params, res.Best.Value}, len(res.History)})
+	}
+	names := make([]string, 0, len(params))
+	for n := range params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s=%v", n, params[n])
+	}
+	_, err = fmt.Fprintf(w, "best value %.6g at %s after %d trials (trial %d, chosen by %s); simple regret %.3g (optimum %.6g)\n",
+		res.Best.Value, strings.Join(parts, " "), len(res.History), res.Best.Number, res.Best.Acquisition, res.Regret, res.Function.Optimum)
+	return err
+}

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"xbo/bench"
+	"xbo/trials"
+)
+
+// TestOptimizeBraninRegret is the issue's acceptance check, through the real
+// CLI path: `xbo optimize --function branin --budget 40 --seed 1 --strategy
+// ei` must reach a simple regret below 0.05 (optimum 0.397887).
+func TestOptimizeBraninRegret(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "trials.csv")
+	code, stdout, stderr := runCLI(t, "optimize", "--function", "branin", "--budget", "40", "--seed", "1", "--strategy", "ei", "--out", out, "--json")
+	if code != 0 {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var got struct {
+		Best struct {
+			Params map[string]float64 `json:"params"`
+			Value  float64            `json:"value"`
+		} `json:"best"`
+		Trials int `json:"trials"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
+		t.Fatalf("stdout %q: %v", stdout, err)
+	}
+	f, err := bench.Lookup("branin", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Trials != 40 {
+		t.Errorf("trials = %d, want 40", got.Trials)
+	}
+	// The reported value must be the function at the reported parameters.
+	if v := f.Eval([]float64{got.Best.Params["x1"], got.Best.Params["x2"]}); math.Abs(v-got.Best.Value) > 1e-12 {
+		t.Errorf("reported value %v, but branin(params) = %v", got.Best.Value, v)
+	}
+	if regret := got.Best.Value - f.Optimum; regret >= 0.05 {
+		t.Errorf("simple regret %v, want < 0.05", regret)
+	}
+
+	// The CSV has every trial with the acquisition that chose it.
+	s, err := f.Space()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab, err := trials.ReadFile(out, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tab.Len() != 40 || tab.Skipped != 0 {
+		t.Fatalf("CSV has %d usable rows and %d skipped, want 40 and 0", tab.Len(), tab.Skipped)
+	}
+	counts := map[string]int{}
+	for _, a := range tab.Acquisitions {
+		counts[a]++
+	}
+	if counts["initial-design"] != 8 || counts["ei"] != 32 {
+		t.Errorf("acquisitions %v, want 8 initial-design and 32 ei", counts)
+	}
+	if best := tab.Values[tab.Best()]; best != got.Best.Value {
+		t.Errorf("CSV best %v differs from the JSON best %v", best, got.Best.Value)
+	}
+	header, _ := os.ReadFile(out)
+	if !strings.HasPrefix(string(header), "x1,x2,value,acquisition\n") {
+		t.Errorf("CSV header %q", strings.SplitN(string(header), "\n", 2)[0])
+	}
+}
+
+func TestOptimizeTextAndStrategies(t *testing.T) {
+	code, stdout, stderr := runCLI(t, "optimize", "--function", "styblinski-tang", "--dims", "3", "--budget", "15", "--seed", "2", "--strategy", "lcb", "--tau", "2", "--noise", "0.1")
+	if code != 0 || !strings.Contains(stdout, "best value") || !strings.Contains(stdout, "simple regret") {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = runCLI(t, "optimize", "--function", "hartmann3", "--budget", "6", "--strategy", "random", "--json")
+	if code != 0 || !strings.Contains(stdout, `"trials":6`) {
+		t.Fatalf("exit %d stdout %q stderr %q", code, stdout, stderr)
+	}
+}
+
+func TestOptimizeUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"optimize", "--budget", "10"},
+		{"optimize", "--function", "branin"},
+		{"optimize", "--function", "nope", "--budget", "3"},
+		{"optimize", "--function", "branin", "--budget", "3", "--strategy", "ucb"},
+		{"optimize", "--function", "branin", "--budget", "3", "--tau", "-1"},
+		{"optimize", "--function", "branin", "--budget", "3", "--noise", "-1"},
+		{"optimize", "--function", "styblinski-tang", "--budget", "3"},
+		{"optimize", "--function", "branin", "--budget", "3", "stray"},
+	} {
+		code, _, stderr := runCLI(t, args...)
+		if code != 2 || !strings.HasPrefix(stderr, "xbo optimize: ") && !strings.Contains(stderr, "xbo optimize: ") {
+			t.Errorf("%v: exit %d, stderr %q (want usage error, exit 2)", args, code, stderr)
+		}
+	}
+}
+
+func TestBenchDispatch(t *testing.T) {
+	code, _, stderr := runCLI(t, "bench")
+	if code != 2 || !strings.Contains(stderr, "compare") {
+		t.Errorf("bare bench: exit %d stderr %q", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "bench", "nope")
+	if code != 2 || !strings.Contains(stderr, `unknown benchmark "nope"`) {
+		t.Errorf("unknown benchmark: exit %d stderr %q", code, stderr)
+	}
+	// A reduced comparison (2 seeds, 5 evaluations per dimension) checks the
+	// plumbing and the JSON shape, not the statistics.
+	code, stdout, stderr := runCLI(t, "bench", "compare", "--functions", "branin,styblinski-tang:2", "--seeds", "2", "--budget-per-dim", "5", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d stderr %q", code, stderr)
+	}
+	var res bench.CompareResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Rows) != 2 || len(res.Runs) != 8 || res.Rows[0].Budget != 10 || len(res.Rows[0].Strategies) != 2 {
+		t.Fatalf("result %+v", res)
+	}
+	code, stdout, _ = runCLI(t, "bench", "compare", "--functions", "branin", "--seeds", "1", "--budget-per-dim", "3")
+	if code != 0 || !strings.Contains(stdout, "median regret ei") || !strings.Contains(stdout, "branin") {
+		t.Errorf("table output: exit %d %q", code, stdout)
+	}
+}

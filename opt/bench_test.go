@@ -1,0 +1,196 @@
+package opt
+
+import (
+	"encoding/csv"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/metrics"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"xbo/gp"
+	"xbo/space"
+)
+
+// unitSpace is d float parameters x0..x{d−1} on [0,1], so natural values
+// equal unit-cube coordinates and benchmark data can be shared with gp's.
+func unitSpace(tb testing.TB, d int) *space.Space {
+	tb.Helper()
+	params := make([]space.Param, d)
+	for j := range params {
+		params[j] = space.Param{Name: fmt.Sprintf("x%d", j), Type: space.Float, Low: 0, High: 1}
+	}
+	s, err := space.New(space.Minimize, params)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return s
+}
+
+// sklearnTrainData is the T = 200, d = 6 training set that
+// gp/testdata/sklearn_baseline.py also fits, so Go and scikit-learn time
+// the same problem.
+const sklearnTrainData = "../gp/testdata/bench_train_T200_d6.csv"
+
+func readTrainCSV(tb testing.TB, path string) ([][]float64, []float64) {
+	tb.Helper()
+	file, err := os.Open(filepath.FromSlash(path))
+	if err != nil {
+		tb.Skipf("benchmark data not available: %v", err)
+	}
+	defer file.Close()
+	rows, err := csv.NewReader(file).ReadAll()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var x [][]float64
+	var y []float64
+	for i, r := range rows {
+		vals := make([]float64, len(r))
+		for j, s := range r {
+			if vals[j], err = strconv.ParseFloat(s, 64); err != nil {
+				tb.Fatalf("%s row %d: %v", path, i, err)
+			}
+		}
+		x = append(x, vals[:len(vals)-1])
+		y = append(y, vals[len(vals)-1])
+	}
+	return x, y
+}
+
+// syntheticData draws T uniform points with a smooth d-dimensional response
+// plus 1% noise.
+func syntheticData(seed uint64, n, d int) ([][]float64, []float64) {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	x := make([][]float64, n)
+	y := make([]float64, n)
+	for i := range x {
+		x[i] = make([]float64, d)
+		var v float64
+		for j := range x[i] {
+			x[i][j] = rng.Float64()
+			v += math.Sin(3*x[i][j]+float64(j)) * float64(j+1) / float64(d)
+		}
+		y[i] = v + 0.01*rng.NormFloat64()
+	}
+	return x, y
+}
+
+// steadyStateHistory turns observations into a completed history whose last
+// trial carries the hyperparameters of a full fit on all but the last
+// observation, as the optimizer itself would have recorded them; an
+// optimizer built from it is in the steady state of a long run and its next
+// Ask runs one warm-started L-BFGS start (Config.FullRefitEvery permitting).
+func steadyStateHistory(tb testing.TB, x [][]float64, y []float64, restarts int) []Trial {
+	tb.Helper()
+	prev, err := gp.Fit(x[:len(x)-1], y[:len(y)-1], gp.Options{Kernel: gp.Matern52, Restarts: restarts, Seed: 1})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	h := prev.Hyper()
+	hist := make([]Trial, len(x))
+	for i := range x {
+		hist[i] = Trial{Params: x[i], State: Complete, Value: y[i], Acquisition: "ei"}
+	}
+	hist[len(hist)-1].Hyper = &h
+	hist[len(hist)-1].Observed = len(x) - 1
+	return hist
+}
+
+// benchmarkAsk times one Ask on a rebuilt optimizer: refit (warm start, one
+// L-BFGS start), 1500 random candidates, pattern-search refinement.
+func benchmarkAsk(b *testing.B, s *space.Space, hist []Trial, cfg Config) {
+	cfg.Space, cfg.History, cfg.Seed = s, hist, 1
+	peak := startPeakHeap()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		b.StopTimer()
+		o, err := New(cfg)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		tr, err := o.Ask()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if tr.Acquisition != "ei" {
+			b.Fatalf("Ask proposed by %q", tr.Acquisition)
+		}
+	}
+	b.ReportMetric(float64(peak.stop())/(1<<20), "peak-heap-MB")
+}
+
+// BenchmarkAskT200D6 is the speed check: one Ask with T = 200
+// observations in d = 6, the GP refit included (warm-started as in a run).
+func BenchmarkAskT200D6(b *testing.B) {
+	x, y := readTrainCSV(b, sklearnTrainData)
+	benchmarkAsk(b, unitSpace(b, 6), steadyStateHistory(b, x, y, 3), Config{})
+}
+
+// BenchmarkAskT200D6Full is the same Ask when it falls on a full refit
+// (3 L-BFGS starts), which happens every FullRefitEvery observations.
+func BenchmarkAskT200D6Full(b *testing.B) {
+	x, y := readTrainCSV(b, sklearnTrainData)
+	benchmarkAsk(b, unitSpace(b, 6), steadyStateHistory(b, x, y, 3), Config{FullRefitEvery: -1})
+}
+
+// BenchmarkAskT1000D10 is the memory check: peak-heap-MB of an Ask at
+// T = 1000, d = 10 must stay below 200.
+func BenchmarkAskT1000D10(b *testing.B) {
+	x, y := syntheticData(3, 1000, 10)
+	// One start for the set-up fit: it only provides the warm start.
+	benchmarkAsk(b, unitSpace(b, 10), steadyStateHistory(b, x, y, 1), Config{})
+}
+
+// peakHeap samples the heap in use (object bytes plus unused bytes of
+// in-use spans, i.e. MemStats.HeapInuse) every millisecond in the background
+// and keeps the maximum: B/op counts allocations, not the memory held at
+// once. runtime/metrics reads without stopping the world, unlike
+// runtime.ReadMemStats, so sampling does not slow the benchmark.
+type peakHeap struct {
+	max  atomic.Uint64
+	done chan struct{}
+	wg   sync.WaitGroup
+}
+
+func startPeakHeap() *peakHeap {
+	runtime.GC()
+	p := &peakHeap{done: make(chan struct{})}
+	p.wg.Add(1)
+	go func() {
+		defer p.wg.Done()
+		samples := []metrics.Sample{
+			{Name: "/memory/classes/heap/objects:bytes"},
+			{Name: "/memory/classes/heap/unused:bytes"},
+		}
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			metrics.Read(samples)
+			if inUse := samples[0].Value.Uint64() + samples[1].Value.Uint64(); inUse > p.max.Load() {
+				p.max.Store(inUse)
+			}
+			select {
+			case <-p.done:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return p
+}
+
+func (p *peakHeap) stop() uint64 {
+	close(p.done)
+	p.wg.Wait()
+	return p.max.Load()
+}

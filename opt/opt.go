@@ -1,0 +1,875 @@
+// Package opt is the sequential model-based optimizer of xbo: an ask/tell
+// loop that proposes configurations of a search space and learns from their
+// results (Jones, Schonlau & Welch 1998; the SMBO loop of paper 004, section
+// 3, and of paper 002, Algorithm 1 with EI).
+//
+// One proposal (Ask) is:
+//
+//  1. while fewer trials than the initial-design size have been asked, the
+//     next point of a seeded maximin Latin hypercube (size max(4·d, 5) by
+//     default, as in paper 004, table 3);
+//  2. afterwards, fit the surrogate (a GP by default, or a random forest) to
+//     the completed trials, with values multiplied by space.Sign() so the
+//     surrogate always sees a minimization problem;
+//  3. condition it on the trials still pending (asked, not yet told) with a
+//     "lie" (constant liar, Ginsbourger, Le Riche & Carraro 2010): by default
+//     the best value observed so far ("best", CL-min). The posterior variance
+//     collapses at pending points, so parallel workers get distinct
+//     proposals; the lie never enters the hyperparameter fit, only the
+//     conditioning. "mean" and "worst" lie with the mean and worst observed
+//     value; "believer" (kriging believer) lies with the model's own mean.
+//     Candidates within MinDistance (0.01 in the unit cube) of a pending or
+//     failed trial are ruled out, because a lie below the model's own
+//     prediction digs a dip right beside the pending point;
+//  4. maximize the acquisition (EI by default) with best-of-N random
+//     candidates (N = 1500 as in paper 002) plus pattern-search refinement,
+//     or with mlrMBO focus search.
+//
+// GP hyperparameters are warm-started: each Ask runs one L-BFGS start from
+// the previous Ask's hyperparameters, and every FullRefitEvery completed
+// observations (default 10), and whenever no previous fit exists (the first
+// model fit, or a resumed history without recorded hyperparameters), a full fit with GPRestarts starts (default 3;
+// the warm start is one of them, so a full fit is never worse than the warm
+// one). This keeps an Ask at T = 200, d = 6 cheap without letting a bad
+// early optimum of the marginal likelihood persist.
+//
+// Failed trials (TellFailed) stay in the history but never enter the
+// hyperparameter fit, nor SurrogateAt; for proposals they are conditioned on
+// with the WORST observed value, so the optimizer is steered away from a
+// configuration that crashed instead of proposing it again.
+//
+// Everything random is derived from Config.Seed and the trial number, so a
+// run is reproducible, and an optimizer rebuilt from a stored history
+// (Config.History) proposes from the same streams and warm-starts from the
+// hyperparameters recorded in the history's last model-based trial.
+package opt
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+
+	"xbo/acq"
+	"xbo/design"
+	"xbo/forest"
+	"xbo/gp"
+	"xbo/space"
+	"xbo/surrogate"
+)
+
+// State of a trial.
+type State string
+
+// Trial states.
+const (
+	Pending  State = "pending"
+	Complete State = "complete"
+	Failed   State = "failed"
+)
+
+// Acquisition names recorded for trials not chosen by an acquisition function.
+const (
+	AcqInitialDesign = "initial-design"
+	AcqRandom        = "random"
+	// AcqRandomFallback marks a random proposal made because the surrogate
+	// could not be fitted or too few trials had completed (see Trial.Note).
+	AcqRandomFallback = "random-fallback"
+)
+
+// Trial is one configuration proposed by Ask. It is plain data, so the
+// service can store it and give it back through Config.History. Params and
+// Value may hold NaN, which encoding/json cannot represent: serialize
+// Params with space.ToMap and Value as a nullable number.
+type Trial struct {
+	// ID identifies the trial in Tell; unique within an optimizer.
+	ID int64
+	// Number is the trial's position in the history (0-based ask order).
+	Number int
+	// Params are natural values (space package), NaN for inactive parameters.
+	Params []float64
+	// U is the unit-cube encoding of Params.
+	U []float64
+	// Acquisition names what chose the trial: "initial-design", "random",
+	// "random-fallback", or the acquisition's Name ("ei", "lcb", ...).
+	Acquisition string
+	State       State
+	// Value is the told objective value (NaN unless Complete).
+	Value float64
+	// Completion is the order in which the trial was completed (0 for the
+	// first told value), −1 unless Complete. SurrogateAt(t) uses the trials
+	// with Completion < t.
+	Completion int
+	// Observed is the number of completed trials the surrogate that proposed
+	// this trial was fitted on (0 for design and random trials).
+	Observed int
+	// Hyper are the GP hyperparameters of that surrogate (nil when no GP was
+	// used), so the proposing model can be rebuilt exactly.
+	Hyper *gp.Hyper
+	// Note explains unusual proposals, e.g. why a fallback was used.
+	Note string
+}
+
+// Clone returns a deep copy.
+func (t Trial) Clone() Trial {
+	t.Params = slices.Clone(t.Params)
+	t.U = slices.Clone(t.U)
+	if t.Hyper != nil {
+		h := t.Hyper.Clone()
+		t.Hyper = &h
+	}
+	return t
+}
+
+// Iteration is what a custom acquisition chooser (Config.Acquire) sees when
+// a model-based proposal is to be made.
+type Iteration struct {
+	// Number of the trial being proposed.
+	Number int
+	Space  *space.Space
+	// Model is the proposal surrogate (conditioned on pending trials), in
+	// minimization units (values × Space.Sign()).
+	Model surrogate.Model
+	// Best is the incumbent in minimization units.
+	Best float64
+	// X and Y are the completed trials the model was fitted on (unit cube,
+	// minimization units).
+	X [][]float64
+	Y []float64
+	// Rng is this proposal's random stream.
+	Rng *rand.Rand
+}
+
+// Config configures an Optimizer. Only Space is required; the zero value of
+// every other field means the default given in brackets.
+type Config struct {
+	Space *space.Space
+	// Strategy is the acquisition: "ei" [default], "lcb", "pi", "pvar", or
+	// "random" for random search (no initial design, no model).
+	Strategy string
+	// Tau is the LCB exploration weight τ in m − τ·s [1]. Zero means the
+	// default; use a tiny positive τ for (almost) pure exploitation.
+	Tau float64
+	// Xi is the EI/PI improvement margin ξ [0], in objective units.
+	Xi float64
+	// Acquire, if set, picks the acquisition of each model-based proposal
+	// instead of Strategy (for interleaving schemes such as BOBAX).
+	Acquire func(Iteration) (acq.Acquisition, error)
+
+	// Surrogate is "gp" [default] or "forest".
+	Surrogate string
+	// Kernel of the GP: "matern52" [default], "matern32", "se".
+	Kernel string
+	// GPRestarts is the number of L-BFGS starts of a full GP fit [3].
+	GPRestarts int
+	// FullRefitEvery: a full GP fit every that many new observations [10];
+	// between them one warm-started L-BFGS run. Negative: always full fits.
+	FullRefitEvery int
+	// Forest options when Surrogate is "forest" (Seed and Levels are set by
+	// the optimizer).
+	Forest forest.Options
+
+	// InitialDesign is the design kind: "maximin" [default], "lhs", "sobol",
+	// "random".
+	InitialDesign string
+	// InitialSize is the number of design points [max(4·d, 5)]. Negative
+	// means no initial design.
+	InitialSize int
+
+	// AcqOptimizer is "random" [default: best of Candidates random points,
+	// then pattern search on the best Refine] or "focus" (mlrMBO focus
+	// search with FocusRestarts, FocusIterations, FocusPoints [3, 5, 1000]).
+	AcqOptimizer    string
+	Candidates      int // [1500]
+	Refine          int // [acq.DefaultRefine]; negative: none
+	FocusRestarts   int
+	FocusIterations int
+	FocusPoints     int
+
+	// Liar is the value pending trials are conditioned on: "best" [default],
+	// "mean", "worst" or "believer" (see the package doc).
+	Liar string
+	// MinDistance is the Euclidean distance in the unit cube within which
+	// candidates around pending and failed trials are ruled out [0.01];
+	// negative turns it off. A lie lower than the model's own prediction can
+	// dig a dip right next to the pending point, which the acquisition
+	// would otherwise propose again as a near-copy.
+	MinDistance float64
+
+	// Seed makes the run reproducible.
+	Seed uint64
+	// History is a prior run to resume from (e.g. trials read back from a
+	// store). Trials are validated; Params are authoritative (U is
+	// recomputed); a zero ID gets a fresh one.
+	History []Trial
+}
+
+// Optimizer is an ask/tell Bayesian optimizer. Its methods are safe for
+// concurrent use; Ask holds a lock while it fits the model.
+type Optimizer struct {
+	mu     sync.Mutex
+	cfg    Config
+	s      *space.Space
+	kernel gp.Kernel
+	levels []int
+	design [][]float64
+	maxim  acq.Maximizer
+
+	trials    []Trial
+	byID      map[int64]int
+	nextID    int64
+	completed int // number of completed trials
+
+	// Warm-start state of the GP hyperparameters.
+	hyper      *gp.Hyper
+	lastFullAt int // completed count at the last full fit
+}
+
+// New validates cfg and builds an optimizer, replaying cfg.History.
+func New(cfg Config) (*Optimizer, error) {
+	o, err := newOptimizer(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("opt: %w", err)
+	}
+	return o, nil
+}
+
+func newOptimizer(cfg Config) (*Optimizer, error) {
+	if cfg.Space == nil {
+		return nil, errors.New("no search space")
+	}
+	s := cfg.Space
+	d := s.Dim()
+	if d == 0 {
+		return nil, errors.New("search space has no parameters")
+	}
+	cfg.Strategy = strings.ToLower(strings.TrimSpace(cfg.Strategy))
+	if cfg.Strategy == "" {
+		cfg.Strategy = "ei"
+	}
+	switch cfg.Strategy {
+	case "ei", "lcb", "pi", "pvar", AcqRandom:
+	default:
+		return nil, fmt.Errorf("unknown strategy %q (want ei, lcb, pi, pvar or random)", cfg.Strategy)
+	}
+	if cfg.Tau == 0 {
+		cfg.Tau = acq.DefaultTau
+	}
+	if cfg.Tau < 0 || math.IsNaN(cfg.Tau) || math.IsInf(cfg.Tau, 0) {
+		return nil, fmt.Errorf("tau %v must be positive and finite", cfg.Tau)
+	}
+	if cfg.Xi < 0 || math.IsNaN(cfg.Xi) || math.IsInf(cfg.Xi, 0) {
+		return nil, fmt.Errorf("xi %v must be ≥ 0 and finite", cfg.Xi)
+	}
+	cfg.Surrogate = strings.ToLower(strings.TrimSpace(cfg.Surrogate))
+	switch cfg.Surrogate {
+	case "":
+		cfg.Surrogate = "gp"
+	case "gp", "forest":
+	default:
+		return nil, fmt.Errorf("unknown surrogate %q (want gp or forest)", cfg.Surrogate)
+	}
+	if cfg.Kernel == "" {
+		cfg.Kernel = "matern52"
+	}
+	kernel, err := gp.ParseKernel(cfg.Kernel)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.GPRestarts < 0 {
+		return nil, fmt.Errorf("gp restarts %d must be ≥ 0", cfg.GPRestarts)
+	}
+	if cfg.GPRestarts == 0 {
+		cfg.GPRestarts = 3
+	}
+	if cfg.FullRefitEvery == 0 {
+		cfg.FullRefitEvery = 10
+	}
+	if cfg.InitialDesign == "" {
+		cfg.InitialDesign = "maximin"
+	}
+	kind, err := design.ParseKind(cfg.InitialDesign)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case cfg.InitialSize == 0:
+		cfg.InitialSize = max(4*d, 5)
+	case cfg.InitialSize < 0:
+		cfg.InitialSize = 0
+	}
+	if cfg.Strategy == AcqRandom {
+		cfg.InitialSize = 0
+	}
+	if cfg.Candidates < 0 {
+		return nil, fmt.Errorf("candidates %d must be ≥ 0", cfg.Candidates)
+	}
+	cfg.Liar = strings.ToLower(strings.TrimSpace(cfg.Liar))
+	switch cfg.Liar {
+	case "":
+		cfg.Liar = "best"
+	case "best", "mean", "worst", "believer":
+	default:
+		return nil, fmt.Errorf("unknown liar %q (want best, mean, worst or believer)", cfg.Liar)
+	}
+	switch {
+	case math.IsNaN(cfg.MinDistance) || math.IsInf(cfg.MinDistance, 0):
+		return nil, fmt.Errorf("min distance %v must be finite", cfg.MinDistance)
+	case cfg.MinDistance == 0:
+		cfg.MinDistance = 0.01
+	case cfg.MinDistance < 0:
+		cfg.MinDistance = 0
+	}
+	var maxim acq.Maximizer
+	switch strings.ToLower(strings.TrimSpace(cfg.AcqOptimizer)) {
+	case "", "random":
+		cfg.AcqOptimizer = "random"
+		maxim = acq.RandomSearch{Candidates: cfg.Candidates, Refine: cfg.Refine}
+	case "focus":
+		cfg.AcqOptimizer = "focus"
+		if cfg.FocusRestarts < 0 || cfg.FocusIterations < 0 || cfg.FocusPoints < 0 {
+			return nil, errors.New("focus search settings must be ≥ 0")
+		}
+		maxim = acq.FocusSearch{Restarts: cfg.FocusRestarts, Iterations: cfg.FocusIterations, Points: cfg.FocusPoints, Refine: max(cfg.Refine, 0)}
+	default:
+		return nil, fmt.Errorf("unknown acquisition optimizer %q (want random or focus)", cfg.AcqOptimizer)
+	}
+
+	o := &Optimizer{
+		cfg:    cfg,
+		s:      s,
+		kernel: kernel,
+		levels: s.Levels(),
+		maxim:  maxim,
+		byID:   map[int64]int{},
+		nextID: 1,
+	}
+	if cfg.InitialSize > 0 {
+		pts, err := design.Generate(kind, cfg.InitialSize, d, o.stream(streamDesign, 0))
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pts {
+			s.Repair(p)
+		}
+		o.design = pts
+	}
+	if err := o.replay(cfg.History); err != nil {
+		return nil, err
+	}
+	o.cfg.History = nil
+	return o, nil
+}
+
+// Random streams: one per purpose and trial number, so that proposals do not
+// depend on how many random numbers an earlier step consumed.
+const (
+	streamDesign = iota + 1
+	streamAsk
+	streamFit
+	streamSurrogateAt
+)
+
+func (o *Optimizer) stream(purpose, number int) *rand.Rand {
+	seq := uint64(purpose)<<48 ^ uint64(number)
+	return rand.New(rand.NewPCG(o.cfg.Seed, (o.cfg.Seed^0x9e3779b97f4a7c15)+seq*0xbf58476d1ce4e5b9))
+}
+
+func (o *Optimizer) seedFor(purpose, number int) uint64 {
+	return o.stream(purpose, number).Uint64()
+}
+
+// replay loads a prior history.
+func (o *Optimizer) replay(hist []Trial) error {
+	completions := make([]int, 0, len(hist))
+	for i, t := range hist {
+		t = t.Clone()
+		label := fmt.Sprintf("history trial %d", i)
+		if t.ID < 0 {
+			return fmt.Errorf("%s: negative id %d", label, t.ID)
+		}
+		if t.ID == 0 {
+			t.ID = o.nextID
+		}
+		if _, dup := o.byID[t.ID]; dup {
+			return fmt.Errorf("%s: duplicate id %d", label, t.ID)
+		}
+		u, err := o.s.Encode(t.Params)
+		if err != nil {
+			return fmt.Errorf("%s: %w", label, err)
+		}
+		t.U = u
+		t.Number = i
+		switch t.State {
+		case Complete:
+			if math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
+				return fmt.Errorf("%s: complete with value %v", label, t.Value)
+			}
+			completions = append(completions, t.Completion)
+		case Pending, Failed:
+			t.Value = math.NaN()
+			t.Completion = -1
+		case "":
+			return fmt.Errorf("%s: no state", label)
+		default:
+			return fmt.Errorf("%s: unknown state %q", label, t.State)
+		}
+		o.byID[t.ID] = len(o.trials)
+		o.nextID = max(o.nextID, t.ID+1)
+		o.trials = append(o.trials, t)
+	}
+	// Keep the stored completion order if it is a permutation of 0..k−1,
+	// otherwise take the history order.
+	sorted := slices.Clone(completions)
+	slices.Sort(sorted)
+	valid := true
+	for i, c := range sorted {
+		if c != i {
+			valid = false
+		}
+	}
+	k := 0
+	for i := range o.trials {
+		if o.trials[i].State == Complete {
+			if !valid {
+				o.trials[i].Completion = k
+			}
+			k++
+		}
+	}
+	o.completed = k
+	// Warm-start from the last recorded GP fit, so a resumed optimizer
+	// continues almost exactly as the uninterrupted one would; the next
+	// full fit comes at most FullRefitEvery observations later.
+	for i := len(o.trials) - 1; i >= 0; i-- {
+		if h := o.trials[i].Hyper; h != nil && len(h.Lengthscales) == o.s.Dim() {
+			warm := h.Clone()
+			o.hyper = &warm
+			o.lastFullAt = o.trials[i].Observed
+			break
+		}
+	}
+	return nil
+}
+
+// Space returns the optimizer's search space.
+func (o *Optimizer) Space() *space.Space { return o.s }
+
+// Ask proposes the next configuration and records it as pending.
+func (o *Optimizer) Ask() (Trial, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t, err := o.propose()
+	if err != nil {
+		return Trial{}, fmt.Errorf("opt: ask: %w", err)
+	}
+	t.ID = o.nextID
+	o.nextID++
+	t.Number = len(o.trials)
+	t.State = Pending
+	t.Value = math.NaN()
+	t.Completion = -1
+	t.Params = o.s.Decode(t.U)
+	o.byID[t.ID] = len(o.trials)
+	o.trials = append(o.trials, t)
+	return t.Clone(), nil
+}
+
+func (o *Optimizer) propose() (Trial, error) {
+	n := len(o.trials)
+	rng := o.stream(streamAsk, n)
+	if o.cfg.Strategy == AcqRandom {
+		return Trial{U: o.s.Sample(rng, 1)[0], Acquisition: AcqRandom}, nil
+	}
+	if n < len(o.design) {
+		return Trial{U: slices.Clone(o.design[n]), Acquisition: AcqInitialDesign}, nil
+	}
+	x, y := o.data(o.completed)
+	if len(x) < 2 {
+		return Trial{
+			U:           o.s.Sample(rng, 1)[0],
+			Acquisition: AcqRandomFallback,
+			Note:        fmt.Sprintf("only %d completed trial(s): too few to fit a surrogate", len(x)),
+		}, nil
+	}
+	model, hyper, err := o.fit(x, y, true)
+	if err != nil {
+		return Trial{
+			U:           o.s.Sample(rng, 1)[0],
+			Acquisition: AcqRandomFallback,
+			Note:        "surrogate fit failed: " + err.Error(),
+		}, nil
+	}
+	best := slices.Min(y)
+	proposal, err := o.condition(model, x, y, best)
+	if err != nil {
+		return Trial{}, err
+	}
+	a, err := o.acquisition(proposal, x, y, best, n, rng)
+	if err != nil {
+		return Trial{}, err
+	}
+	res, err := o.maxim.Maximize(o.exclude(a), proposal, o.s, rng)
+	if err != nil {
+		return Trial{}, err
+	}
+	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x)}
+	if hyper != nil {
+		t.Hyper = hyper
+	}
+	return t, nil
+}
+
+// data returns the first t completed trials (by completion order) as
+// unit-cube points and minimization-unit values.
+func (o *Optimizer) data(t int) ([][]float64, []float64) {
+	x := make([][]float64, t)
+	y := make([]float64, t)
+	sign := o.s.Sign()
+	for i := range o.trials {
+		tr := &o.trials[i]
+		if tr.State == Complete && tr.Completion < t {
+			x[tr.Completion] = tr.U
+			y[tr.Completion] = sign * tr.Value
+		}
+	}
+	return x, y
+}
+
+// fit builds the surrogate on (x, y). With warm = true the GP is warm-started
+// from the previous fit and updates that state; otherwise (SurrogateAt) it is
+// a full fit seeded by the number of observations.
+func (o *Optimizer) fit(x [][]float64, y []float64, warm bool) (surrogate.Model, *gp.Hyper, error) {
+	if o.cfg.Surrogate == "forest" {
+		fo := o.cfg.Forest
+		fo.Levels = o.levels
+		fo.Seed = o.seedFor(streamFit, len(x))
+		f, err := forest.Fit(x, y, fo)
+		if err != nil {
+			return nil, nil, err
+		}
+		return f, nil, nil
+	}
+	opts := gp.Options{
+		Kernel:   o.kernel,
+		Levels:   o.levels,
+		Restarts: o.cfg.GPRestarts,
+		Seed:     o.seedFor(streamFit, len(x)),
+	}
+	full := true
+	if warm && o.hyper != nil {
+		opts.Init = o.hyper
+		if o.cfg.FullRefitEvery > 0 && len(x)-o.lastFullAt < o.cfg.FullRefitEvery {
+			opts.Restarts = 1
+			full = false
+		}
+	}
+	g, err := gp.Fit(x, y, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	h := g.Hyper()
+	if warm {
+		o.hyper = &h
+		if full {
+			o.lastFullAt = len(x)
+		}
+	}
+	return g, &h, nil
+}
+
+// condition adds the pending and failed trials to the proposal model with
+// their lies (see the package doc).
+func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64, best float64) (surrogate.Model, error) {
+	var px [][]float64
+	var failed []bool
+	for i := range o.trials {
+		switch o.trials[i].State {
+		case Pending:
+			px = append(px, o.trials[i].U)
+			failed = append(failed, false)
+		case Failed:
+			px = append(px, o.trials[i].U)
+			failed = append(failed, true)
+		}
+	}
+	if len(px) == 0 {
+		return model, nil
+	}
+	worst := slices.Max(y)
+	lies := make([]float64, len(px))
+	var lie float64
+	switch o.cfg.Liar {
+	case "best":
+		lie = best
+	case "worst":
+		lie = worst
+	case "mean":
+		for _, v := range y {
+			lie += v
+		}
+		lie /= float64(len(y))
+	case "believer":
+		mean, variance := make([]float64, len(px)), make([]float64, len(px))
+		if err := model.Predict(px, mean, variance); err != nil {
+			return nil, fmt.Errorf("kriging believer: %w", err)
+		}
+		copy(lies, mean)
+	}
+	for i := range lies {
+		switch {
+		case failed[i]:
+			lies[i] = worst
+		case o.cfg.Liar != "believer":
+			lies[i] = lie
+		}
+	}
+	if g, ok := model.(*gp.GP); ok {
+		for i := range px {
+			c, err := g.Condition(px[i], lies[i])
+			if err != nil {
+				return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
+			}
+			g = c
+		}
+		return g, nil
+	}
+	// A forest has no cheap update: refit on the augmented data.
+	ax := append(slices.Clone(x), px...)
+	ay := append(slices.Clone(y), lies...)
+	fo := o.cfg.Forest
+	fo.Levels = o.levels
+	fo.Seed = o.seedFor(streamFit, len(x))
+	f, err := forest.Fit(ax, ay, fo)
+	if err != nil {
+		return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
+	}
+	return f, nil
+}
+
+func (o *Optimizer) acquisition(model surrogate.Model, x [][]float64, y []float64, best float64, number int, rng *rand.Rand) (acq.Acquisition, error) {
+	if o.cfg.Acquire != nil {
+		a, err := o.cfg.Acquire(Iteration{Number: number, Space: o.s, Model: model, Best: best, X: x, Y: y, Rng: rng})
+		if err != nil {
+			return nil, fmt.Errorf("acquisition chooser: %w", err)
+		}
+		if a == nil {
+			return nil, errors.New("acquisition chooser returned nil")
+		}
+		return a, nil
+	}
+	tau := o.cfg.Tau
+	return acq.New(o.cfg.Strategy, acq.Params{Best: best, Xi: o.cfg.Xi, Tau: &tau})
+}
+
+// exclude wraps a with the MinDistance rule around pending and failed trials.
+func (o *Optimizer) exclude(a acq.Acquisition) acq.Acquisition {
+	if o.cfg.MinDistance <= 0 {
+		return a
+	}
+	var pts [][]float64
+	for i := range o.trials {
+		if st := o.trials[i].State; st == Pending || st == Failed {
+			pts = append(pts, o.trials[i].U)
+		}
+	}
+	if len(pts) == 0 {
+		return a
+	}
+	return excluding{Acquisition: a, points: pts, r2: o.cfg.MinDistance * o.cfg.MinDistance}
+}
+
+// excluding scores −Inf within √r2 of any of points, so a maximizer never
+// picks them while anything else is available.
+type excluding struct {
+	acq.Acquisition
+	points [][]float64
+	r2     float64
+}
+
+func (e excluding) Score(m surrogate.Model, x [][]float64, out []float64) error {
+	if err := e.Acquisition.Score(m, x, out); err != nil {
+		return err
+	}
+	for i, c := range x {
+		for _, p := range e.points {
+			var d2 float64
+			for j := range c {
+				d2 += (c[j] - p[j]) * (c[j] - p[j])
+			}
+			if d2 < e.r2 {
+				out[i] = math.Inf(-1)
+				break
+			}
+		}
+	}
+	return nil
+}
+
+// Tell completes a pending trial with its objective value.
+func (o *Optimizer) Tell(id int64, value float64) error {
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		return fmt.Errorf("opt: tell trial %d: value %v is not finite (use TellFailed for a failed trial)", id, value)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t, err := o.pending(id)
+	if err != nil {
+		return fmt.Errorf("opt: tell: %w", err)
+	}
+	t.State = Complete
+	t.Value = value
+	t.Completion = o.completed
+	o.completed++
+	return nil
+}
+
+// TellFailed marks a pending trial as failed (the evaluation crashed or
+// diverged). It stays in the history; see the package doc for how failures
+// steer later proposals.
+func (o *Optimizer) TellFailed(id int64) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	t, err := o.pending(id)
+	if err != nil {
+		return fmt.Errorf("opt: tell failed: %w", err)
+	}
+	t.State = Failed
+	return nil
+}
+
+func (o *Optimizer) pending(id int64) (*Trial, error) {
+	i, ok := o.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("no trial with id %d", id)
+	}
+	t := &o.trials[i]
+	if t.State != Pending {
+		return nil, fmt.Errorf("trial %d is already %s", id, t.State)
+	}
+	return t, nil
+}
+
+// Trial returns the trial with the given id.
+func (o *Optimizer) Trial(id int64) (Trial, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	i, ok := o.byID[id]
+	if !ok {
+		return Trial{}, fmt.Errorf("opt: no trial with id %d", id)
+	}
+	return o.trials[i].Clone(), nil
+}
+
+// Pending lists the trials asked but not yet told, in ask order.
+func (o *Optimizer) Pending() []Trial {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []Trial
+	for _, t := range o.trials {
+		if t.State == Pending {
+			out = append(out, t.Clone())
+		}
+	}
+	return out
+}
+
+// History returns every trial in ask order.
+func (o *Optimizer) History() []Trial {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	out := make([]Trial, len(o.trials))
+	for i, t := range o.trials {
+		out[i] = t.Clone()
+	}
+	return out
+}
+
+// Completed is the number of completed trials.
+func (o *Optimizer) Completed() int {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.completed
+}
+
+// Best returns the best completed trial for the space's direction (the
+// earliest on ties) and false when none has completed.
+func (o *Optimizer) Best() (Trial, bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	best := -1
+	sign := o.s.Sign()
+	for i, t := range o.trials {
+		if t.State == Complete && (best < 0 || sign*t.Value < sign*o.trials[best].Value) {
+			best = i
+		}
+	}
+	if best < 0 {
+		return Trial{}, false
+	}
+	return o.trials[best].Clone(), true
+}
+
+// SurrogateAt rebuilds the surrogate fitted on the first t completed trials
+// (in completion order), in minimization units (values × Space.Sign()),
+// without pending-trial lies: the model behind a proposal made after t
+// observations. When a recorded proposal was made from exactly those t
+// observations with a GP, its recorded hyperparameters are reused, so the
+// model is the one that proposed it; otherwise the GP is fitted afresh with
+// GPRestarts starts and a seed that depends only on Config.Seed and t.
+func (o *Optimizer) SurrogateAt(t int) (surrogate.Model, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var hyper *gp.Hyper
+	for i := range o.trials {
+		if tr := &o.trials[i]; tr.Hyper != nil && tr.Observed == t {
+			hyper = tr.Hyper
+			break
+		}
+	}
+	m, err := o.surrogateAt(t, hyper)
+	if err != nil {
+		return nil, fmt.Errorf("opt: surrogate at %d: %w", t, err)
+	}
+	return m, nil
+}
+
+func (o *Optimizer) surrogateAt(t int, hyper *gp.Hyper) (surrogate.Model, error) {
+	if t < 1 || t > o.completed {
+		return nil, fmt.Errorf("want 1 ≤ t ≤ %d completed trials", o.completed)
+	}
+	x, y := o.data(t)
+	if o.cfg.Surrogate == "gp" && hyper != nil {
+		return gp.Fit(x, y, gp.Options{Kernel: o.kernel, Levels: o.levels, Fixed: hyper})
+	}
+	m, _, err := o.fit(x, y, false)
+	return m, err
+}
+
+// SurrogateOf returns the surrogate (before pending-trial lies) that proposed
+// the trial with the given id, rebuilt from its recorded observations and
+// hyperparameters; design and random trials have none.
+func (o *Optimizer) SurrogateOf(id int64) (surrogate.Model, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	i, ok := o.byID[id]
+	if !ok {
+		return nil, fmt.Errorf("opt: no trial with id %d", id)
+	}
+	tr := &o.trials[i]
+	if tr.Observed == 0 {
+		return nil, fmt.Errorf("opt: trial %d was proposed by %q, not by a surrogate", id, tr.Acquisition)
+	}
+	m, err := o.surrogateAt(tr.Observed, tr.Hyper)
+	if err != nil {
+		return nil, fmt.Errorf("opt: surrogate of trial %d: %w", id, err)
+	}
+	return m, nil
+}
+
+// Config returns the resolved configuration (defaults filled in, without
+// History).
+func (o *Optimizer) Config() Config { return o.cfg }

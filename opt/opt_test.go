@@ -1,0 +1,402 @@
+package opt
+
+import (
+	"math"
+	"slices"
+	"strings"
+	"testing"
+
+	"xbo/acq"
+	"xbo/space"
+)
+
+func mustSpace(t testing.TB, js string) *space.Space {
+	t.Helper()
+	s, err := space.Parse([]byte(js))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+const square2 = `{"params":[
+	{"name":"x","type":"float","low":-5,"high":10},
+	{"name":"y","type":"float","low":0,"high":15}]}`
+
+// bowl2 has its minimum 1 at (2.5, 7.5) and is smooth, so a GP learns it fast.
+func bowl2(p []float64) float64 {
+	return 1 + math.Pow((p[0]-2.5)/15, 2) + 2*math.Pow((p[1]-7.5)/15, 2)
+}
+
+// run asks and tells n trials sequentially.
+func run(t testing.TB, o *Optimizer, n int, f func([]float64) float64) {
+	t.Helper()
+	for range n {
+		tr, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Tell(tr.ID, f(tr.Params)); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestInitialDesignThenModel(t *testing.T) {
+	s := mustSpace(t, square2)
+	o, err := New(Config{Space: s, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := o.Config().InitialSize; got != 8 {
+		t.Fatalf("default initial size for d = 2 is %d, want max(4·2, 5) = 8", got)
+	}
+	run(t, o, 20, bowl2)
+	h := o.History()
+	if len(h) != 20 {
+		t.Fatalf("history has %d trials", len(h))
+	}
+	// The design is a Latin hypercube: its 8 points occupy 8 distinct strata
+	// of each coordinate.
+	for j := range 2 {
+		seen := map[int]bool{}
+		for _, tr := range h[:8] {
+			seen[int(tr.U[j]*8)] = true
+		}
+		if len(seen) != 8 {
+			t.Errorf("coordinate %d of the design covers %d of 8 strata", j, len(seen))
+		}
+	}
+	for i, tr := range h {
+		want := AcqInitialDesign
+		if i >= 8 {
+			want = "ei"
+		}
+		if tr.Acquisition != want || tr.Number != i || tr.State != Complete || tr.Completion != i {
+			t.Errorf("trial %d: acquisition %q number %d state %s completion %d", i, tr.Acquisition, tr.Number, tr.State, tr.Completion)
+		}
+		if err := s.Validate(tr.Params); err != nil {
+			t.Errorf("trial %d: %v", i, err)
+		}
+		if i >= 8 && (tr.Hyper == nil || tr.Observed != i) {
+			t.Errorf("trial %d: model trial without hyperparameters or with %d observations", i, tr.Observed)
+		}
+	}
+	best, ok := o.Best()
+	if !ok {
+		t.Fatal("no best trial")
+	}
+	// 12 EI steps on a smooth bowl: within 1e-3 of the minimum value 1.
+	if best.Value-1 > 1e-3 {
+		t.Errorf("best value %v after 20 trials, want within 1e-3 of 1", best.Value)
+	}
+}
+
+func TestReproducible(t *testing.T) {
+	s := mustSpace(t, square2)
+	var hists [2][]Trial
+	for k := range hists {
+		o, err := New(Config{Space: s, Seed: 42})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, o, 12, bowl2)
+		hists[k] = o.History()
+	}
+	for i := range hists[0] {
+		if !slices.Equal(hists[0][i].U, hists[1][i].U) {
+			t.Fatalf("trial %d differs between identical runs: %v vs %v", i, hists[0][i].U, hists[1][i].U)
+		}
+	}
+	o, err := New(Config{Space: s, Seed: 43})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, o, 1, bowl2)
+	if slices.Equal(o.History()[0].U, hists[0][0].U) {
+		t.Error("another seed gave the same first point")
+	}
+}
+
+func TestMaximize(t *testing.T) {
+	s := mustSpace(t, strings.Replace(square2, "{", `{"objective":"maximize",`, 1))
+	o, err := New(Config{Space: s, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	neg := func(p []float64) float64 { return -bowl2(p) }
+	run(t, o, 20, neg)
+	best, _ := o.Best()
+	if best.Value < -1-1e-3 {
+		t.Errorf("maximizing −bowl: best %v, want within 1e-3 of −1", best.Value)
+	}
+	// SurrogateAt is in minimization units: it predicts sign·value = bowl.
+	m, err := o.SurrogateAt(20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean, variance := make([]float64, 1), make([]float64, 1)
+	if err := m.Predict([][]float64{best.U}, mean, variance); err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(mean[0]-(-best.Value)) > 1e-3 {
+		t.Errorf("surrogate mean at the best point %v, want ≈ %v", mean[0], -best.Value)
+	}
+}
+
+func TestParallelAsksAreDistinct(t *testing.T) {
+	s := mustSpace(t, square2)
+	for _, liar := range []string{"best", "mean", "worst", "believer"} {
+		o, err := New(Config{Space: s, Seed: 5, Liar: liar})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, o, 10, bowl2)
+		var batch []Trial
+		for range 4 {
+			tr, err := o.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			batch = append(batch, tr)
+		}
+		if got := len(o.Pending()); got != 4 {
+			t.Errorf("%s: %d pending trials, want 4", liar, got)
+		}
+		for i := range batch {
+			for j := range i {
+				dist := math.Hypot(batch[i].U[0]-batch[j].U[0], batch[i].U[1]-batch[j].U[1])
+				if dist < o.Config().MinDistance {
+					t.Errorf("%s: pending trials %d and %d are %v apart, closer than MinDistance: %v %v", liar, i, j, dist, batch[i].U, batch[j].U)
+				}
+			}
+		}
+		for _, tr := range batch {
+			if err := o.Tell(tr.ID, bowl2(tr.Params)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
+
+func TestTellErrorsAndFailures(t *testing.T) {
+	s := mustSpace(t, square2)
+	o, err := New(Config{Space: s, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _ := o.Ask()
+	for _, v := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		if err := o.Tell(a.ID, v); err == nil {
+			t.Errorf("Tell(%v) accepted", v)
+		}
+	}
+	if err := o.Tell(999, 1); err == nil {
+		t.Error("unknown id accepted")
+	}
+	if err := o.TellFailed(a.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Tell(a.ID, 1); err == nil {
+		t.Error("told a failed trial")
+	}
+	if err := o.TellFailed(a.ID); err == nil {
+		t.Error("failed a failed trial twice")
+	}
+	if _, ok := o.Best(); ok {
+		t.Error("a failed trial counts as best")
+	}
+	run(t, o, 11, bowl2)
+	h := o.History()
+	if h[0].State != Failed || !math.IsNaN(h[0].Value) {
+		t.Errorf("failed trial recorded as %+v", h[0])
+	}
+	if o.Completed() != 11 {
+		t.Errorf("%d completed, want 11", o.Completed())
+	}
+	// The failed design point is never proposed again: conditioning on it
+	// with the worst value makes it unattractive.
+	for _, tr := range h[1:] {
+		if slices.Equal(tr.U, h[0].U) {
+			t.Errorf("trial %d repeats the failed configuration", tr.Number)
+		}
+	}
+	if _, err := o.SurrogateAt(12); err == nil {
+		t.Error("SurrogateAt beyond the completed trials accepted")
+	}
+}
+
+func TestResume(t *testing.T) {
+	s := mustSpace(t, square2)
+	full, err := New(Config{Space: s, Seed: 9})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, full, 14, bowl2)
+	pend, _ := full.Ask()
+	hist := full.History()
+
+	resumed, err := New(Config{Space: s, Seed: 9, History: hist})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := resumed.Pending(); len(got) != 1 || got[0].ID != pend.ID {
+		t.Fatalf("resumed pending = %+v, want trial %d", got, pend.ID)
+	}
+	// Both continue identically: same streams, warm start from the recorded
+	// hyperparameters, the same pending trial.
+	for _, o := range []*Optimizer{full, resumed} {
+		if err := o.Tell(pend.ID, bowl2(pend.Params)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a, err := full.Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := resumed.Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID != b.ID || a.Number != b.Number {
+		t.Errorf("ids/numbers differ: %d/%d vs %d/%d", a.ID, a.Number, b.ID, b.Number)
+	}
+	for j := range a.U {
+		if math.Abs(a.U[j]-b.U[j]) > 1e-6 {
+			t.Errorf("resumed proposal %v differs from the uninterrupted %v", b.U, a.U)
+			break
+		}
+	}
+
+	bad := slices.Clone(hist)
+	bad[2].Params = []float64{100, 1}
+	if _, err := New(Config{Space: s, History: bad}); err == nil {
+		t.Error("history with a value outside the space accepted")
+	}
+	bad = slices.Clone(hist)
+	bad[3].ID = bad[2].ID
+	if _, err := New(Config{Space: s, History: bad}); err == nil {
+		t.Error("duplicate ids accepted")
+	}
+}
+
+func TestSurrogateAtReproducesTheProposalModel(t *testing.T) {
+	s := mustSpace(t, square2)
+	o, err := New(Config{Space: s, Seed: 11})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, o, 12, bowl2)
+	h := o.History()
+	tr := h[10] // proposed by EI from the first 10 observations
+	m, err := o.SurrogateOf(tr.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, y := make([][]float64, 10), make([]float64, 10)
+	for i := range 10 {
+		x[i], y[i] = h[i].U, h[i].Value
+	}
+	// With the recorded hyperparameters, EI maximized over the same random
+	// stream must land on the recorded proposal again.
+	rng := o.stream(streamAsk, tr.Number)
+	res, err := (acq.RandomSearch{}).Maximize(acq.EI{Best: slices.Min(y)}, m, s, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.U, tr.U) {
+		t.Errorf("re-maximizing EI on SurrogateOf gives %v, the recorded proposal is %v", res.U, tr.U)
+	}
+	if _, err := o.SurrogateOf(h[0].ID); err == nil {
+		t.Error("a design trial claims a surrogate")
+	}
+}
+
+func TestStrategiesAndSurrogates(t *testing.T) {
+	s := mustSpace(t, `{"params":[
+		{"name":"opt","type":"categorical","choices":["sgd","adam"]},
+		{"name":"layers","type":"int","low":1,"high":5},
+		{"name":"lr","type":"float","low":1e-4,"high":0.1,"log":true},
+		{"name":"momentum","type":"float","low":0.1,"high":0.99,"condition":{"parent":"opt","values":["sgd"]}}]}`)
+	f := func(p []float64) float64 {
+		v := math.Pow(math.Log10(p[2])+2, 2) + math.Abs(p[1]-3)
+		if p[0] == 0 {
+			v += math.Pow(p[3]-0.9, 2)
+		} else {
+			v += 0.3
+		}
+		return v
+	}
+	cases := []Config{
+		{Strategy: "random"},
+		{Strategy: "ei"},
+		{Strategy: "lcb", Tau: 2},
+		{Strategy: "pi"},
+		{Strategy: "pvar"},
+		{Strategy: "ei", Surrogate: "forest"},
+		{Strategy: "lcb", AcqOptimizer: "focus", FocusPoints: 200},
+	}
+	for _, cfg := range cases {
+		cfg.Space, cfg.Seed = s, 2
+		o, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, o, 20, f)
+		for _, tr := range o.History() {
+			if err := s.Validate(tr.Params); err != nil {
+				t.Fatalf("%+v: %v", cfg, err)
+			}
+			want := cfg.Strategy
+			if tr.Number < 16 && cfg.Strategy != "random" {
+				want = AcqInitialDesign
+			}
+			if tr.Acquisition != want {
+				t.Fatalf("%s/%s: trial %d chosen by %q, want %q", cfg.Strategy, cfg.Surrogate, tr.Number, tr.Acquisition, want)
+			}
+		}
+	}
+}
+
+func TestAcquireHook(t *testing.T) {
+	s := mustSpace(t, square2)
+	calls := 0
+	o, err := New(Config{Space: s, Seed: 1, InitialSize: 5, Acquire: func(it Iteration) (acq.Acquisition, error) {
+		calls++
+		if len(it.X) != it.Number || it.Model == nil || it.Best != slices.Min(it.Y) {
+			t.Errorf("iteration %d: %d observations, best %v", it.Number, len(it.X), it.Best)
+		}
+		if it.Number%2 == 0 {
+			return acq.PVAR{}, nil
+		}
+		return acq.EI{Best: it.Best}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, o, 9, bowl2)
+	h := o.History()
+	if calls != 4 || h[5].Acquisition != "ei" || h[6].Acquisition != "pvar" {
+		t.Errorf("%d calls, acquisitions %q %q", calls, h[5].Acquisition, h[6].Acquisition)
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	s := mustSpace(t, square2)
+	for _, cfg := range []Config{
+		{},
+		{Space: s, Strategy: "ucb"},
+		{Space: s, Surrogate: "svm"},
+		{Space: s, Kernel: "cubic"},
+		{Space: s, Tau: -1},
+		{Space: s, Xi: math.NaN()},
+		{Space: s, InitialDesign: "grid"},
+		{Space: s, Liar: "optimist"},
+		{Space: s, AcqOptimizer: "cmaes"},
+		{Space: s, Candidates: -1},
+	} {
+		if _, err := New(cfg); err == nil {
+			t.Errorf("config %+v accepted", cfg)
+		}
+	}
+}
