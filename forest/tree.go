@@ -68,6 +68,20 @@ func (t *Tree) Node(i int) (Node, bool) {
 	return n, true
 }
 
+// Split returns node i's split dimension (−1 for a leaf or an index out of
+// range) and, for a numeric split, its threshold (NaN otherwise), without
+// the allocation of Node.
+func (t *Tree) Split(i int) (feature int, threshold float64) {
+	if i < 0 || i >= len(t.feature) || t.feature[i] < 0 {
+		return -1, math.NaN()
+	}
+	f := int(t.feature[i])
+	if t.levels[f] > 0 {
+		return f, math.NaN()
+	}
+	return f, t.threshold[i]
+}
+
 func (t *Tree) catLeft(node, code int) bool {
 	b := code + 1
 	return t.catBits[int(t.catOff[node])+b>>6]>>(uint(b)&63)&1 == 1
@@ -115,25 +129,37 @@ type Leaf struct {
 
 // Leaves returns every leaf with its box, in depth-first order.
 func (t *Tree) Leaves() []Leaf {
-	d := len(t.levels)
 	var out []Leaf
-	lower := make([]float64, d)
-	upper := make([]float64, d)
+	t.VisitLeaves(func(l *Leaf) {
+		c := *l
+		c.Box = Box{Lower: append([]float64(nil), l.Box.Lower...), Upper: append([]float64(nil), l.Box.Upper...),
+			Levels: make([][]bool, len(l.Box.Levels))}
+		for j, set := range l.Box.Levels {
+			if set != nil {
+				c.Box.Levels[j] = append([]bool(nil), set...)
+			}
+		}
+		out = append(out, c)
+	})
+	return out
+}
+
+// VisitLeaves calls fn for every leaf in depth-first order without copying
+// boxes: the Leaf and its Box are only valid during the call (use Leaves for
+// copies). fANOVA uses it to read large forests without allocating per leaf.
+func (t *Tree) VisitLeaves(fn func(l *Leaf)) {
+	d := len(t.levels)
+	leaf := Leaf{Box: Box{Lower: make([]float64, d), Upper: make([]float64, d), Levels: make([][]bool, d)}}
+	lower, upper, cats := leaf.Box.Lower, leaf.Box.Upper, leaf.Box.Levels
 	for j := range d {
 		lower[j], upper[j] = math.Inf(-1), math.Inf(1)
 	}
-	cats := make([][]bool, d)
 	var walk func(i int)
 	walk = func(i int) {
 		f := int(t.feature[i])
 		if f < 0 {
-			b := Box{Lower: append([]float64(nil), lower...), Upper: append([]float64(nil), upper...), Levels: make([][]bool, d)}
-			for j, c := range cats {
-				if c != nil {
-					b.Levels[j] = append([]bool(nil), c...)
-				}
-			}
-			out = append(out, Leaf{Node: i, Value: t.value[i], Samples: int(t.samples[i]), Box: b})
+			leaf.Node, leaf.Value, leaf.Samples = i, t.value[i], int(t.samples[i])
+			fn(&leaf)
 			return
 		}
 		if k := t.levels[f]; k > 0 {
@@ -160,7 +186,6 @@ func (t *Tree) Leaves() []Leaf {
 		lower[f] = lo
 	}
 	walk(0)
-	return out
 }
 
 // catWords is the number of 64-bit words of a level set with k levels plus
