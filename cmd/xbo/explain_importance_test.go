@@ -1,0 +1,146 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const importanceSpace = `{"objective": "minimize", "params": [
+  {"name": "lr", "type": "float", "low": 0.0001, "high": 1, "log": true},
+  {"name": "layers", "type": "int", "low": 1, "high": 4},
+  {"name": "opt", "type": "categorical", "choices": ["sgd", "adam"]},
+  {"name": "momentum", "type": "float", "low": 0, "high": 0.99, "condition": {"parent": "opt", "values": ["sgd"]}}
+]}`
+
+// writeImportanceFiles writes a space and a trials CSV where the learning
+// rate matters most, then the optimizer, with a conditional momentum.
+func writeImportanceFiles(t *testing.T, rows int, extra string) (dataPath, spacePath string) {
+	t.Helper()
+	dir := t.TempDir()
+	spacePath = filepath.Join(dir, "space.json")
+	if err := os.WriteFile(spacePath, []byte(importanceSpace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	var b strings.Builder
+	b.WriteString("lr,layers,opt,momentum,value\n")
+	for range rows {
+		lr := math.Exp(math.Log(1e-4) + rng.Float64()*math.Log(1e4))
+		layers := 1 + rng.IntN(4)
+		opt := []string{"sgd", "adam"}[rng.IntN(2)]
+		mom := ""
+		v := math.Pow(math.Log10(lr)+2, 2) + 0.1*float64(layers)
+		if opt == "sgd" {
+			m := rng.Float64() * 0.99
+			mom = fmt.Sprintf("%.4f", m)
+			v += 1.5 - m
+		}
+		fmt.Fprintf(&b, "%.6g,%d,%s,%s,%.6g\n", lr, layers, opt, mom, v)
+	}
+	b.WriteString(extra)
+	dataPath = filepath.Join(dir, "trials.csv")
+	if err := os.WriteFile(dataPath, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dataPath, spacePath
+}
+
+func TestExplainImportanceJSON(t *testing.T) {
+	data, sp := writeImportanceFiles(t, 300, "0.01,2,adam,,\n")
+	args := []string{"explain", "importance", "--data", data, "--space", sp, "--pairs", "--json", "--seed", "3"}
+	code, out, errOut := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "skipped 1 trial") {
+		t.Errorf("no warning about the skipped row: %q", errOut)
+	}
+	var got struct {
+		Main  map[string]struct{ Fraction, Std float64 } `json:"main"`
+		Pairs map[string]struct{ Fraction, Std float64 } `json:"pairs"`
+		Total float64                                    `json:"total_variance"`
+	}
+	if err := json.Unmarshal([]byte(out), &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(got.Main) != 4 || len(got.Pairs) != 6 || !(got.Total > 0) {
+		t.Fatalf("shape: %d main, %d pairs, total %v", len(got.Main), len(got.Pairs), got.Total)
+	}
+	if _, ok := got.Pairs["lr,layers"]; !ok {
+		t.Fatalf("pair keys %v, want \"a,b\" in parameter order", got.Pairs)
+	}
+	best := ""
+	for n, e := range got.Main {
+		if best == "" || e.Fraction > got.Main[best].Fraction {
+			best = n
+		}
+	}
+	if best != "lr" {
+		t.Errorf("top parameter %s, want lr: %v", best, got.Main)
+	}
+	if got.Main["layers"].Fraction > got.Main["lr"].Fraction/10 {
+		t.Errorf("layers %.3f should matter far less than lr %.3f", got.Main["layers"].Fraction, got.Main["lr"].Fraction)
+	}
+	// Same data and seed: the same output to the last digit.
+	_, again, _ := runCLI(t, args...)
+	if again != out {
+		t.Error("a second run with the same seed printed different numbers")
+	}
+}
+
+func TestExplainImportanceTable(t *testing.T) {
+	data, sp := writeImportanceFiles(t, 200, "")
+	code, out, errOut := runCLI(t, "explain", "importance", "--data", data, "--space", sp, "--pairs", "--cap-quantile", "0.5")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, want := range []string{"rank", "   1  lr ", "all main effects", "lr × layers", "capped at"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestExplainImportanceBadInput(t *testing.T) {
+	good, sp := writeImportanceFiles(t, 20, "")
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr []string
+	}{
+		{"no data flag", []string{"--space", sp}, 2, []string{"--data"}},
+		{"bad trees", []string{"--data", good, "--space", sp, "--trees", "0"}, 2, []string{"--trees"}},
+		{"bad quantile", []string{"--data", good, "--space", sp, "--cap-quantile", "1.5"}, 2, []string{"--cap-quantile"}},
+		{"both caps", []string{"--data", good, "--space", sp, "--cap-quantile", "0.2", "--cap-value", "1"}, 2, []string{"exclude"}},
+		{"unknown column", []string{"--data", write("a.csv", "lr,layers,opt,momentum,bogus,value\n0.1,1,sgd,0.5,1,2\n"), "--space", sp}, 1, []string{"bogus"}},
+		{"out of space", []string{"--data", write("b.csv", "lr,layers,opt,momentum,value\n0.1,1,sgd,0.5,2\n5,1,sgd,0.5,2\n"), "--space", sp}, 1, []string{"line 3", "lr"}},
+		{"not a number", []string{"--data", write("c.csv", "lr,layers,opt,momentum,value\n0.1,1,sgd,0.5,2\n0.1,x,sgd,0.5,2\n"), "--space", sp}, 1, []string{"line 3", "layers"}},
+		{"one row", []string{"--data", write("d.csv", "lr,layers,opt,momentum,value\n0.1,1,sgd,0.5,2\n0.2,1,sgd,0.5,\n"), "--space", sp}, 1, []string{"at least 2", "skipped 1"}},
+	}
+	for _, c := range cases {
+		code, _, errOut := runCLI(t, append([]string{"explain", "importance"}, c.args...)...)
+		if code != c.code {
+			t.Errorf("%s: exit %d, want %d (%s)", c.name, code, c.code, errOut)
+		}
+		for _, w := range c.stderr {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("%s: stderr %q lacks %q", c.name, errOut, w)
+			}
+		}
+	}
+}
