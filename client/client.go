@@ -1,0 +1,382 @@
+// Package client is a Go client of the xbo tuning service (package server,
+// documented in docs/api.md): create studies, ask for trials, tell results.
+//
+//	c := client.New("http://127.0.0.1:8080", client.WithToken(tok))
+//	for {
+//		t, err := c.Ask(ctx, "svm")
+//		...
+//		err = c.Tell(ctx, "svm", t.Number, loss)
+//	}
+//
+// Tell, Fail and Report are idempotent on the server, so the client retries
+// them (and every GET) after network errors and 5xx answers; Ask is not
+// retried after the request may have reached the server, because a lost
+// answer would leave a trial running until it expires.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Client talks to one server. Its zero value is not usable; call New.
+type Client struct {
+	base    string
+	token   string
+	worker  string
+	http    *http.Client
+	retries int
+	backoff time.Duration
+}
+
+// Option configures a Client.
+type Option func(*Client)
+
+// WithToken sends "Authorization: Bearer token" on every request.
+func WithToken(token string) Option { return func(c *Client) { c.token = token } }
+
+// WithWorker names this worker in asks (shown in trial listings).
+func WithWorker(id string) Option { return func(c *Client) { c.worker = id } }
+
+// WithHTTPClient replaces http.DefaultClient.
+func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithRetries sets how often retryable requests are repeated (default 5)
+// and the first backoff (default 100 ms, doubling).
+func WithRetries(n int, backoff time.Duration) Option {
+	return func(c *Client) { c.retries, c.backoff = n, backoff }
+}
+
+// New returns a client of the server at baseURL (e.g. http://127.0.0.1:8080).
+func New(baseURL string, opts ...Option) *Client {
+	c := &Client{base: strings.TrimRight(baseURL, "/"), http: http.DefaultClient, retries: 5, backoff: 100 * time.Millisecond}
+	for _, o := range opts {
+		o(c)
+	}
+	return c
+}
+
+// APIError is an error answer of the server.
+type APIError struct {
+	Status  int
+	Message string
+}
+
+func (e *APIError) Error() string {
+	return fmt.Sprintf("xbo server: %d %s: %s", e.Status, http.StatusText(e.Status), e.Message)
+}
+
+// IsStatus reports whether err is an APIError with the given HTTP status.
+func IsStatus(err error, status int) bool {
+	var ae *APIError
+	return errors.As(err, &ae) && ae.Status == status
+}
+
+// Study is a study as the server describes it.
+type Study struct {
+	ID         int64           `json:"id"`
+	Name       string          `json:"name"`
+	Direction  string          `json:"direction"`
+	Space      json.RawMessage `json:"space"`
+	Optimizer  json.RawMessage `json:"optimizer"`
+	CreatedAt  time.Time       `json:"created_at"`
+	Version    int64           `json:"version"`
+	NextNumber int64           `json:"next_number"`
+	Counts     map[string]int  `json:"counts,omitempty"`
+	Best       *float64        `json:"best,omitempty"`
+}
+
+// Intermediate is a reported intermediate value.
+type Intermediate struct {
+	Step  int64   `json:"step"`
+	Value float64 `json:"value"`
+}
+
+// Trial is a trial as the server describes it.
+type Trial struct {
+	ID           int64           `json:"id"`
+	Number       int64           `json:"number"`
+	State        string          `json:"state"`
+	Params       map[string]any  `json:"params"`
+	Value        *float64        `json:"value,omitempty"`
+	Intermediate []Intermediate  `json:"intermediate,omitempty"`
+	UserAttrs    map[string]any  `json:"user_attrs,omitempty"`
+	Worker       string          `json:"worker,omitempty"`
+	Acquisition  string          `json:"acquisition,omitempty"`
+	FailReason   string          `json:"fail_reason,omitempty"`
+	RequeuedFrom *int64          `json:"requeued_from,omitempty"`
+	Meta         json.RawMessage `json:"meta,omitempty"`
+	CreatedAt    time.Time       `json:"created_at"`
+	StartedAt    *time.Time      `json:"started_at,omitempty"`
+	Deadline     *time.Time      `json:"deadline,omitempty"`
+	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
+	Version      int64           `json:"version"`
+}
+
+// Float returns a numeric parameter, or an error naming it.
+func (t *Trial) Float(name string) (float64, error) {
+	v, ok := t.Params[name]
+	if !ok {
+		return 0, fmt.Errorf("trial %d has no parameter %q (inactive or unknown)", t.Number, name)
+	}
+	f, ok := v.(float64)
+	if !ok {
+		return 0, fmt.Errorf("trial %d: parameter %q is %v, not a number", t.Number, name, v)
+	}
+	return f, nil
+}
+
+// StudySpec describes a study to create. Space is the space JSON document
+// (or any value that marshals to it, such as *space.Space); Optimizer is
+// the optimizer configuration object (nil for defaults).
+type StudySpec struct {
+	Name      string `json:"name"`
+	Space     any    `json:"space"`
+	Optimizer any    `json:"optimizer,omitempty"`
+}
+
+// CreateStudy creates a study.
+func (c *Client) CreateStudy(ctx context.Context, spec StudySpec) (*Study, error) {
+	var st Study
+	return &st, c.do(ctx, http.MethodPost, "/api/studies", spec, &st, false)
+}
+
+// Studies lists the studies.
+func (c *Client) Studies(ctx context.Context) ([]Study, error) {
+	var out struct {
+		Studies []Study `json:"studies"`
+	}
+	err := c.do(ctx, http.MethodGet, "/api/studies", nil, &out, true)
+	return out.Studies, err
+}
+
+// Study returns one study with its counts.
+func (c *Client) Study(ctx context.Context, name string) (*Study, error) {
+	var st Study
+	return &st, c.do(ctx, http.MethodGet, "/api/studies/"+url.PathEscape(name), nil, &st, true)
+}
+
+// DeleteStudy deletes a study and its trials.
+func (c *Client) DeleteStudy(ctx context.Context, name string) error {
+	return c.do(ctx, http.MethodDelete, "/api/studies/"+url.PathEscape(name), nil, nil, false)
+}
+
+// Ask returns a trial to evaluate.
+func (c *Client) Ask(ctx context.Context, study string) (*Trial, error) {
+	var t Trial
+	return &t, c.do(ctx, http.MethodPost, studyPath(study, "ask"), map[string]string{"worker": c.worker}, &t, false)
+}
+
+// Tell reports a trial's value. Repeating it is harmless.
+func (c *Client) Tell(ctx context.Context, study string, number int64, value float64) error {
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		return fmt.Errorf("client: tell trial %d: value %v is not finite (use Fail)", number, value)
+	}
+	return c.do(ctx, http.MethodPost, trialPath(study, number, "tell"), map[string]any{"value": value}, nil, true)
+}
+
+// Fail reports that a trial's evaluation failed.
+func (c *Client) Fail(ctx context.Context, study string, number int64, reason string) error {
+	return c.do(ctx, http.MethodPost, trialPath(study, number, "tell"), map[string]any{"state": "failed", "reason": reason}, nil, true)
+}
+
+// Report records an intermediate value; it also keeps the trial from
+// expiring.
+func (c *Client) Report(ctx context.Context, study string, number, step int64, value float64) error {
+	return c.do(ctx, http.MethodPost, trialPath(study, number, "report"), map[string]any{"step": step, "value": value}, nil, true)
+}
+
+// Enqueue queues a configuration; the next ask hands it out.
+func (c *Client) Enqueue(ctx context.Context, study string, params map[string]any) (*Trial, error) {
+	var t Trial
+	return &t, c.do(ctx, http.MethodPost, studyPath(study, "trials"), map[string]any{"params": params}, &t, false)
+}
+
+// AddResult records a configuration evaluated elsewhere.
+func (c *Client) AddResult(ctx context.Context, study string, params map[string]any, value float64) (*Trial, error) {
+	var t Trial
+	return &t, c.do(ctx, http.MethodPost, studyPath(study, "trials"), map[string]any{"params": params, "value": value}, &t, false)
+}
+
+// Trial returns one trial.
+func (c *Client) Trial(ctx context.Context, study string, number int64) (*Trial, error) {
+	var t Trial
+	return &t, c.do(ctx, http.MethodGet, trialPath(study, number, ""), nil, &t, true)
+}
+
+// Trials returns every trial in the given states (all states when none),
+// fetching page by page.
+func (c *Client) Trials(ctx context.Context, study string, states ...string) ([]Trial, error) {
+	var all []Trial
+	const page = 1000
+	for offset := 0; ; offset += page {
+		q := url.Values{"offset": {strconv.Itoa(offset)}, "limit": {strconv.Itoa(page)}}
+		if len(states) > 0 {
+			q.Set("state", strings.Join(states, ","))
+		}
+		var out struct {
+			Trials []Trial `json:"trials"`
+			Total  int     `json:"total"`
+		}
+		if err := c.do(ctx, http.MethodGet, studyPath(study, "trials")+"?"+q.Encode(), nil, &out, true); err != nil {
+			return nil, err
+		}
+		all = append(all, out.Trials...)
+		if len(out.Trials) < page || len(all) >= out.Total {
+			return all, nil
+		}
+	}
+}
+
+// Best returns the best complete trial.
+func (c *Client) Best(ctx context.Context, study string) (*Trial, error) {
+	var t Trial
+	return &t, c.do(ctx, http.MethodGet, studyPath(study, "best"), nil, &t, true)
+}
+
+// Events returns the trials changed after version since and the version to
+// pass next time.
+func (c *Client) Events(ctx context.Context, study string, since int64) ([]Trial, int64, error) {
+	var out struct {
+		Version int64   `json:"version"`
+		Trials  []Trial `json:"trials"`
+	}
+	err := c.do(ctx, http.MethodGet, studyPath(study, "events")+"?since="+strconv.FormatInt(since, 10), nil, &out, true)
+	return out.Trials, out.Version, err
+}
+
+// Explain fetches an explanation (kind pdp, importance, regional, shapley)
+// with query parameters such as {"param": {"lr"}} into out.
+func (c *Client) Explain(ctx context.Context, study, kind string, query url.Values, out any) error {
+	p := studyPath(study, "explain/"+url.PathEscape(kind))
+	if len(query) > 0 {
+		p += "?" + query.Encode()
+	}
+	return c.do(ctx, http.MethodGet, p, nil, out, true)
+}
+
+// Optimize runs n evaluations of objective one after the other: ask, call,
+// tell (or fail when objective returns an error). Run it in several
+// goroutines or processes for parallel workers.
+func (c *Client) Optimize(ctx context.Context, study string, n int, objective func(ctx context.Context, t *Trial) (float64, error)) error {
+	for i := 0; i < n; i++ {
+		t, err := c.Ask(ctx, study)
+		if err != nil {
+			return err
+		}
+		v, err := objective(ctx, t)
+		if err != nil {
+			if ferr := c.Fail(ctx, study, t.Number, err.Error()); ferr != nil {
+				return ferr
+			}
+			continue
+		}
+		if err := c.Tell(ctx, study, t.Number, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func studyPath(study, rest string) string {
+	return "/api/studies/" + url.PathEscape(study) + "/" + rest
+}
+
+func trialPath(study string, number int64, action string) string {
+	p := studyPath(study, "trials/"+strconv.FormatInt(number, 10))
+	if action != "" {
+		p += "/" + action
+	}
+	return p
+}
+
+// do sends one request. retry allows repeating it after network errors and
+// 5xx answers; without it only a refused connection (the request cannot have
+// reached the server) is retried.
+func (c *Client) do(ctx context.Context, method, path string, in, out any, retry bool) error {
+	var body []byte
+	if in != nil {
+		var err error
+		if body, err = json.Marshal(in); err != nil {
+			return fmt.Errorf("client: encode request: %w", err)
+		}
+	}
+	wait := c.backoff
+	for attempt := 0; ; attempt++ {
+		err := c.once(ctx, method, path, body, out)
+		if err == nil {
+			return nil
+		}
+		var ae *APIError
+		retryable := errors.Is(err, syscall.ECONNREFUSED) ||
+			(retry && (isNetErr(err) || (errors.As(err, &ae) && ae.Status >= 500)))
+		if !retryable || attempt >= c.retries || ctx.Err() != nil {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 5*time.Second)
+	}
+}
+
+func isNetErr(err error) bool {
+	var ne net.Error
+	var oe *net.OpError
+	return errors.As(err, &ne) || errors.As(err, &oe) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
+}
+
+func (c *Client) once(ctx context.Context, method, path string, body []byte, out any) error {
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
+	if err != nil {
+		return fmt.Errorf("client: %w", err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if c.token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.token)
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("client: %s %s: %w", method, path, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return fmt.Errorf("client: %s %s: reading answer: %w", method, path, err)
+	}
+	if resp.StatusCode >= 400 {
+		var e struct {
+			Error string `json:"error"`
+		}
+		if json.Unmarshal(data, &e) != nil || e.Error == "" {
+			e.Error = strings.TrimSpace(string(data))
+		}
+		return &APIError{Status: resp.StatusCode, Message: e.Error}
+	}
+	if out != nil && len(data) > 0 {
+		if err := json.Unmarshal(data, out); err != nil {
+			return fmt.Errorf("client: %s %s: decode answer: %w", method, path, err)
+		}
+	}
+	return nil
+}

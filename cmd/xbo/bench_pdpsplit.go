@@ -1,0 +1,133 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"strconv"
+
+	"github.com/schollz/progressbar/v3"
+
+	"xbo/bench"
+)
+
+func init() {
+	registerBenchmark(benchmark{
+		name:    "pdp-split",
+		summary: "paper 000 Table 1: regional vs global PDP confidence on Styblinski-Tang under LCB sampling bias",
+		run:     runBenchPDPSplit,
+	})
+}
+
+func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("bench pdp-split", flag.ContinueOnError)
+	dims := fs.String("dims", "3,5,8", "comma-separated dimensions of Styblinski-Tang")
+	taus := fs.String("taus", "5,1,0.1", "comma-separated LCB τ values (low, medium, high sampling bias)")
+	depths := fs.String("depths", "1,3", "comma-separated tree depths n_sp")
+	seeds := fs.Int("seeds", 30, "repetitions (seeds 1..N)")
+	perDim := fs.Int("budget-per-dim", 30, "evaluations per dimension (the first 4·d are a maximin LHS)")
+	mc := fs.Int("mc", 1000, "Monte Carlo points n")
+	grid := fs.Int("grid", 20, "grid points G")
+	workers := fs.Int("workers", 0, "parallel runs (0: one per CPU)")
+	asJSON := fs.Bool("json", false, "print JSON instead of the table")
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	opts := bench.PDPSplitOptions{Seeds: *seeds, BudgetPerDim: *perDim, Samples: *mc, GridSize: *grid, Workers: *workers}
+	var err error
+	if opts.Dims, err = parseInts(*dims); err != nil {
+		return usagef("--dims: %v", err)
+	}
+	if opts.Depths, err = parseInts(*depths); err != nil {
+		return usagef("--depths: %v", err)
+	}
+	for _, s := range splitList(*taus) {
+		v, err := strconv.ParseFloat(s, 64)
+		if err != nil || !(v > 0) {
+			return usagef("--taus: %q is not a positive number", s)
+		}
+		opts.Taus = append(opts.Taus, v)
+	}
+	if *seeds < 1 || *perDim < 5 || *mc < 10 || *grid < 2 || *workers < 0 {
+		return usagef("need --seeds ≥ 1, --budget-per-dim ≥ 5, --mc ≥ 10, --grid ≥ 2, --workers ≥ 0")
+	}
+	if env.isTerminal {
+		bar := progressbar.NewOptions(len(opts.Dims)*len(opts.Taus)*opts.Seeds,
+			progressbar.OptionSetWriter(env.stderr),
+			progressbar.OptionSetDescription("bench pdp-split"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionClearOnFinish(),
+		)
+		opts.Progress = func(int, int) { _ = bar.Add(1) }
+		defer bar.Finish()
+	}
+	res, err := bench.PDPSplit(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env.stdout, res)
+	}
+	return res.WriteTable(env.stdout)
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, part := range splitList(s) {
+		v, err := strconv.Atoi(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	if len(out) == 0 {
+		return nil, errors.New("empty list")
+	}
+	return out, nil
+}
+
+func init() {
+	registerBenchmark(benchmark{
+		name:    "pdp-split-lcbench",
+		summary: "paper 000 Table 2: regional PDPs per hyperparameter, BO on an LCBench random-forest objective",
+		run:     runBenchPDPSplitLCBench,
+	})
+}
+
+func runBenchPDPSplitLCBench(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("bench pdp-split-lcbench", flag.ContinueOnError)
+	data := fs.String("data", "/work/shared/data/lcbench2000_phoneme.csv", "LCBench CSV of one task (the objective lcbench-phoneme by default)")
+	seeds := fs.Int("seeds", 30, "repetitions (seeds 1..N)")
+	budget := fs.Int("budget", 200, "evaluations per BO run")
+	tau := fs.Float64("tau", 1, "LCB τ")
+	depth := fs.Int("depth", 6, "tree depth (the paper's 6 splits)")
+	mc := fs.Int("mc", 1000, "Monte Carlo points n")
+	grid := fs.Int("grid", 20, "grid points G")
+	workers := fs.Int("workers", 0, "parallel runs (0: one per CPU)")
+	asJSON := fs.Bool("json", false, "print JSON instead of the table")
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	if *seeds < 1 || *budget < 30 || !(*tau > 0) || *depth < 1 || *mc < 10 || *grid < 2 || *workers < 0 {
+		return usagef("need --seeds ≥ 1, --budget ≥ 30, --tau > 0, --depth ≥ 1, --mc ≥ 10, --grid ≥ 2, --workers ≥ 0")
+	}
+	opts := bench.LCBenchOptions{Data: *data, Seeds: *seeds, Budget: *budget, Tau: *tau, Depth: *depth, Samples: *mc, Grid: *grid, Workers: *workers}
+	if env.isTerminal {
+		bar := progressbar.NewOptions(opts.Seeds,
+			progressbar.OptionSetWriter(env.stderr),
+			progressbar.OptionSetDescription("bench pdp-split-lcbench"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionClearOnFinish(),
+		)
+		opts.Progress = func(int, int) { _ = bar.Add(1) }
+		defer bar.Finish()
+	}
+	res, err := bench.LCBench(ctx, opts)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env.stdout, res)
+	}
+	return res.WriteTable(env.stdout)
+}

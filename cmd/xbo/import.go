@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"xbo/importer"
+	"xbo/space"
+	"xbo/store"
+)
+
+func init() {
+	register(command{
+		name:    "import",
+		summary: "import an Optuna, SMAC3 or CSV/JSON trial history for xbo explain",
+		run:     runImport,
+	})
+}
+
+const importUsage = `Usage:
+  xbo import --optuna FILE.db [--study NAME] --out trials.csv --space-out space.json
+  xbo import --optuna-journal FILE [--study NAME] --out trials.csv --space-out space.json
+  xbo import --smac DIR [--all-budgets] --out trials.csv --space-out space.json
+  xbo import --csv FILE --space space.json --out trials.csv
+  xbo import ... --into xbo.db [--name STUDY]      (load into the service's store)
+  xbo import --optuna FILE.db --list                (list the studies)
+
+Writes the trials CSV and space JSON that every xbo explain command reads.
+Anything that cannot be carried over exactly is printed as a warning.
+
+Flags:
+`
+
+func runImport(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("import", flag.ContinueOnError)
+	optunaDB := fs.String("optuna", "", "Optuna RDB storage (SQLite file)")
+	optunaJournal := fs.String("optuna-journal", "", "Optuna JournalStorage file")
+	smacDir := fs.String("smac", "", "SMAC3 run directory (holding runhistory.json and configspace.json)")
+	csvFile := fs.String("csv", "", "CSV trial table (needs --space)")
+	jsonFile := fs.String("json", "", "JSON trial table: a list or JSON lines (needs --space)")
+	spaceFile := fs.String("space", "", "space file for --csv/--json")
+	study := fs.String("study", "", "Optuna study name (needed when the storage has several)")
+	list := fs.Bool("list", false, "list the studies of an Optuna storage and exit")
+	valueColumn := fs.String("value-column", "value", "objective column of a CSV/JSON table")
+	allBudgets := fs.Bool("all-budgets", false, "SMAC3: import runs of every budget, not only the highest")
+	out := fs.String("out", "", "write the trials CSV here")
+	spaceOut := fs.String("space-out", "", "write the space JSON here")
+	into := fs.String("into", "", "load into a store: a SQLite file (e.g. xbo.db) or a postgres:// URL")
+	name := fs.String("name", "", "study name in the store for --into (default: the source's study name or file name)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), importUsage)
+		fs.PrintDefaults()
+	}
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	sources := 0
+	for _, s := range []string{*optunaDB, *optunaJournal, *smacDir, *csvFile, *jsonFile} {
+		if s != "" {
+			sources++
+		}
+	}
+	if sources != 1 {
+		return usagef("give exactly one of --optuna, --optuna-journal, --smac, --csv, --json")
+	}
+	if *list {
+		var infos []importer.StudyInfo
+		var err error
+		switch {
+		case *optunaDB != "":
+			infos, err = importer.ListOptunaStudies(*optunaDB)
+		case *optunaJournal != "":
+			infos, err = importer.ListOptunaJournalStudies(*optunaJournal)
+		default:
+			return usagef("--list works with --optuna and --optuna-journal")
+		}
+		if err != nil {
+			return err
+		}
+		printStudies(env.stdout, infos)
+		return nil
+	}
+	if *out == "" && *spaceOut == "" && *into == "" {
+		return usagef("nothing to write: give --out and --space-out, or --into")
+	}
+	if (*csvFile != "" || *jsonFile != "") && *spaceFile == "" {
+		return usagef("a CSV or JSON table needs --space FILE")
+	}
+	if *spaceFile != "" && *csvFile == "" && *jsonFile == "" {
+		return usagef("--space is for --csv and --json; the other sources carry their own space (write it with --space-out)")
+	}
+	if *study != "" && *optunaDB == "" && *optunaJournal == "" {
+		return usagef("--study is for Optuna storages")
+	}
+
+	var run *importer.Run
+	var err error
+	switch {
+	case *optunaDB != "":
+		run, err = importer.ImportOptuna(*optunaDB, *study)
+	case *optunaJournal != "":
+		run, err = importer.ImportOptunaJournal(*optunaJournal, *study)
+	case *smacDir != "":
+		run, err = importer.ImportSMAC(*smacDir, importer.SMACOptions{AllBudgets: *allBudgets})
+	default:
+		var s *space.Space
+		s, err = space.Load(*spaceFile)
+		if err != nil {
+			return err
+		}
+		path := *csvFile
+		if path == "" {
+			path = *jsonFile
+		}
+		run, err = importer.ImportTable(path, s, importer.TableOptions{ValueColumn: *valueColumn})
+	}
+	var choice *importer.StudyChoiceError
+	if errors.As(err, &choice) {
+		printStudies(env.stdout, choice.Studies)
+		return usagef("the storage holds %d studies: choose one with --study", len(choice.Studies))
+	}
+	if err != nil {
+		return err
+	}
+	for _, w := range run.Warnings {
+		fmt.Fprintf(env.stderr, "warning: %s\n", w)
+	}
+	printRunSummary(env.stdout, run)
+	if *out != "" || *spaceOut != "" {
+		if err := importer.WriteFiles(run, *out, *spaceOut); err != nil {
+			return err
+		}
+		for _, p := range []string{*out, *spaceOut} {
+			if p != "" {
+				fmt.Fprintf(env.stdout, "wrote %s\n", p)
+			}
+		}
+	}
+	if *into != "" {
+		studyName := *name
+		if studyName == "" {
+			studyName = run.Study
+		}
+		if studyName == "" {
+			base := filepath.Base(filepath.Clean(run.Source))
+			studyName = strings.TrimSuffix(base, filepath.Ext(base))
+		}
+		if err := loadIntoStore(ctx, *into, studyName, run, env.stdout); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func printStudies(w io.Writer, infos []importer.StudyInfo) {
+	fmt.Fprintf(w, "%-30s %8s %10s\n", "study", "trials", "objectives")
+	for _, s := range infos {
+		fmt.Fprintf(w, "%-30s %8d %10d\n", s.Name, s.Trials, s.Objectives)
+	}
+}
+
+func printRunSummary(w io.Writer, run *importer.Run) {
+	counts := run.Counts()
+	var parts []string
+	for _, st := range []importer.State{importer.Complete, importer.Failed, importer.Pruned, importer.Running, importer.Waiting} {
+		if counts[st] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
+		}
+	}
+	what := run.Source
+	if run.Study != "" {
+		what += fmt.Sprintf(", study %q", run.Study)
+	}
+	fmt.Fprintf(w, "imported %d trials (%s) over %d parameters (%s; %s) from %s [%s]\n",
+		len(run.Trials), strings.Join(parts, ", "), run.Space.Dim(), strings.Join(run.Space.Names(), ", "),
+		run.Space.Objective, what, run.Format)
+}
+
+// loadIntoStore creates a study in the service's store and records every
+// trial: complete ones with their value, the others as failed with the
+// source's state as the reason (a pending trial would be handed to workers).
+// A failure part-way deletes the study again, so the store never holds half
+// an import.
+func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run, stdout io.Writer) (err error) {
+	st, err := store.Open(ctx, dsn)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	spaceJSON, err := importer.SpaceJSON(run.Space)
+	if err != nil {
+		return err
+	}
+	now := time.Now()
+	if _, err := st.CreateStudy(ctx, store.NewStudy{Name: studyName, Direction: string(run.Space.Objective), Space: spaceJSON, Now: now}); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return fmt.Errorf("%w (choose another name with --name)", err)
+		}
+		return err
+	}
+	defer func() {
+		if err != nil {
+			if derr := st.DeleteStudy(context.WithoutCancel(ctx), studyName); derr != nil {
+				err = fmt.Errorf("%w; removing the partly imported study also failed: %v", err, derr)
+			}
+		}
+	}()
+	failed := 0
+	for _, t := range run.Trials {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		attrs := map[string]any{"imported_from": run.Format, "source_number": t.Number, "source_state": string(t.State)}
+		if t.Origin != "" {
+			attrs["origin"] = t.Origin
+		}
+		params := run.Space.ToMap(t.Params)
+		if t.Usable() {
+			v := t.Value
+			if _, err := st.AddTrial(ctx, studyName, store.NewTrial{Params: params, Value: &v, UserAttrs: attrs, Now: now}); err != nil {
+				return fmt.Errorf("trial %d: %w", t.Number, err)
+			}
+			continue
+		}
+		added, err := st.AddTrial(ctx, studyName, store.NewTrial{Params: params, UserAttrs: attrs, Now: now})
+		if err != nil {
+			return fmt.Errorf("trial %d: %w", t.Number, err)
+		}
+		reason := fmt.Sprintf("imported from %s: %s", run.Format, t.State)
+		if t.State == importer.Complete && math.IsInf(t.Value, 0) {
+			reason = fmt.Sprintf("imported from %s: value %v", run.Format, t.Value)
+		}
+		if _, _, err := st.Tell(ctx, studyName, added.Number, store.Result{State: store.Failed, Reason: reason, Now: now}); err != nil {
+			return fmt.Errorf("trial %d: %w", t.Number, err)
+		}
+		failed++
+	}
+	fmt.Fprintf(stdout, "loaded %d trials into study %q of %s (%d recorded as failed: failed, pruned, running or waiting in the source)\n", len(run.Trials), studyName, dsn, failed)
+	return nil
+}

@@ -1,0 +1,196 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"math"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"xbo/server"
+	"xbo/space"
+	"xbo/store"
+	"xbo/trials"
+)
+
+func init() {
+	register(command{name: "study create", summary: "create a tuning study in the service's database", run: runStudyCreate})
+	register(command{name: "study list", summary: "list studies with trial counts and best values", run: runStudyList})
+	register(command{name: "study export", summary: "write a study's trials as the trials CSV (or JSON)", run: runStudyExport})
+}
+
+// The study commands work on the database directly (SQLite allows this while
+// `xbo serve` runs on the same file; PostgreSQL always does), so they need
+// no running server.
+func dbFlag(fs *flag.FlagSet) *string {
+	return fs.String("db", "xbo.db", "SQLite file, or postgres://... for PostgreSQL")
+}
+
+func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("study create", flag.ContinueOnError)
+	db := dbFlag(fs)
+	name := fs.String("name", "", "study name (required)")
+	spacePath := fs.String("space", "", "search space file, JSON or YAML (required)")
+	var cfg server.OptimizerConfig
+	fs.StringVar(&cfg.Strategy, "strategy", "", "ei (default), lcb, pi, pvar or random")
+	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
+	fs.StringVar(&cfg.Kernel, "kernel", "", "matern52 (default), matern32 or se")
+	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
+	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
+	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
+	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: best (default), mean, worst, believer")
+	seed := fs.Int64("seed", -1, "random seed (default: chosen at random and stored)")
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	if *name == "" || *spacePath == "" {
+		return usagef("--name and --space are required")
+	}
+	sp, err := space.Load(*spacePath)
+	if err != nil {
+		return err
+	}
+	if *seed >= 0 {
+		s := uint64(*seed)
+		cfg.Seed = &s
+	}
+	spaceJSON, err := os.ReadFile(*spacePath)
+	if err != nil {
+		return err
+	}
+	optJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return err
+	}
+	ns, err := server.NewStudyRecord(*name, spaceJSON, optJSON, time.Now())
+	if err != nil {
+		return usageError{err}
+	}
+	st, err := store.Open(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	created, err := st.CreateStudy(ctx, ns)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(env.stdout, "created study %q (%s, %d parameters, optimizer %s)\n", created.Name, created.Direction, sp.Dim(), created.Optimizer)
+	return nil
+}
+
+func runStudyList(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("study list", flag.ContinueOnError)
+	db := dbFlag(fs)
+	asJSON := fs.Bool("json", false, "print JSON instead of a table")
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	st, err := store.Open(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	list, err := st.Studies(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if list == nil {
+			list = []store.StudySummary{}
+		}
+		enc := json.NewEncoder(env.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(list)
+	}
+	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tDIRECTION\tCOMPLETE\tRUNNING\tPENDING\tFAILED\tEXPIRED\tBEST")
+	for _, s := range list {
+		best := "-"
+		if s.Best != nil {
+			best = fmt.Sprintf("%.6g", *s.Best)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Direction, s.Counts[store.Complete], s.Counts[store.Running],
+			s.Counts[store.Pending], s.Counts[store.Failed], s.Counts[store.Expired], best)
+	}
+	return tw.Flush()
+}
+
+func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("study export", flag.ContinueOnError)
+	db := dbFlag(fs)
+	name := fs.String("name", "", "study name (or give it as the first argument)")
+	_ = fs.Bool("csv", true, "write the trials CSV (the default)")
+	asJSON := fs.Bool("json", false, "write every trial as JSON instead (all states, all fields)")
+	failed := fs.Bool("failed", false, "CSV: include failed trials (with an empty value)")
+	out := fs.String("o", "", "output file (default stdout)")
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		*name, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	if *name == "" {
+		return usagef("which study? xbo study export NAME [--csv|--json]")
+	}
+	st, err := store.Open(ctx, *db)
+	if err != nil {
+		return err
+	}
+	defer st.Close()
+	study, err := st.Study(ctx, *name)
+	if err != nil {
+		return err
+	}
+	sp, err := space.Parse(study.Space)
+	if err != nil {
+		return fmt.Errorf("stored space: %w", err)
+	}
+	q := store.TrialQuery{}
+	if !*asJSON {
+		q.States = []store.State{store.Complete}
+		if *failed {
+			q.States = append(q.States, store.Failed)
+		}
+	}
+	list, _, err := st.Trials(ctx, *name, q)
+	if err != nil {
+		return err
+	}
+	w := env.stdout
+	if *out != "" {
+		f, err := os.Create(*out)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		w = f
+	}
+	if *asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{"study": study, "trials": list})
+	}
+	tw, err := trials.NewWriter(w, sp)
+	if err != nil {
+		return err
+	}
+	for _, t := range list {
+		vals, err := sp.FromMap(t.Params)
+		if err != nil {
+			return fmt.Errorf("trial %d: %w", t.Number, err)
+		}
+		v := math.NaN()
+		if t.Value != nil {
+			v = *t.Value
+		}
+		if err := tw.Write(trials.Record{Params: vals, Value: v, Acquisition: t.Acquisition}); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,122 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"xbo/space"
+	"xbo/store"
+	"xbo/trials"
+)
+
+// TestStudyCommands creates a study with the CLI, records trials in its
+// database, and checks list and export (read back with trials.ReadCSV).
+func TestStudyCommands(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "xbo.db")
+	spacePath := filepath.Join(dir, "space.yaml")
+	os.WriteFile(spacePath, []byte(`objective: maximize
+params:
+  - {name: lr, type: float, low: 0.0001, high: 1, log: true}
+  - {name: depth, type: int, low: 0, high: 8}
+  - {name: opt, type: categorical, choices: [sgd, adam]}
+  - {name: beta, type: float, low: 0, high: 1, condition: {parent: opt, values: [adam]}}
+`), 0o644)
+	code, out, errOut := runCLI(t, "study", "create", "--db", db, "--name", "cnn", "--space", spacePath, "--strategy", "lcb", "--tau", "2", "--seed", "4")
+	if code != 0 || !strings.Contains(out, `created study "cnn" (maximize, 4 parameters`) {
+		t.Fatalf("create: exit %d, %q %q", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "study", "create", "--db", db, "--name", "cnn", "--space", spacePath); code != 1 || !strings.Contains(errOut, "already exists") {
+		t.Fatalf("duplicate: exit %d %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "study", "create", "--db", db, "--name", "x", "--space", spacePath, "--strategy", "magic"); code != 2 || !strings.Contains(errOut, "unknown strategy") {
+		t.Fatalf("bad strategy: exit %d %q", code, errOut)
+	}
+	if code, _, _ := runCLI(t, "study", "create", "--db", db, "--space", spacePath); code != 2 {
+		t.Fatalf("missing name: exit %d", code)
+	}
+
+	ctx := context.Background()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	study, err := st.Study(ctx, "cnn")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var optCfg map[string]any
+	json.Unmarshal(study.Optimizer, &optCfg)
+	if optCfg["strategy"] != "lcb" || optCfg["tau"] != 2.0 || optCfg["seed"] != 4.0 {
+		t.Fatalf("stored optimizer %s", study.Optimizer)
+	}
+	rows := []map[string]any{
+		{"lr": 0.01, "depth": 3, "opt": "sgd"},
+		{"lr": 0.1, "depth": 5, "opt": "adam", "beta": 0.9},
+	}
+	for i, p := range rows {
+		v := float64(i) + 0.5
+		if _, err := st.AddTrial(ctx, "cnn", store.NewTrial{Params: p, Value: &v, Now: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	queued, _ := st.AddTrial(ctx, "cnn", store.NewTrial{Params: rows[0], Now: time.Now()})
+	st.Tell(ctx, "cnn", queued.Number, store.Result{State: store.Failed, Now: time.Now()})
+	st.Close()
+
+	code, out, _ = runCLI(t, "study", "list", "--db", db)
+	if code != 0 || !strings.Contains(out, "cnn") || !strings.Contains(out, "1.5") {
+		t.Fatalf("list: %d %q", code, out)
+	}
+	code, out, _ = runCLI(t, "study", "list", "--db", db, "--json")
+	var list []store.StudySummary
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].Counts[store.Complete] != 2 {
+		t.Fatalf("list --json: %d %q", code, out)
+	}
+	code, out, errOut = runCLI(t, "study", "export", "cnn", "--csv", "--db", db)
+	if code != 0 {
+		t.Fatalf("export: %d %q", code, errOut)
+	}
+	if !strings.HasPrefix(out, "lr,depth,opt,beta,value,acquisition\n") {
+		t.Fatalf("export header: %q", out)
+	}
+	sp, err := space.Load(spacePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	table, err := trials.ReadCSV(strings.NewReader(out), sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(table.Rows) != 2 || table.Values[1] != 1.5 || !math.IsNaN(table.Rows[0][3]) || table.Rows[1][3] != 0.9 || table.Rows[1][2] != 1 {
+		t.Fatalf("exported table: %+v %v", table.Rows, table.Values)
+	}
+	code, out, _ = runCLI(t, "study", "export", "cnn", "--json", "--db", db)
+	if code != 0 || !strings.Contains(out, `"state": "failed"`) {
+		t.Fatalf("export --json: %d %.200q", code, out)
+	}
+	if code, _, errOut := runCLI(t, "study", "export", "--db", db); code != 2 || !strings.Contains(errOut, "which study") {
+		t.Fatalf("export without name: %d %q", code, errOut)
+	}
+	if code, _, errOut := runCLI(t, "study", "export", "nope", "--db", db); code != 1 || !strings.Contains(errOut, "not found") {
+		t.Fatalf("export unknown: %d %q", code, errOut)
+	}
+}
+
+func TestServeFlags(t *testing.T) {
+	if code, _, errOut := runCLI(t, "serve", "--trial-timeout", "-1s"); code != 2 || !strings.Contains(errOut, "negative") {
+		t.Fatalf("negative timeout: %d %q", code, errOut)
+	}
+	if code, _, _ := runCLI(t, "serve", "--log-level", "loud"); code != 2 {
+		t.Fatalf("bad log level: %d", code)
+	}
+	if code, _, errOut := runCLI(t, "serve", "--db", filepath.Join(t.TempDir(), "a.db"), "--addr", "256.0.0.1:1"); code != 1 || !strings.Contains(errOut, "listen") {
+		t.Fatalf("bad address: %d %q", code, errOut)
+	}
+}

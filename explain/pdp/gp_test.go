@@ -1,0 +1,112 @@
+package pdp_test
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"xbo/bench"
+	"xbo/explain/pdp"
+	"xbo/gp"
+	"xbo/space"
+)
+
+// fitStyblinskiTang fits a Matérn-3/2 GP to t uniform evaluations of the
+// d-dimensional Styblinski-Tang function in unit-cube coordinates.
+func fitStyblinskiTang(tb testing.TB, d, t int, seed uint64) (*gp.GP, *space.Space, *bench.Function) {
+	tb.Helper()
+	f, err := bench.Lookup(bench.NameStyblinskiTang, d)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	sp, err := f.Space()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	x := sp.Sample(rng, t)
+	y := make([]float64, t)
+	for i, u := range x {
+		y[i] = f.Eval(sp.Decode(u))
+	}
+	model, err := gp.Fit(x, y, gp.Options{Kernel: gp.Matern32, Seed: seed})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return model, sp, f
+}
+
+// With the GP, eq. 4 (through GP.AverageVariance) equals 1ᵀK̂1/n² from the
+// GP's full covariance, and never exceeds eq. 5.
+func TestGPExactBandEqualsBruteForce(t *testing.T) {
+	model, sp, _ := fitStyblinskiTang(t, 3, 25, 1)
+	ice, err := pdp.NewICE(model, sp, []int{1}, pdp.Options{GridSize: 5, Samples: 120, Exact: true, Seed: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exact, err := ice.PDP(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := float64(ice.Len())
+	for g := range ice.GridLen() {
+		pts := ice.PointsAt(g, nil)
+		k, err := model.Covariance(pts, pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, diag := 0.0, 0.0
+		for i := range pts {
+			diag += k.At(i, i)
+			for j := range pts {
+				sum += k.At(i, j)
+			}
+		}
+		brute := sum / (n * n)
+		got := exact.SD[g] * exact.SD[g]
+		if math.Abs(got-brute) > 1e-8*(brute+diag/n) {
+			t.Errorf("grid %d: eq. 4 %.10g, brute force %.10g", g, got, brute)
+		}
+		if got > diag/n*(1+1e-9) {
+			t.Errorf("grid %d: eq. 4 %.10g exceeds eq. 5 %.10g", g, got, diag/n)
+		}
+	}
+}
+
+// On uniform Styblinski-Tang data the 95% bands cover the closed-form PD at
+// most grid points, and the L1 error falls as data grows.
+func TestGPBandCoversClosedFormPD(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits several GPs")
+	}
+	const d, reps = 3, 4
+	sizes := []int{15, 45, 135}
+	l1 := make([]float64, len(sizes))
+	covered, total := 0, 0
+	for k, size := range sizes {
+		for rep := range reps {
+			model, sp, f := fitStyblinskiTang(t, d, size, uint64(10*k+rep+1))
+			res, err := pdp.Compute(model, sp, []string{"x1"}, pdp.Options{Samples: 500, Seed: uint64(rep)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for g, v := range res.Grid {
+				truth, _ := f.PartialDependence(0, v)
+				l1[k] += math.Abs(res.Mean[g]-truth) / float64(len(res.Grid)*reps)
+				total++
+				if truth >= res.Lower[g] && truth <= res.Upper[g] {
+					covered++
+				}
+			}
+		}
+	}
+	if frac := float64(covered) / float64(total); frac < 0.8 {
+		t.Errorf("bands cover the true PD at %.0f%% of grid points, want ≥ 80%%", 100*frac)
+	}
+	for k := 1; k < len(sizes); k++ {
+		if !(l1[k] < l1[k-1]) {
+			t.Errorf("L1 error does not fall with data: %v for T = %v", l1, sizes)
+		}
+	}
+	t.Logf("coverage %d/%d, L1 %v for T = %v", covered, total, l1, sizes)
+}

@@ -1,0 +1,185 @@
+package server_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"xbo/client"
+	"xbo/server"
+)
+
+// serverTiming parses the Server-Timing header of an ask.
+var timingRe = regexp.MustCompile(`(\w+);dur=([0-9.]+)`)
+
+func serverTiming(h string) map[string]time.Duration {
+	out := map[string]time.Duration{}
+	for _, m := range timingRe.FindAllStringSubmatch(h, -1) {
+		ms, _ := strconv.ParseFloat(m[2], 64)
+		out[m[1]] = time.Duration(ms * float64(time.Millisecond))
+	}
+	return out
+}
+
+func quantile(d []time.Duration, q float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	i := int(q * float64(len(s)-1))
+	return float64(s[i].Microseconds()) / 1000
+}
+
+// askRaw asks over HTTP and returns the trial number, params and timing.
+func askRaw(ctx context.Context, hc *http.Client, url string) (int64, *client.Trial, map[string]time.Duration, error) {
+	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"worker":"bench"}`))
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := hc.Do(req)
+	if err != nil {
+		return 0, nil, nil, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 {
+		return 0, nil, nil, fmt.Errorf("ask: status %d", resp.StatusCode)
+	}
+	var t client.Trial
+	if err := json.NewDecoder(resp.Body).Decode(&t); err != nil {
+		return 0, nil, nil, err
+	}
+	return t.Number, &t, serverTiming(resp.Header.Get("Server-Timing")), nil
+}
+
+// benchAskTell measures ask/tell round trips by 32 concurrent workers over
+// loopback HTTP. Reported per run:
+//
+//	trials/s          completed ask+tell pairs per second
+//	rt_p50_ms, rt_p99_ms     ask+tell round trip
+//	ask_p50_ms, ask_p99_ms   ask latency
+//	opt_ms            mean optimizer time per proposal (its own Ask)
+//	overhead_p50_ms, overhead_p99_ms  ask latency minus the optimizer time
+//	                  it waited for (its batch and the batches served while
+//	                  it queued): what the service adds
+//	tell_p99_ms       tell latency
+func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int) {
+	st, _ := openStore(b, backend)
+	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ctx := context.Background()
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
+	c := client.New(hs.URL, client.WithToken(token), client.WithHTTPClient(hc))
+	name := "bench"
+	if _, err := c.CreateStudy(ctx, client.StudySpec{Name: name, Space: json.RawMessage(space2D), Optimizer: json.RawMessage(optimizer)}); err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < prefill; i++ {
+		x, y := -5+15*rng.Float64(), 15*rng.Float64()
+		if _, err := c.AddResult(ctx, name, map[string]any{"x": x, "y": y}, branin(x, y)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	// Warm the optimizer cache (the first ask rebuilds from the history).
+	if t, err := c.Ask(ctx, name); err != nil {
+		b.Fatal(err)
+	} else if v, err := evalBranin(t); err != nil || c.Tell(ctx, name, t.Number, v) != nil {
+		b.Fatal("warm-up tell failed")
+	}
+	askURL := hs.URL + "/api/studies/" + name + "/ask"
+	var (
+		mu                                    sync.Mutex
+		rts, asks, tells, overheads, optTimes []time.Duration
+		next                                  atomic.Int64
+	)
+	b.ResetTimer()
+	start := time.Now()
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for next.Add(1) <= int64(b.N) {
+				t0 := time.Now()
+				num, tr, tm, err := askRaw(ctx, hc, askURL)
+				if err != nil {
+					errs <- err
+					return
+				}
+				t1 := time.Now()
+				v, _ := evalBranin(tr)
+				if err := c.Tell(ctx, name, num, v); err != nil {
+					errs <- err
+					return
+				}
+				t2 := time.Now()
+				mu.Lock()
+				rts = append(rts, t2.Sub(t0))
+				asks = append(asks, t1.Sub(t0))
+				tells = append(tells, t2.Sub(t1))
+				overheads = append(overheads, t1.Sub(t0)-tm["waitopt"]-tm["batchopt"])
+				if tm["opt"] > 0 {
+					optTimes = append(optTimes, tm["opt"])
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	b.StopTimer()
+	close(errs)
+	for err := range errs {
+		b.Fatal(err)
+	}
+	var optSum time.Duration
+	for _, d := range optTimes {
+		optSum += d
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "trials/s")
+	b.ReportMetric(quantile(rts, 0.5), "rt_p50_ms")
+	b.ReportMetric(quantile(rts, 0.99), "rt_p99_ms")
+	b.ReportMetric(quantile(asks, 0.5), "ask_p50_ms")
+	b.ReportMetric(quantile(asks, 0.99), "ask_p99_ms")
+	b.ReportMetric(quantile(tells, 0.99), "tell_p99_ms")
+	if len(optTimes) > 0 {
+		b.ReportMetric(float64(optSum.Microseconds())/1000/float64(len(optTimes)), "opt_ms")
+	}
+	b.ReportMetric(quantile(overheads, 0.5), "overhead_p50_ms")
+	b.ReportMetric(quantile(overheads, 0.99), "overhead_p99_ms")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkAskTell runs 32 concurrent workers (w32) and a single worker (w1,
+// no queueing: the service's own latency) against the random strategy and
+// the GP strategy on a study that starts with 200 complete trials (T = 200):
+//
+//	go test -run '^$' -bench 'AskTell/.*/random' -benchtime 2000x ./server
+//	go test -run '^$' -bench 'AskTell/.*/gp' -benchtime 64x ./server
+func BenchmarkAskTell(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, workers := range []int{32, 1} {
+			b.Run(fmt.Sprintf("%s/random/w%d", backend, workers), func(b *testing.B) {
+				benchAskTell(b, backend, `{"strategy":"random","seed":1}`, 0, workers)
+			})
+			b.Run(fmt.Sprintf("%s/gp-T200/w%d", backend, workers), func(b *testing.B) {
+				benchAskTell(b, backend, `{"seed":1}`, 200, workers)
+			})
+		}
+	}
+}

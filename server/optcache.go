@@ -1,0 +1,426 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"xbo/gp"
+	"xbo/opt"
+	"xbo/space"
+	"xbo/store"
+)
+
+// studyCache keeps one study's optimizer between asks. It mirrors the
+// study's trials; an ask re-reads those that can still change and the new
+// ones (store.AskView.Watch) and either applies the changes (tells and
+// failures of trials the optimizer holds as pending) or, for changes the
+// optimizer cannot apply in place (a trial created by another server process
+// or enqueued by a user, a pending trial that expired), rebuilds the
+// optimizer from the mirrored history. Proposal
+// metadata (the GP hyperparameters) is stored with each trial, so a rebuilt
+// optimizer warm-starts where the previous one stopped.
+type studyCache struct {
+	qmu       sync.Mutex
+	queue     []*askWaiter
+	draining  bool         // a goroutine is serving the queue; only it touches the fields below
+	optSpent  atomic.Int64 // total optimizer time in ns, for timing.waitOpt
+	expiredAt time.Time    // last expiry check by an ask
+
+	studyID int64
+	sp      *space.Space
+	cfg     OptimizerConfig
+	o       *opt.Optimizer
+	next    int64                 // trials numbered below are in trials
+	optID   map[int64]int64       // store trial number → optimizer trial id
+	state   map[int64]store.State // what the optimizer holds: Pending, Complete or Failed
+	trials  map[int64]store.Trial // every trial of the study as last read
+	vals    map[int64][]float64   // natural values of every trial's params
+}
+
+// proposalMeta is what the optimizer records about a proposal; it is stored
+// verbatim as the trial's meta.
+type proposalMeta struct {
+	Observed int       `json:"observed,omitempty"`
+	Hyper    *gp.Hyper `json:"hyper,omitempty"`
+	Note     string    `json:"note,omitempty"`
+}
+
+// timing splits an ask's time for the Server-Timing header: waiting in this
+// process's queue of asks for the study, catching the optimizer up with the
+// store, the optimizer's own proposal for this ask, all proposals of the
+// batch the ask was served in, and the total.
+type timing struct {
+	// waitOpt is the optimizer time of the batches served while this ask
+	// waited: with the ask's own batchPropose, the part of its latency that
+	// is the optimizer's, not the service's.
+	wait, waitOpt, sync, propose, batchPropose, total time.Duration
+	batch                                             int
+	rebuilt                                           bool
+}
+
+func (t timing) header() string {
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	h := fmt.Sprintf("wait;dur=%.3f, waitopt;dur=%.3f, sync;dur=%.3f, opt;dur=%.3f, batchopt;dur=%.3f;desc=\"%d asks\", total;dur=%.3f",
+		ms(t.wait), ms(t.waitOpt), ms(t.sync), ms(t.propose), ms(t.batchPropose), t.batch, ms(t.total))
+	if t.rebuilt {
+		h += `, rebuild;desc="optimizer rebuilt from history"`
+	}
+	return h
+}
+
+func (s *Server) cache(study string) *studyCache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c, ok := s.caches[study]
+	if !ok {
+		c = &studyCache{}
+		s.caches[study] = c
+	}
+	return c
+}
+
+// maxAskAttempts bounds retries after a conflicting concurrent creation of a
+// trial (SQLite shared by several processes).
+const maxAskAttempts = 8
+
+// maxBatch bounds how many waiting asks one transaction serves.
+const maxBatch = 64
+
+type askWaiter struct {
+	ctx     context.Context
+	worker  string
+	queued  time.Time
+	optMark int64 // studyCache.optSpent when queued
+	done    chan askResult
+}
+
+type askResult struct {
+	t   *store.Trial
+	tm  timing
+	err error
+}
+
+// askTrial hands out a trial of the named study: overdue running trials are
+// expired first, then queued trials are claimed, or new ones proposed.
+// Asks for one study that arrive while another is being served wait and are
+// then served together, in one transaction with one commit: the proposals
+// are made one after the other, each conditioned on those before it.
+func (s *Server) askTrial(ctx context.Context, study, worker string) (*store.Trial, timing, error) {
+	c := s.cache(study)
+	w := &askWaiter{ctx: ctx, worker: worker, queued: time.Now(), optMark: c.optSpent.Load(), done: make(chan askResult, 1)}
+	c.qmu.Lock()
+	c.queue = append(c.queue, w)
+	start := !c.draining
+	c.draining = true
+	c.qmu.Unlock()
+	if start {
+		go s.drain(study, c)
+	}
+	select {
+	case r := <-w.done:
+		return r.t, r.tm, r.err
+	case <-ctx.Done():
+		// A trial made for this ask after all stays running until it
+		// expires.
+		return nil, timing{}, ctx.Err()
+	}
+}
+
+func (s *Server) drain(study string, c *studyCache) {
+	for {
+		c.qmu.Lock()
+		var batch []*askWaiter
+		for len(c.queue) > 0 && len(batch) < maxBatch {
+			w := c.queue[0]
+			c.queue = c.queue[1:]
+			if w.ctx.Err() == nil {
+				batch = append(batch, w)
+			}
+		}
+		if len(batch) == 0 {
+			c.draining = false
+			c.qmu.Unlock()
+			return
+		}
+		c.qmu.Unlock()
+		s.serveBatch(study, c, batch)
+	}
+}
+
+func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	begun := time.Now()
+	waitedOpt := c.optSpent.Load()
+	deliver := func(w *askWaiter, r askResult) {
+		r.tm.wait = begun.Sub(w.queued)
+		r.tm.waitOpt = time.Duration(waitedOpt - w.optMark)
+		r.tm.batch = len(batch)
+		r.tm.total = time.Since(w.queued)
+		w.done <- r
+	}
+	now := s.now()
+	// Overdue trials are expired before asks are served, at most every
+	// tenth of the timeout (and at least once a second); the server's
+	// expiry loop covers quiet times.
+	if s.cfg.TrialTimeout > 0 && now.Sub(c.expiredAt) >= min(s.cfg.TrialTimeout/10, time.Second) {
+		c.expiredAt = now
+		if _, err := s.st.Expire(ctx, study, now); err != nil {
+			for _, w := range batch {
+				deliver(w, askResult{err: err})
+			}
+			return
+		}
+	}
+	waiting := batch
+	var lastErr error
+	for attempt := 0; attempt < maxAskAttempts && len(waiting) > 0; attempt++ {
+		reqs := make([]store.AskRequest, len(waiting))
+		for i, w := range waiting {
+			reqs[i] = store.AskRequest{Worker: w.worker, Now: now, Timeout: s.cfg.TrialTimeout}
+		}
+		var proposed []opt.Trial
+		var own []time.Duration
+		var shared timing
+		called := false
+		trials, err := s.st.AskBatch(ctx, study, reqs, func(ctx context.Context, view store.AskView, n int) ([]store.Proposal, error) {
+			if called {
+				// The store discarded the first proposals (another process
+				// created trials meanwhile): the optimizer must forget them.
+				c.o = nil
+			}
+			called = true
+			proposed, own = proposed[:0], own[:0]
+			t0 := time.Now()
+			rebuilt, err := c.sync(ctx, view)
+			shared.sync += time.Since(t0)
+			shared.rebuilt = shared.rebuilt || rebuilt
+			if err != nil {
+				return nil, err
+			}
+			props := make([]store.Proposal, 0, n)
+			for range n {
+				t1 := time.Now()
+				ot, err := c.o.Ask()
+				d := time.Since(t1)
+				shared.batchPropose += d
+				c.optSpent.Add(int64(d))
+				if err != nil {
+					return nil, err
+				}
+				meta, err := json.Marshal(proposalMeta{Observed: ot.Observed, Hyper: ot.Hyper, Note: ot.Note})
+				if err != nil {
+					return nil, err
+				}
+				proposed, own = append(proposed, ot), append(own, d)
+				props = append(props, store.Proposal{Params: c.sp.ToMap(ot.Params), Acquisition: ot.Acquisition, Meta: meta})
+			}
+			return props, nil
+		})
+		if err != nil {
+			// The optimizer may hold proposals that were never stored.
+			c.o = nil
+		} else {
+			first := len(trials) - len(proposed)
+			for k, ot := range proposed {
+				num := trials[first+k].Number
+				c.optID[num] = ot.ID
+				c.state[num] = store.Pending
+			}
+		}
+		for i, t := range trials {
+			r := askResult{t: t, tm: shared}
+			if err == nil && i >= len(trials)-len(proposed) {
+				r.tm.propose = own[i-(len(trials)-len(proposed))]
+			}
+			deliver(waiting[i], r)
+		}
+		waiting = waiting[len(trials):]
+		if err == nil {
+			return
+		}
+		lastErr = err
+		if !errors.Is(err, store.ErrConflict) {
+			break
+		}
+	}
+	if len(waiting) > 0 && lastErr != nil && errors.Is(lastErr, store.ErrConflict) {
+		lastErr = fmt.Errorf("ask %q: gave up after %d conflicting attempts: %w", study, maxAskAttempts, lastErr)
+	}
+	for _, w := range waiting {
+		deliver(w, askResult{err: lastErr})
+	}
+}
+
+// sync brings the optimizer up to date with the store and reports whether it
+// had to be rebuilt. Only the trials that may have changed since the last
+// sync are read; the cache mirrors every trial of the study, so a rebuild
+// needs no full reload.
+func (c *studyCache) sync(ctx context.Context, view store.AskView) (bool, error) {
+	st := view.Study()
+	if c.trials == nil || c.studyID != st.ID {
+		if err := c.reset(st); err != nil {
+			return true, err
+		}
+	}
+	// Complete and failed trials never change again; everything else, and
+	// every trial numbered beyond those known, is read again.
+	var watch []int64
+	for n, t := range c.trials {
+		if !t.State.Finished() {
+			watch = append(watch, n)
+		}
+	}
+	changed, err := view.Watch(ctx, watch, c.next)
+	if err != nil {
+		return false, err
+	}
+	for _, t := range changed {
+		if _, had := c.trials[t.Number]; !had {
+			vals, err := c.sp.FromMap(t.Params)
+			if err != nil {
+				return false, fmt.Errorf("study %q: trial %d: %w", st.Name, t.Number, err)
+			}
+			c.vals[t.Number] = vals
+		}
+		c.trials[t.Number] = t
+		c.next = max(c.next, t.Number+1)
+	}
+	if c.o == nil || !c.apply(changed) {
+		return true, c.rebuild(st)
+	}
+	return false, nil
+}
+
+// reset starts mirroring a study from scratch.
+func (c *studyCache) reset(st *store.Study) error {
+	sp, err := space.Parse(st.Space)
+	if err != nil {
+		return fmt.Errorf("stored space of %q: %w", st.Name, err)
+	}
+	cfg, err := parseOptimizerConfig(st.Optimizer)
+	if err != nil {
+		return fmt.Errorf("stored optimizer of %q: %w", st.Name, err)
+	}
+	c.studyID, c.sp, c.cfg, c.o, c.next = st.ID, sp, cfg, nil, 0
+	c.trials, c.vals = map[int64]store.Trial{}, map[int64][]float64{}
+	return nil
+}
+
+// apply tells the optimizer about changes it can take in place: completions
+// and failures of trials it holds as pending. It returns false when a change
+// needs a rebuild (a trial it does not know, an expiry of a pending trial).
+func (c *studyCache) apply(changed []store.Trial) bool {
+	// Completions are applied in the order they were stored, which is the
+	// order a rebuild gives them too.
+	changed = slices.Clone(changed)
+	slices.SortStableFunc(changed, func(a, b store.Trial) int { return cmp.Compare(a.Version, b.Version) })
+	for _, t := range changed {
+		held, known := c.state[t.Number]
+		switch {
+		case !known:
+			if t.State == store.Expired {
+				continue // never held; its requeued copy stands for it
+			}
+			return false
+		case t.State == store.Pending || t.State == store.Running:
+			continue
+		case held == t.State:
+			continue
+		case held != store.Pending:
+			return false
+		case t.State == store.Complete && t.Value != nil:
+			if err := c.o.Tell(c.optID[t.Number], *t.Value); err != nil {
+				return false
+			}
+			c.state[t.Number] = store.Complete
+		case t.State == store.Failed:
+			if err := c.o.TellFailed(c.optID[t.Number]); err != nil {
+				return false
+			}
+			c.state[t.Number] = store.Failed
+		default:
+			// An expired trial cannot be withdrawn from the optimizer's
+			// pending set in place.
+			return false
+		}
+	}
+	return true
+}
+
+// rebuild builds the optimizer from the mirrored trials.
+func (c *studyCache) rebuild(st *store.Study) error {
+	c.o = nil
+	all := make([]store.Trial, 0, len(c.trials))
+	for _, t := range c.trials {
+		all = append(all, t)
+	}
+	slices.SortFunc(all, func(a, b store.Trial) int { return cmp.Compare(a.Number, b.Number) })
+	hist, optID, state, err := history(all, c.vals)
+	if err != nil {
+		return fmt.Errorf("study %q: %w", st.Name, err)
+	}
+	o, err := c.cfg.build(c.sp, hist)
+	if err != nil {
+		return fmt.Errorf("study %q: rebuild optimizer: %w", st.Name, err)
+	}
+	c.o, c.optID, c.state = o, optID, state
+	return nil
+}
+
+// history maps stored trials to the optimizer's history. Running and queued
+// trials are pending (the constant liar accounts for them), expired trials
+// are left out (their requeued copies stand for them), completions keep the
+// order in which they were stored.
+func history(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[int64]int64, map[int64]store.State, error) {
+	var completes []store.Trial
+	for _, t := range all {
+		if t.State == store.Complete {
+			completes = append(completes, t)
+		}
+	}
+	slices.SortStableFunc(completes, func(a, b store.Trial) int { return cmp.Compare(a.Version, b.Version) })
+	rank := make(map[int64]int, len(completes))
+	for i, t := range completes {
+		rank[t.Number] = i
+	}
+	hist := make([]opt.Trial, 0, len(all))
+	optID := make(map[int64]int64, len(all))
+	state := make(map[int64]store.State, len(all))
+	for _, t := range all {
+		if t.State == store.Expired {
+			continue
+		}
+		ht := opt.Trial{ID: int64(len(hist) + 1), Params: vals[t.Number], Acquisition: t.Acquisition}
+		if len(t.Meta) > 0 {
+			var m proposalMeta
+			if json.Unmarshal(t.Meta, &m) == nil {
+				ht.Observed, ht.Hyper, ht.Note = m.Observed, m.Hyper, m.Note
+			}
+		}
+		switch t.State {
+		case store.Complete:
+			if t.Value == nil {
+				return nil, nil, nil, fmt.Errorf("trial %d is complete without a value", t.Number)
+			}
+			ht.State, ht.Value, ht.Completion = opt.Complete, *t.Value, rank[t.Number]
+			state[t.Number] = store.Complete
+		case store.Failed:
+			ht.State = opt.Failed
+			state[t.Number] = store.Failed
+		default:
+			ht.State = opt.Pending
+			state[t.Number] = store.Pending
+		}
+		optID[t.Number] = ht.ID
+		hist = append(hist, ht)
+	}
+	return hist, optID, state, nil
+}

@@ -1,0 +1,864 @@
+// Package server is the HTTP JSON API of the tuning service (DESIGN.md, "The
+// service"): studies, ask/tell for any number of workers, trial listings,
+// change events for the dashboard and explanations of a study's surrogate.
+//
+// An ask is one store transaction (package store) during which no other
+// trial of the study can be created; inside it the server brings a cached
+// optimizer (package opt) up to date with the trials changed since it last
+// looked (by the study's version counter, so several server processes on one
+// database stay correct), asks it for a proposal (constant liar over the
+// pending trials) and inserts the trial. Tells only write the store; the
+// optimizer learns about them at the next ask.
+//
+// Every error is a JSON object {"error": "..."} with a 4xx status for bad
+// requests. With a token configured, every request that is not a GET needs
+// "Authorization: Bearer <token>". The API is described by the OpenAPI
+// document served at /api/openapi.json (openapi.json in this directory).
+package server
+
+import (
+	"bytes"
+	"context"
+	"crypto/subtle"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	yaml "go.yaml.in/yaml/v3"
+
+	"xbo/opt"
+	"xbo/space"
+	"xbo/store"
+)
+
+//go:embed openapi.json
+var openapiDoc []byte
+
+// Config configures a Server. Store is required.
+type Config struct {
+	Store store.Store
+	// Token, when not empty, is required as a bearer token on every write.
+	Token string
+	// TrialTimeout is how long a worker may hold a trial without telling or
+	// reporting before it expires and its configuration is queued again;
+	// 0 means never.
+	TrialTimeout time.Duration
+	Logger       *slog.Logger
+	// Now is the clock (tests move it); nil means time.Now.
+	Now func() time.Time
+	// Explainers add or replace explanation kinds served at
+	// /api/studies/{study}/explain/{kind} (a nil value removes a kind); see
+	// DefaultExplainers.
+	Explainers map[string]Explainer
+	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	MaxBodyBytes int64
+}
+
+// Server serves the API. Create it with New.
+type Server struct {
+	cfg        Config
+	st         store.Store
+	log        *slog.Logger
+	now        func() time.Time
+	mux        *http.ServeMux
+	routes     []string
+	explainers map[string]Explainer
+
+	mu     sync.Mutex
+	caches map[string]*studyCache
+	notify map[string]chan struct{}
+}
+
+// New builds a Server.
+func New(cfg Config) (*Server, error) {
+	if cfg.Store == nil {
+		return nil, errors.New("server: no store")
+	}
+	if cfg.TrialTimeout < 0 {
+		return nil, fmt.Errorf("server: trial timeout %v is negative", cfg.TrialTimeout)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = 1 << 20
+	}
+	s := &Server{
+		cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now,
+		mux:        http.NewServeMux(),
+		explainers: DefaultExplainers(),
+		caches:     map[string]*studyCache{},
+		notify:     map[string]chan struct{}{},
+	}
+	for kind, e := range cfg.Explainers {
+		if e == nil {
+			delete(s.explainers, kind)
+			continue
+		}
+		s.explainers[kind] = e
+	}
+	s.handle("GET /api/openapi.json", s.openapi)
+	s.handle("GET /api/health", s.health)
+	s.handle("GET /api/studies", s.listStudies)
+	s.handle("POST /api/studies", s.createStudy)
+	s.handle("GET /api/studies/{study}", s.getStudy)
+	s.handle("DELETE /api/studies/{study}", s.deleteStudy)
+	s.handle("POST /api/studies/{study}/ask", s.ask)
+	s.handle("GET /api/studies/{study}/trials", s.listTrials)
+	s.handle("POST /api/studies/{study}/trials", s.addTrial)
+	s.handle("GET /api/studies/{study}/trials/{trial}", s.getTrial)
+	s.handle("POST /api/studies/{study}/trials/{trial}/tell", s.tell)
+	s.handle("POST /api/studies/{study}/trials/{trial}/report", s.report)
+	s.handle("GET /api/studies/{study}/best", s.best)
+	s.handle("GET /api/studies/{study}/events", s.events)
+	s.handle("GET /api/studies/{study}/explain/{kind}", s.explain)
+	// Unknown paths get a JSON 404; known paths with another method a JSON
+	// 405 (a catch-all pattern would otherwise hide the mux's own 405).
+	paths := http.NewServeMux()
+	allowed := map[string][]string{}
+	for _, route := range s.routes {
+		method, path, _ := strings.Cut(route, " ")
+		if _, seen := allowed[path]; !seen {
+			paths.HandleFunc(path, func(http.ResponseWriter, *http.Request) {})
+		}
+		allowed[path] = append(allowed[path], method)
+	}
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := paths.Handler(r); pattern != "" && pattern != "/" {
+			w.Header().Set("Allow", strings.Join(allowed[pattern], ", "))
+			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed[pattern], ", ")))
+			return
+		}
+		writeError(w, http.StatusNotFound, fmt.Errorf("no route for %s %s (the API is described at /api/openapi.json)", r.Method, r.URL.Path))
+	})
+	return s, nil
+}
+
+// Routes lists the registered patterns ("METHOD /path").
+func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
+
+// ServeHTTP makes Server an http.Handler.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	s.mux.ServeHTTP(w, r)
+}
+
+// handle registers a route with authentication and error handling around it.
+func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
+	s.routes = append(s.routes, pattern)
+	method, _, _ := strings.Cut(pattern, " ")
+	write := method != http.MethodGet
+	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		if write && !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="xbo"`)
+			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (send Authorization: Bearer <token>)"))
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		if err := h(w, r); err != nil {
+			status := statusOf(err)
+			if status >= 500 {
+				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
+			}
+			writeError(w, status, err)
+			return
+		}
+		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "dur", time.Since(start))
+	})
+}
+
+func (s *Server) authorized(r *http.Request) bool {
+	if s.cfg.Token == "" {
+		return true
+	}
+	auth := r.Header.Get("Authorization")
+	tok, ok := strings.CutPrefix(auth, "Bearer ")
+	return ok && subtle.ConstantTimeCompare([]byte(strings.TrimSpace(tok)), []byte(s.cfg.Token)) == 1
+}
+
+// httpError carries a status for errors found by the handlers themselves.
+type httpError struct {
+	status int
+	err    error
+}
+
+func (e *httpError) Error() string { return e.err.Error() }
+func (e *httpError) Unwrap() error { return e.err }
+
+func badRequest(format string, args ...any) error {
+	return &httpError{http.StatusBadRequest, fmt.Errorf(format, args...)}
+}
+
+func statusOf(err error) int {
+	var he *httpError
+	var mbe *http.MaxBytesError
+	switch {
+	case errors.As(err, &he):
+		return he.status
+	case errors.As(err, &mbe):
+		return http.StatusRequestEntityTooLarge
+	case errors.Is(err, store.ErrNotFound):
+		return http.StatusNotFound
+	case errors.Is(err, store.ErrExists), errors.Is(err, store.ErrConflict):
+		return http.StatusConflict
+	case errors.Is(err, store.ErrInvalid):
+		return http.StatusBadRequest
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return http.StatusServiceUnavailable
+	}
+	return http.StatusInternalServerError
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) error {
+	body, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("server: encode response: %w", err)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+	return nil
+}
+
+func writeError(w http.ResponseWriter, status int, err error) {
+	msg := err.Error()
+	if status >= 500 {
+		msg = "internal error: " + msg
+	}
+	body, _ := json.Marshal(map[string]string{"error": msg})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(append(body, '\n'))
+}
+
+// decode reads a JSON body strictly: unknown fields and trailing data are
+// errors. An empty body decodes as {} when allowEmpty.
+func decode(r *http.Request, v any, allowEmpty bool) error {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return err
+		}
+		return badRequest("reading request body: %v", err)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return badRequest("request body is empty; a JSON object is expected")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return badRequest("malformed JSON body: %v", err)
+	}
+	if dec.More() {
+		return badRequest("malformed JSON body: data after the JSON object")
+	}
+	return nil
+}
+
+// finite reads a JSON value that must be a finite number. Strings such as
+// "NaN" or "Infinity" and numbers too large for float64 are refused by name.
+func finite(what string, raw json.RawMessage) (float64, error) {
+	text := strings.TrimSpace(string(raw))
+	if text == "" || text == "null" {
+		return 0, badRequest("%s is missing", what)
+	}
+	if strings.HasPrefix(text, `"`) {
+		var sv string
+		json.Unmarshal(raw, &sv)
+		return 0, badRequest("%s must be a finite JSON number, not the string %q", what, sv)
+	}
+	v, err := strconv.ParseFloat(text, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, badRequest("%s %s is not a finite number", what, text)
+	}
+	return v, nil
+}
+
+// normalizeNumbers turns json.Number leaves (from decode's UseNumber) into
+// float64 so values can be stored and compared.
+func normalizeNumbers(v any) any {
+	switch x := v.(type) {
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return x.String()
+		}
+		return f
+	case map[string]any:
+		for k, e := range x {
+			x[k] = normalizeNumbers(e)
+		}
+		return x
+	case []any:
+		for i, e := range x {
+			x[i] = normalizeNumbers(e)
+		}
+		return x
+	}
+	return v
+}
+
+// notifier wakes event streams when a study changes in this process.
+func (s *Server) changed(study string) {
+	s.mu.Lock()
+	if ch, ok := s.notify[study]; ok {
+		close(ch)
+		delete(s.notify, study)
+	}
+	s.mu.Unlock()
+}
+
+func (s *Server) waitChange(study string) <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ch, ok := s.notify[study]
+	if !ok {
+		ch = make(chan struct{})
+		s.notify[study] = ch
+	}
+	return ch
+}
+
+// ---- handlers ----
+
+func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openapiDoc)
+	return nil
+}
+
+func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
+	if _, err := s.st.Studies(r.Context()); err != nil {
+		return fmt.Errorf("store unreachable: %w", err)
+	}
+	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// OptimizerConfig is the optimizer part of a study, as sent when creating it
+// and stored with it. Zero values mean the optimizer's defaults (package opt).
+type OptimizerConfig struct {
+	Strategy      string  `json:"strategy,omitempty"` // ei, lcb, pi, pvar, random
+	Surrogate     string  `json:"surrogate,omitempty"`
+	Kernel        string  `json:"kernel,omitempty"`
+	Tau           float64 `json:"tau,omitempty"`
+	Xi            float64 `json:"xi,omitempty"`
+	InitialDesign string  `json:"initial_design,omitempty"`
+	InitialSize   int     `json:"initial_size,omitempty"`
+	Liar          string  `json:"liar,omitempty"`
+	AcqOptimizer  string  `json:"acq_optimizer,omitempty"`
+	Candidates    int     `json:"candidates,omitempty"`
+	// Seed makes proposals reproducible; the server picks and stores one when
+	// it is not given, so every server process proposes from the same streams.
+	Seed *uint64 `json:"seed,omitempty"`
+}
+
+func (c OptimizerConfig) build(sp *space.Space, history []opt.Trial) (*opt.Optimizer, error) {
+	var seed uint64
+	if c.Seed != nil {
+		seed = *c.Seed
+	}
+	return opt.New(opt.Config{
+		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
+		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
+		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, Seed: seed, History: history,
+	})
+}
+
+// StudyRequest is the body of POST /api/studies.
+type StudyRequest struct {
+	Name      string          `json:"name"`
+	Space     json.RawMessage `json:"space"`
+	Optimizer json.RawMessage `json:"optimizer,omitempty"`
+}
+
+func parseOptimizerConfig(raw json.RawMessage) (OptimizerConfig, error) {
+	var cfg OptimizerConfig
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return cfg, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("optimizer: %w", err)
+	}
+	return cfg, nil
+}
+
+// NewStudyRecord validates a study request (the space, and the optimizer
+// configuration by building an optimizer from it), picks a seed when none is
+// given, and returns what the store keeps. Errors wrap store.ErrInvalid.
+func NewStudyRecord(name string, spaceDoc, optimizer json.RawMessage, now time.Time) (store.NewStudy, error) {
+	if strings.TrimSpace(name) == "" {
+		return store.NewStudy{}, fmt.Errorf("%w: study name is missing", store.ErrInvalid)
+	}
+	if len(bytes.TrimSpace(spaceDoc)) == 0 {
+		return store.NewStudy{}, fmt.Errorf("%w: space is missing", store.ErrInvalid)
+	}
+	sp, err := space.Parse(spaceDoc)
+	if err != nil {
+		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	cfg, err := parseOptimizerConfig(optimizer)
+	if err != nil {
+		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	if cfg.Seed == nil {
+		seed := rand.Uint64() >> 11 // exact in JSON numbers read as float64
+		cfg.Seed = &seed
+	}
+	if _, err := cfg.build(sp, nil); err != nil {
+		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	// Keep the document as written (compacted): it is what the user knows,
+	// and it parses back to the same space.
+	spaceJSON, err := spaceDocument(spaceDoc)
+	if err != nil {
+		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	if _, err := space.Parse(spaceJSON); err != nil {
+		return store.NewStudy{}, fmt.Errorf("space does not survive a round trip: %w", err)
+	}
+	optJSON, err := json.Marshal(cfg)
+	if err != nil {
+		return store.NewStudy{}, fmt.Errorf("encode optimizer: %w", err)
+	}
+	return store.NewStudy{Name: name, Direction: string(sp.Objective), Space: spaceJSON, Optimizer: optJSON, Now: now}, nil
+}
+
+// spaceDocument returns a space document as compact JSON, converting YAML.
+func spaceDocument(doc []byte) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(doc)
+	if !bytes.HasPrefix(trimmed, []byte("{")) {
+		var v any
+		if err := yaml.Unmarshal(trimmed, &v); err != nil {
+			return nil, fmt.Errorf("space: not JSON and not YAML: %w", err)
+		}
+		b, err := json.Marshal(v)
+		if err != nil {
+			return nil, fmt.Errorf("space: %w", err)
+		}
+		trimmed = b
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, trimmed); err != nil {
+		return nil, fmt.Errorf("space: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
+	var req StudyRequest
+	if err := decode(r, &req, false); err != nil {
+		return err
+	}
+	ns, err := NewStudyRecord(req.Name, req.Space, req.Optimizer, s.now())
+	if err != nil {
+		return err
+	}
+	st, err := s.st.CreateStudy(r.Context(), ns)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusCreated, st)
+}
+
+func (s *Server) listStudies(w http.ResponseWriter, r *http.Request) error {
+	list, err := s.st.Studies(r.Context())
+	if err != nil {
+		return err
+	}
+	if list == nil {
+		list = []store.StudySummary{}
+	}
+	return writeJSON(w, http.StatusOK, map[string]any{"studies": list})
+}
+
+func (s *Server) getStudy(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("study")
+	list, err := s.st.Studies(r.Context())
+	if err != nil {
+		return err
+	}
+	for _, st := range list {
+		if st.Name == name {
+			return writeJSON(w, http.StatusOK, st)
+		}
+	}
+	return fmt.Errorf("study %q: %w", name, store.ErrNotFound)
+}
+
+func (s *Server) deleteStudy(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("study")
+	if err := s.st.DeleteStudy(r.Context(), name); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	delete(s.caches, name)
+	s.mu.Unlock()
+	s.changed(name)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// AskRequest is the optional body of POST /api/studies/{study}/ask.
+type AskRequest struct {
+	Worker string `json:"worker,omitempty"`
+}
+
+func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("study")
+	var req AskRequest
+	if err := decode(r, &req, true); err != nil {
+		return err
+	}
+	if len(req.Worker) > 200 {
+		return badRequest("worker id is longer than 200 bytes")
+	}
+	t, timing, err := s.askTrial(r.Context(), name, req.Worker)
+	if err != nil {
+		return err
+	}
+	w.Header().Set("Server-Timing", timing.header())
+	s.changed(name)
+	return writeJSON(w, http.StatusOK, t)
+}
+
+// TellRequest is the body of POST /api/studies/{study}/trials/{trial}/tell:
+// a value, or state "failed" with an optional reason.
+type TellRequest struct {
+	Value     json.RawMessage `json:"value,omitempty"`
+	State     string          `json:"state,omitempty"` // "complete" (default with a value) or "failed"
+	Reason    string          `json:"reason,omitempty"`
+	UserAttrs map[string]any  `json:"user_attrs,omitempty"`
+}
+
+func trialNumber(r *http.Request) (int64, error) {
+	text := r.PathValue("trial")
+	n, err := strconv.ParseInt(text, 10, 64)
+	if err != nil || n < 0 {
+		return 0, &httpError{http.StatusNotFound, fmt.Errorf("trial %q: not found (trial numbers are integers ≥ 0)", text)}
+	}
+	return n, nil
+}
+
+func (s *Server) tell(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("study")
+	num, err := trialNumber(r)
+	if err != nil {
+		return err
+	}
+	var req TellRequest
+	if err := decode(r, &req, false); err != nil {
+		return err
+	}
+	res := store.Result{Reason: req.Reason, Now: s.now()}
+	if req.UserAttrs != nil {
+		res.UserAttrs = normalizeNumbers(req.UserAttrs).(map[string]any)
+	}
+	switch req.State {
+	case "", string(store.Complete):
+		res.State = store.Complete
+		if res.Value, err = finite("value", req.Value); err != nil {
+			return err
+		}
+		if req.Reason != "" {
+			return badRequest("a reason goes with state \"failed\" only")
+		}
+	case string(store.Failed):
+		res.State = store.Failed
+		if len(req.Value) > 0 && string(req.Value) != "null" {
+			return badRequest("a failed trial has no value")
+		}
+	default:
+		return badRequest("state %q: a tell sets \"complete\" (with a value) or \"failed\"", req.State)
+	}
+	t, changed, err := s.st.Tell(r.Context(), name, num, res)
+	if err != nil {
+		return err
+	}
+	if changed {
+		s.changed(name)
+	}
+	return writeJSON(w, http.StatusOK, t)
+}
+
+// ReportRequest is the body of POST /api/studies/{study}/trials/{trial}/report.
+type ReportRequest struct {
+	Step  *int64          `json:"step"`
+	Value json.RawMessage `json:"value"`
+}
+
+func (s *Server) report(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("study")
+	num, err := trialNumber(r)
+	if err != nil {
+		return err
+	}
+	var req ReportRequest
+	if err := decode(r, &req, false); err != nil {
+		return err
+	}
+	if req.Step == nil {
+		return badRequest("step is missing")
+	}
+	v, err := finite("value", req.Value)
+	if err != nil {
+		return err
+	}
+	t, err := s.st.ReportIntermediate(r.Context(), name, num, store.Report{Step: *req.Step, Value: v, Now: s.now(), Extend: s.cfg.TrialTimeout})
+	if err != nil {
+		return err
+	}
+	s.changed(name)
+	return writeJSON(w, http.StatusOK, t)
+}
+
+// AddTrialRequest is the body of POST /api/studies/{study}/trials.
+type AddTrialRequest struct {
+	Params    map[string]any  `json:"params"`
+	Value     json.RawMessage `json:"value,omitempty"`
+	UserAttrs map[string]any  `json:"user_attrs,omitempty"`
+}
+
+func (s *Server) addTrial(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("study")
+	var req AddTrialRequest
+	if err := decode(r, &req, false); err != nil {
+		return err
+	}
+	st, err := s.st.Study(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	sp, err := space.Parse(st.Space)
+	if err != nil {
+		return fmt.Errorf("stored space of %q: %w", name, err)
+	}
+	if req.Params == nil {
+		return badRequest("params are missing")
+	}
+	vals, err := sp.FromMap(normalizeNumbers(req.Params).(map[string]any))
+	if err != nil {
+		return badRequest("%v", err)
+	}
+	nt := store.NewTrial{Params: sp.ToMap(vals), Now: s.now()}
+	if req.UserAttrs != nil {
+		nt.UserAttrs = normalizeNumbers(req.UserAttrs).(map[string]any)
+	}
+	if len(req.Value) > 0 && string(req.Value) != "null" {
+		v, err := finite("value", req.Value)
+		if err != nil {
+			return err
+		}
+		nt.Value = &v
+	}
+	t, err := s.st.AddTrial(r.Context(), name, nt)
+	if err != nil {
+		return err
+	}
+	s.changed(name)
+	return writeJSON(w, http.StatusCreated, t)
+}
+
+func (s *Server) getTrial(w http.ResponseWriter, r *http.Request) error {
+	num, err := trialNumber(r)
+	if err != nil {
+		return err
+	}
+	t, err := s.st.Trial(r.Context(), r.PathValue("study"), num)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, t)
+}
+
+func intParam(r *http.Request, name string, def int) (int, error) {
+	text := r.URL.Query().Get(name)
+	if text == "" {
+		return def, nil
+	}
+	v, err := strconv.Atoi(text)
+	if err != nil || v < 0 {
+		return 0, badRequest("query parameter %s=%q must be an integer ≥ 0", name, text)
+	}
+	return v, nil
+}
+
+// TrialPage is the response of GET /api/studies/{study}/trials.
+type TrialPage struct {
+	Trials []store.Trial `json:"trials"`
+	Total  int           `json:"total"`
+	Offset int           `json:"offset"`
+	Limit  int           `json:"limit"`
+}
+
+func (s *Server) listTrials(w http.ResponseWriter, r *http.Request) error {
+	q := store.TrialQuery{}
+	var err error
+	if q.Offset, err = intParam(r, "offset", 0); err != nil {
+		return err
+	}
+	if q.Limit, err = intParam(r, "limit", 100); err != nil {
+		return err
+	}
+	if q.Limit > 10000 {
+		return badRequest("limit %d is above 10000", q.Limit)
+	}
+	for _, field := range r.URL.Query()["state"] {
+		for _, st := range strings.Split(field, ",") {
+			state := store.State(strings.TrimSpace(st))
+			if !state.Valid() {
+				return badRequest("state %q is not one of pending, running, complete, failed, expired", st)
+			}
+			q.States = append(q.States, state)
+		}
+	}
+	trials, total, err := s.st.Trials(r.Context(), r.PathValue("study"), q)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, TrialPage{Trials: trials, Total: total, Offset: q.Offset, Limit: q.Limit})
+}
+
+func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
+	t, err := s.st.Best(r.Context(), r.PathValue("study"))
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, t)
+}
+
+// Events is the response of GET /api/studies/{study}/events: the trials
+// changed after version Since, and the version to poll from next. A trial
+// may be delivered more than once (see store.Store.Events); clients keep the
+// latest copy of each trial number.
+type Events struct {
+	Since   int64         `json:"since"`
+	Version int64         `json:"version"`
+	Trials  []store.Trial `json:"trials"`
+}
+
+func (s *Server) eventsSince(ctx context.Context, study string, since int64) (Events, error) {
+	trials, next, err := s.st.Events(ctx, study, since, s.now())
+	if err != nil {
+		return Events{}, err
+	}
+	if trials == nil {
+		trials = []store.Trial{}
+	}
+	return Events{Since: since, Version: next, Trials: trials}, nil
+}
+
+func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("study")
+	since := int64(0)
+	text := r.URL.Query().Get("since")
+	if text == "" {
+		text = r.Header.Get("Last-Event-ID")
+	}
+	if text != "" {
+		v, err := strconv.ParseInt(text, 10, 64)
+		if err != nil || v < 0 {
+			return badRequest("since=%q must be a version number ≥ 0", text)
+		}
+		since = v
+	}
+	if !strings.Contains(r.Header.Get("Accept"), "text/event-stream") {
+		ev, err := s.eventsSince(r.Context(), name, since)
+		if err != nil {
+			return err
+		}
+		return writeJSON(w, http.StatusOK, ev)
+	}
+	// Server-sent events: one "trials" event per batch of changes. Changes
+	// made by this process wake the stream at once; those of other server
+	// processes are picked up by polling every two seconds.
+	if _, err := s.st.Study(r.Context(), name); err != nil {
+		return err
+	}
+	flusher, ok := w.(http.Flusher)
+	if !ok {
+		return errors.New("streaming is not supported by this connection")
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.Header().Set("Cache-Control", "no-cache")
+	w.WriteHeader(http.StatusOK)
+	flusher.Flush()
+	for {
+		wake := s.waitChange(name)
+		ev, err := s.eventsSince(r.Context(), name, since)
+		if err != nil {
+			if errors.Is(err, store.ErrNotFound) {
+				fmt.Fprintf(w, "event: deleted\ndata: {}\n\n")
+				flusher.Flush()
+			}
+			return nil
+		}
+		if len(ev.Trials) > 0 {
+			body, _ := json.Marshal(ev)
+			fmt.Fprintf(w, "event: trials\nid: %d\ndata: %s\n\n", ev.Version, body)
+			flusher.Flush()
+			since = ev.Version
+		}
+		select {
+		case <-r.Context().Done():
+			return nil
+		case <-wake:
+		case <-time.After(2 * time.Second):
+		}
+	}
+}
+
+// ExpireLoop expires overdue trials of every study every interval until ctx
+// ends, so listings show expired trials even when nobody asks.
+func (s *Server) ExpireLoop(ctx context.Context, every time.Duration) {
+	if s.cfg.TrialTimeout <= 0 || every <= 0 {
+		return
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		list, err := s.st.Studies(ctx)
+		if err != nil {
+			s.log.Warn("expire: list studies", "err", err)
+			continue
+		}
+		for _, st := range list {
+			if st.Counts[store.Running] == 0 {
+				continue
+			}
+			exp, err := s.st.Expire(ctx, st.Name, s.now())
+			if err != nil {
+				s.log.Warn("expire", "study", st.Name, "err", err)
+				continue
+			}
+			if len(exp) > 0 {
+				s.log.Info("trials expired and requeued", "study", st.Name, "count", len(exp))
+				s.changed(st.Name)
+			}
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// postgresBackend uses a pgx pool. Trial creation in a study is serialized by
+// a transaction-scoped advisory lock keyed by the schema and the study id, so
+// several servers sharing the database propose one at a time per study while
+// tells (which only lock their trial row and, briefly, the study row) go on.
+type postgresBackend struct {
+	pool *pgxpool.Pool
+}
+
+// OpenPostgres connects to PostgreSQL and applies migrations. Any
+// connection-string parameter pgx does not know (for example search_path)
+// is sent to the server as a run-time parameter.
+func OpenPostgres(ctx context.Context, dsn string) (Store, error) {
+	cfg, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	if cfg.MaxConns < 16 {
+		cfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	b := &postgresBackend{pool: pool}
+	s := &sqlStore{b: b}
+	err = s.withTx(ctx, true, func(q tx) error {
+		// Servers starting together must not run the migrations twice.
+		if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':xbo-migrate'))`); err != nil {
+			return err
+		}
+		return migrate(ctx, q, migrations, "migrations/postgres")
+	})
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("store: postgres: %w", err)
+	}
+	return s, nil
+}
+
+func (b *postgresBackend) name() string { return "postgres" }
+
+func (b *postgresBackend) begin(ctx context.Context, write bool) (tx, error) {
+	mode := pgx.ReadWrite
+	if !write {
+		mode = pgx.ReadOnly
+	}
+	t, err := b.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
+	if err != nil {
+		return nil, err
+	}
+	return pgTx{t}, nil
+}
+
+func (b *postgresBackend) lockStudy(ctx context.Context, q querier, studyID int64) error {
+	if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':xbo-study'), ($1::bigint % 2147483647)::int)`, studyID); err != nil {
+		return fmt.Errorf("store: lock study %d: %w", studyID, err)
+	}
+	return nil
+}
+
+func (b *postgresBackend) rowLock(skipLocked bool) string {
+	if skipLocked {
+		return " FOR UPDATE SKIP LOCKED"
+	}
+	return " FOR UPDATE"
+}
+
+func (b *postgresBackend) optimisticAsk() bool { return false }
+
+func (b *postgresBackend) isUniqueViolation(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505"
+}
+
+func (b *postgresBackend) close() error {
+	b.pool.Close()
+	return nil
+}
+
+// pgTx adapts a pgx transaction to querier.
+type pgTx struct{ t pgx.Tx }
+
+func (t pgTx) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	tag, err := t.t.Exec(ctx, q, args...)
+	if err != nil {
+		return 0, err
+	}
+	return tag.RowsAffected(), nil
+}
+
+func (t pgTx) queryRow(ctx context.Context, q string, args ...any) func(dest ...any) error {
+	row := t.t.QueryRow(ctx, q, args...)
+	return func(dest ...any) error {
+		err := row.Scan(dest...)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return errNoRows
+		}
+		return err
+	}
+}
+
+func (t pgTx) query(ctx context.Context, q string, args ...any) (rows, error) {
+	r, err := t.t.Query(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	return pgRows{r}, nil
+}
+
+func (t pgTx) commit(ctx context.Context) error { return t.t.Commit(ctx) }
+func (t pgTx) rollback(ctx context.Context)     { _ = t.t.Rollback(context.WithoutCancel(ctx)) }
+
+type pgRows struct{ pgx.Rows }
+
+func (r pgRows) Close() { r.Rows.Close() }
+
+func (b *postgresBackend) nextVersion(ctx context.Context, q querier, _ int64) (int64, error) {
+	var v int64
+	err := q.queryRow(ctx, `SELECT nextval('trial_version')`)(&v)
+	return v, err
+}
+
+func (b *postgresBackend) orderedVersions() bool { return false }

@@ -1,0 +1,1044 @@
+package store
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errNoRows is what both drivers' "no rows" errors are translated to.
+var errNoRows = errors.New("no rows")
+
+// querier is the part of a transaction the shared SQL code needs. Both
+// backends write placeholders as $1, $2, ... (SQLite binds $NNN by position).
+type querier interface {
+	exec(ctx context.Context, sql string, args ...any) (int64, error)
+	queryRow(ctx context.Context, sql string, args ...any) func(dest ...any) error
+	query(ctx context.Context, sql string, args ...any) (rows, error)
+}
+
+type rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+type tx interface {
+	querier
+	commit(ctx context.Context) error
+	rollback(ctx context.Context)
+}
+
+// backend holds what differs between SQLite and PostgreSQL.
+type backend interface {
+	name() string
+	begin(ctx context.Context, write bool) (tx, error)
+	// lockStudy serializes trial creation for one study until the
+	// transaction ends (an advisory lock in PostgreSQL; SQLite's immediate
+	// transactions already hold the database's write lock).
+	lockStudy(ctx context.Context, q querier, studyID int64) error
+	// rowLock is appended to SELECTs of trial rows that will be updated.
+	rowLock(skipLocked bool) string
+	// nextVersion stamps one change of a study's trials. SQLite counts on
+	// the study row (writers are serialized anyway, so versions follow
+	// commit order); PostgreSQL draws from a sequence, so that concurrent
+	// tells never queue on one row while each commits.
+	nextVersion(ctx context.Context, q querier, studyID int64) (int64, error)
+	// orderedVersions reports whether versions become visible in order.
+	orderedVersions() bool
+	// optimisticAsk: propose outside the write transaction and check for
+	// concurrent trial creation afterwards (SQLite, where holding the write
+	// lock through a proposal would stall every tell).
+	optimisticAsk() bool
+	isUniqueViolation(err error) bool
+	close() error
+}
+
+// sqlStore implements Store on top of a backend.
+type sqlStore struct {
+	b backend
+}
+
+func (s *sqlStore) Close() error { return s.b.close() }
+
+// withTx runs fn in a transaction and commits it when fn succeeds.
+func (s *sqlStore) withTx(ctx context.Context, write bool, fn func(q tx) error) error {
+	t, err := s.b.begin(ctx, write)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if err := fn(t); err != nil {
+		t.rollback(ctx)
+		return err
+	}
+	if err := t.commit(ctx); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	return nil
+}
+
+const studyColumns = `id, name, direction, space, optimizer, created_us, version, next_number`
+
+// scanStudy reads a study row. Its Version is the row's counter, which only
+// SQLite maintains; the public methods replace it by the highest trial
+// version.
+func scanStudy(scan func(dest ...any) error) (*Study, error) {
+	var (
+		st           Study
+		space, optim string
+		created      int64
+	)
+	if err := scan(&st.ID, &st.Name, &st.Direction, &space, &optim, &created, &st.Version, &st.NextNumber); err != nil {
+		return nil, err
+	}
+	st.Space = []byte(space)
+	st.Optimizer = []byte(optim)
+	st.CreatedAt = fromMicros(created)
+	return &st, nil
+}
+
+func getStudy(ctx context.Context, q querier, name string) (*Study, error) {
+	st, err := scanStudy(q.queryRow(ctx, `SELECT `+studyColumns+` FROM studies WHERE name = $1`, name))
+	if errors.Is(err, errNoRows) {
+		return nil, fmt.Errorf("study %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: study %q: %w", name, err)
+	}
+	return st, nil
+}
+
+// trialColumnsOf is trialColumns qualified by a table alias.
+func trialColumnsOf(alias string) string {
+	cols := strings.Split(trialColumns, ",")
+	for i, c := range cols {
+		cols[i] = alias + "." + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
+}
+
+var trialColumnsT = trialColumnsOf("t")
+
+// lockTrial reads (and in PostgreSQL row-locks) a trial by study name and
+// number in one round trip.
+func (s *sqlStore) lockTrial(ctx context.Context, q querier, study string, number int64) (int64, *Trial, error) {
+	var studyID int64
+	lock := ""
+	if l := s.b.rowLock(false); l != "" {
+		lock = l + " OF t"
+	}
+	row := q.queryRow(ctx, `SELECT s.id, `+trialColumnsT+` FROM studies s JOIN trials t ON t.study_id = s.id
+		WHERE s.name = $1 AND t.number = $2`+lock, study, number)
+	t, err := scanTrial(func(dest ...any) error { return row(append([]any{&studyID}, dest...)...) })
+	if errors.Is(err, errNoRows) {
+		if _, err := getStudy(ctx, q, study); err != nil {
+			return 0, nil, err
+		}
+		return 0, nil, fmt.Errorf("trial %d: %w", number, ErrNotFound)
+	}
+	if err != nil {
+		return 0, nil, fmt.Errorf("store: trial %d: %w", number, err)
+	}
+	return studyID, &t, nil
+}
+
+func getTrial(ctx context.Context, q querier, studyID, number int64, lock string) (*Trial, error) {
+	t, err := scanTrial(q.queryRow(ctx, `SELECT `+trialColumns+` FROM trials WHERE study_id = $1 AND number = $2`+lock, studyID, number))
+	if errors.Is(err, errNoRows) {
+		return nil, fmt.Errorf("trial %d: %w", number, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("store: trial %d: %w", number, err)
+	}
+	return &t, nil
+}
+
+// reserve takes n trial numbers; callers hold the study's ask lock.
+func reserve(ctx context.Context, q querier, studyID int64, n int64) (firstNumber int64, err error) {
+	err = q.queryRow(ctx, `UPDATE studies SET next_number = next_number + $2
+		WHERE id = $1 RETURNING next_number - $2`, studyID, n)(&firstNumber)
+	if err != nil {
+		return 0, fmt.Errorf("store: reserve trial numbers: %w", err)
+	}
+	return firstNumber, nil
+}
+
+// reserveVersioned reserves n numbers and stamps the change.
+func (s *sqlStore) reserveVersioned(ctx context.Context, q querier, studyID int64, n int64) (version, firstNumber int64, err error) {
+	if firstNumber, err = reserve(ctx, q, studyID, n); err != nil {
+		return 0, 0, err
+	}
+	if version, err = s.b.nextVersion(ctx, q, studyID); err != nil {
+		return 0, 0, fmt.Errorf("store: next version: %w", err)
+	}
+	return version, firstNumber, nil
+}
+
+func (s *sqlStore) stamp(ctx context.Context, q querier, studyID int64) (int64, error) {
+	v, err := s.b.nextVersion(ctx, q, studyID)
+	if err != nil {
+		return 0, fmt.Errorf("store: next version: %w", err)
+	}
+	return v, nil
+}
+
+type trialRow struct {
+	studyID      int64
+	number       int64
+	state        State
+	params       string
+	value        *float64
+	userAttrs    string
+	worker       string
+	acquisition  string
+	requeuedFrom *int64
+	meta         string
+	created      int64
+	started      *int64
+	deadline     *int64
+	finished     *int64
+	version      int64
+}
+
+func (r trialRow) updated() int64 { return r.created }
+
+func insertTrial(ctx context.Context, q querier, r trialRow) (*Trial, error) {
+	if r.userAttrs == "" {
+		r.userAttrs = "{}"
+	}
+	if r.meta == "" {
+		r.meta = "{}"
+	}
+	t, err := scanTrial(q.queryRow(ctx, `INSERT INTO trials
+		(study_id, number, state, params, value, user_attrs, worker, acquisition, requeued_from, meta,
+		 created_us, started_us, deadline_us, finished_us, version, updated_us)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		RETURNING `+trialColumns,
+		r.studyID, r.number, string(r.state), r.params, r.value, r.userAttrs, r.worker, r.acquisition, r.requeuedFrom, r.meta,
+		r.created, r.started, r.deadline, r.finished, r.version, r.updated()))
+	if err != nil {
+		return nil, fmt.Errorf("store: insert trial %d: %w", r.number, err)
+	}
+	return &t, nil
+}
+
+func (s *sqlStore) CreateStudy(ctx context.Context, ns NewStudy) (*Study, error) {
+	if err := checkNewStudy(ns); err != nil {
+		return nil, fmt.Errorf("store: create study: %w", err)
+	}
+	optim := string(ns.Optimizer)
+	if optim == "" {
+		optim = "{}"
+	}
+	var st *Study
+	err := s.withTx(ctx, true, func(q tx) error {
+		var err error
+		st, err = scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, created_us)
+			VALUES ($1, $2, $3, $4, $5) RETURNING `+studyColumns,
+			ns.Name, ns.Direction, string(ns.Space), optim, micros(ns.Now)))
+		if err != nil && s.b.isUniqueViolation(err) {
+			return fmt.Errorf("study %q: %w", ns.Name, ErrExists)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: create study: %w", err)
+	}
+	return st, nil
+}
+
+func (s *sqlStore) Study(ctx context.Context, name string) (*Study, error) {
+	var st *Study
+	err := s.withTx(ctx, false, func(q tx) error {
+		var err error
+		if st, err = getStudy(ctx, q, name); err != nil {
+			return err
+		}
+		return q.queryRow(ctx, `SELECT coalesce(max(version), 0) FROM trials WHERE study_id = $1`, st.ID)(&st.Version)
+	})
+	return st, err
+}
+
+func (s *sqlStore) Studies(ctx context.Context) ([]StudySummary, error) {
+	var out []StudySummary
+	err := s.withTx(ctx, false, func(q tx) error {
+		r, err := q.query(ctx, `SELECT `+studyColumns+` FROM studies ORDER BY name`)
+		if err != nil {
+			return err
+		}
+		index := map[int64]int{}
+		for r.Next() {
+			st, err := scanStudy(r.Scan)
+			if err != nil {
+				r.Close()
+				return err
+			}
+			index[st.ID] = len(out)
+			out = append(out, StudySummary{Study: *st, Counts: map[State]int{}})
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return err
+		}
+		r, err = q.query(ctx, `SELECT study_id, state, count(*), max(version) FROM trials GROUP BY study_id, state`)
+		if err != nil {
+			return err
+		}
+		for r.Next() {
+			var id, n, v int64
+			var state string
+			if err := r.Scan(&id, &state, &n, &v); err != nil {
+				r.Close()
+				return err
+			}
+			if i, ok := index[id]; ok {
+				out[i].Counts[State(state)] = int(n)
+				out[i].Version = max(out[i].Version, v)
+			}
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return err
+		}
+		r, err = q.query(ctx, `SELECT study_id, min(value), max(value) FROM trials WHERE state = 'complete' GROUP BY study_id`)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for r.Next() {
+			var id int64
+			var lo, hi float64
+			if err := r.Scan(&id, &lo, &hi); err != nil {
+				return err
+			}
+			if i, ok := index[id]; ok {
+				best := lo
+				if out[i].Direction == "maximize" {
+					best = hi
+				}
+				out[i].Best = &best
+			}
+		}
+		return r.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: list studies: %w", err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) DeleteStudy(ctx context.Context, name string) error {
+	return s.withTx(ctx, true, func(q tx) error {
+		st, err := getStudy(ctx, q, name)
+		if err != nil {
+			return err
+		}
+		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
+			return err
+		}
+		if _, err := q.exec(ctx, `DELETE FROM trials WHERE study_id = $1`, st.ID); err != nil {
+			return fmt.Errorf("store: delete trials of %q: %w", name, err)
+		}
+		if _, err := q.exec(ctx, `DELETE FROM studies WHERE id = $1`, st.ID); err != nil {
+			return fmt.Errorf("store: delete study %q: %w", name, err)
+		}
+		return nil
+	})
+}
+
+func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Trial, error) {
+	if nt.Params == nil {
+		return nil, fmt.Errorf("store: add trial: %w: no params", ErrInvalid)
+	}
+	if nt.Value != nil {
+		if err := checkFinite("value", *nt.Value); err != nil {
+			return nil, fmt.Errorf("store: add trial: %w", err)
+		}
+	}
+	params, err := marshalJSON(nt.Params, "{}")
+	if err != nil {
+		return nil, fmt.Errorf("store: add trial: %w: params: %v", ErrInvalid, err)
+	}
+	attrs, err := marshalJSON(nt.UserAttrs, "{}")
+	if err != nil {
+		return nil, fmt.Errorf("store: add trial: %w: user attributes: %v", ErrInvalid, err)
+	}
+	var out *Trial
+	err = s.withTx(ctx, true, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
+			return err
+		}
+		v, num, err := s.reserveVersioned(ctx, q, st.ID, 1)
+		if err != nil {
+			return err
+		}
+		row := trialRow{studyID: st.ID, number: num, state: Pending, params: params, userAttrs: attrs,
+			acquisition: "enqueued", created: micros(nt.Now), version: v}
+		if nt.Value != nil {
+			now := micros(nt.Now)
+			row.state, row.value, row.acquisition, row.finished = Complete, nt.Value, "imported", &now
+		}
+		out, err = insertTrial(ctx, q, row)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: add trial to %q: %w", study, err)
+	}
+	return out, nil
+}
+
+// askView reads trials for a proposer inside an ask.
+type askView struct {
+	q     querier
+	study *Study
+}
+
+func (v *askView) Study() *Study { return v.study }
+
+func (v *askView) Watch(ctx context.Context, numbers []int64, from int64) ([]Trial, error) {
+	if len(numbers) > 500 {
+		all, _, err := v.Changed(ctx, 0)
+		return all, err
+	}
+	where := `number >= $2`
+	args := []any{v.study.ID, from}
+	if len(numbers) > 0 {
+		marks := make([]string, len(numbers))
+		for i, n := range numbers {
+			args = append(args, n)
+			marks[i] = "$" + strconv.Itoa(len(args))
+		}
+		where += ` OR number IN (` + strings.Join(marks, ", ") + `)`
+	}
+	r, err := v.q.query(ctx, `SELECT `+trialColumns+` FROM trials WHERE study_id = $1 AND (`+where+`) ORDER BY number`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: watched trials: %w", err)
+	}
+	defer r.Close()
+	var out []Trial
+	for r.Next() {
+		t, err := scanTrial(r.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("store: watched trials: %w", err)
+		}
+		out = append(out, t)
+	}
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("store: watched trials: %w", err)
+	}
+	return out, nil
+}
+
+func (v *askView) Changed(ctx context.Context, since int64) ([]Trial, int64, error) {
+	r, err := v.q.query(ctx, `SELECT `+trialColumns+` FROM trials WHERE study_id = $1 AND version > $2 ORDER BY number`, v.study.ID, since)
+	if err != nil {
+		return nil, since, fmt.Errorf("store: changed trials: %w", err)
+	}
+	defer r.Close()
+	var out []Trial
+	maxV := since
+	for r.Next() {
+		t, err := scanTrial(r.Scan)
+		if err != nil {
+			return nil, since, fmt.Errorf("store: changed trials: %w", err)
+		}
+		maxV = max(maxV, t.Version)
+		out = append(out, t)
+	}
+	if err := r.Err(); err != nil {
+		return nil, since, fmt.Errorf("store: changed trials: %w", err)
+	}
+	return out, maxV, nil
+}
+
+// claim hands the oldest pending trials to the first workers of reqs (as
+// many as are queued) and returns them.
+func (s *sqlStore) claim(ctx context.Context, q querier, st *Study, reqs []AskRequest) ([]*Trial, error) {
+	r, err := q.query(ctx, `SELECT id FROM trials WHERE study_id = $1 AND state = 'pending' ORDER BY number LIMIT $2`+s.b.rowLock(true), st.ID, len(reqs))
+	if err != nil {
+		return nil, fmt.Errorf("store: claim pending trials: %w", err)
+	}
+	var ids []int64
+	for r.Next() {
+		var id int64
+		if err := r.Scan(&id); err != nil {
+			r.Close()
+			return nil, fmt.Errorf("store: claim pending trials: %w", err)
+		}
+		ids = append(ids, id)
+	}
+	r.Close()
+	if err := r.Err(); err != nil {
+		return nil, fmt.Errorf("store: claim pending trials: %w", err)
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	v, err := s.stamp(ctx, q, st.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]*Trial, len(ids))
+	for i, id := range ids {
+		req := reqs[i]
+		now := micros(req.Now)
+		t, err := scanTrial(q.queryRow(ctx, `UPDATE trials SET state = 'running', worker = $2, started_us = $3, deadline_us = $4, version = $5, updated_us = $3
+		WHERE id = $1 RETURNING `+trialColumns, id, req.Worker, now, deadlineMicros(req.Now, req.Timeout), v))
+		if err != nil {
+			return nil, fmt.Errorf("store: claim pending trial: %w", err)
+		}
+		out[i] = &t
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Ask(ctx context.Context, study string, req AskRequest, propose ProposeFunc) (*Trial, error) {
+	if propose == nil {
+		return nil, fmt.Errorf("store: ask: %w: no proposer", ErrInvalid)
+	}
+	out, err := s.AskBatch(ctx, study, []AskRequest{req}, func(ctx context.Context, view AskView, n int) ([]Proposal, error) {
+		p, err := propose(ctx, view)
+		return []Proposal{p}, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out[0], nil
+}
+
+func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest, propose BatchProposeFunc) ([]*Trial, error) {
+	if propose == nil {
+		return nil, fmt.Errorf("store: ask: %w: no proposer", ErrInvalid)
+	}
+	if len(reqs) == 0 {
+		return nil, nil
+	}
+	var out []*Trial
+	pessimistic := !s.b.optimisticAsk()
+	err := s.withTx(ctx, true, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
+			return err
+		}
+		if out, err = s.claim(ctx, q, st, reqs); err != nil || len(out) == len(reqs) || !pessimistic {
+			return err
+		}
+		// The advisory lock is held: re-read the study so NextNumber is the
+		// first number the proposals will get.
+		if st, err = getStudy(ctx, q, study); err != nil {
+			return err
+		}
+		rest := reqs[len(out):]
+		props, err := callPropose(ctx, propose, &askView{q: q, study: st}, len(rest))
+		if err != nil {
+			return err
+		}
+		made, err := s.insertProposals(ctx, q, st, rest, props)
+		out = append(out, made...)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: ask %q: %w", study, err)
+	}
+	if len(out) == len(reqs) {
+		return out, nil
+	}
+	// Optimistic path (SQLite): the claims above are committed; propose
+	// from a read snapshot, then insert only if no trial was created
+	// meanwhile, so the proposals saw every pending trial.
+	rest := reqs[len(out):]
+	var snapshot *Study
+	var props []Proposal
+	err = s.withTx(ctx, false, func(q tx) error {
+		var err error
+		if snapshot, err = getStudy(ctx, q, study); err != nil {
+			return err
+		}
+		props, err = callPropose(ctx, propose, &askView{q: q, study: snapshot}, len(rest))
+		return err
+	})
+	if err != nil {
+		return out, fmt.Errorf("store: ask %q: %w", study, err)
+	}
+	conflict := false
+	err = s.withTx(ctx, true, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		if st.ID != snapshot.ID || st.NextNumber != snapshot.NextNumber {
+			conflict = true
+			return fmt.Errorf("%w: trials were created while proposing", ErrConflict)
+		}
+		made, err := s.insertProposals(ctx, q, st, rest, props)
+		out = append(out, made...)
+		return err
+	})
+	if !conflict {
+		if err != nil {
+			return out, fmt.Errorf("store: ask %q: %w", study, err)
+		}
+		return out, nil
+	}
+	// Another process created trials meanwhile. Propose again inside the
+	// write transaction, which holds SQLite's write lock, so this attempt
+	// cannot be overtaken: a busy pair of processes always makes progress.
+	err = s.withTx(ctx, true, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		claimed, err := s.claim(ctx, q, st, rest)
+		if err != nil {
+			return err
+		}
+		rest2 := rest[len(claimed):]
+		var made []*Trial
+		if len(rest2) > 0 {
+			if st, err = getStudy(ctx, q, study); err != nil {
+				return err
+			}
+			props, err := callPropose(ctx, propose, &askView{q: q, study: st}, len(rest2))
+			if err != nil {
+				return err
+			}
+			if made, err = s.insertProposals(ctx, q, st, rest2, props); err != nil {
+				return err
+			}
+		}
+		out = append(append(out, claimed...), made...)
+		return nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("store: ask %q: %w", study, err)
+	}
+	return out, nil
+}
+
+func callPropose(ctx context.Context, propose BatchProposeFunc, view AskView, n int) ([]Proposal, error) {
+	props, err := propose(ctx, view, n)
+	if err != nil {
+		return nil, err
+	}
+	if len(props) != n {
+		return nil, fmt.Errorf("%w: proposer returned %d proposals for %d asks", ErrInvalid, len(props), n)
+	}
+	return props, nil
+}
+
+// insertProposals stores proposals as running trials numbered from
+// st.NextNumber, one per request.
+func (s *sqlStore) insertProposals(ctx context.Context, q querier, st *Study, reqs []AskRequest, props []Proposal) ([]*Trial, error) {
+	rows := make([]trialRow, len(props))
+	for i, prop := range props {
+		if prop.Params == nil {
+			return nil, fmt.Errorf("%w: proposer returned no params", ErrInvalid)
+		}
+		params, err := marshalJSON(prop.Params, "{}")
+		if err != nil {
+			return nil, fmt.Errorf("%w: proposed params: %v", ErrInvalid, err)
+		}
+		meta := "{}"
+		if len(prop.Meta) > 0 {
+			var obj map[string]any
+			if err := json.Unmarshal(prop.Meta, &obj); err != nil {
+				return nil, fmt.Errorf("%w: proposal meta must be a JSON object: %v", ErrInvalid, err)
+			}
+			meta = string(prop.Meta)
+		}
+		now := micros(reqs[i].Now)
+		rows[i] = trialRow{studyID: st.ID, state: Running, params: params, meta: meta,
+			worker: reqs[i].Worker, acquisition: prop.Acquisition, created: now, started: &now,
+			deadline: deadlineMicros(reqs[i].Now, reqs[i].Timeout)}
+	}
+	v, first, err := s.reserveVersioned(ctx, q, st.ID, int64(len(rows)))
+	if err != nil {
+		return nil, err
+	}
+	if first != st.NextNumber {
+		return nil, fmt.Errorf("%w: trial number %d was taken while proposing", ErrConflict, st.NextNumber)
+	}
+	out := make([]*Trial, len(rows))
+	for i, r := range rows {
+		r.number, r.version = first+int64(i), v
+		if out[i], err = insertTrial(ctx, q, r); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Expire(ctx context.Context, study string, now time.Time) ([]Trial, error) {
+	var out []Trial
+	// A cheap read first: the common case has nothing overdue and then needs
+	// neither the write lock nor the study's ask lock.
+	var overdueCount int64
+	err := s.withTx(ctx, false, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		return q.queryRow(ctx, `SELECT count(*) FROM trials WHERE study_id = $1 AND state = 'running'
+			AND deadline_us IS NOT NULL AND deadline_us < $2`, st.ID, micros(now))(&overdueCount)
+	})
+	if err != nil || overdueCount == 0 {
+		if err != nil {
+			return nil, fmt.Errorf("store: expire trials of %q: %w", study, err)
+		}
+		return nil, nil
+	}
+	err = s.withTx(ctx, true, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
+			return err
+		}
+		r, err := q.query(ctx, `SELECT `+trialColumns+` FROM trials WHERE study_id = $1 AND state = 'running'
+			AND deadline_us IS NOT NULL AND deadline_us < $2 ORDER BY number`+s.b.rowLock(true), st.ID, micros(now))
+		if err != nil {
+			return err
+		}
+		var overdue []Trial
+		for r.Next() {
+			t, err := scanTrial(r.Scan)
+			if err != nil {
+				r.Close()
+				return err
+			}
+			overdue = append(overdue, t)
+		}
+		r.Close()
+		if err := r.Err(); err != nil {
+			return err
+		}
+		if len(overdue) == 0 {
+			return nil
+		}
+		v, first, err := s.reserveVersioned(ctx, q, st.ID, int64(len(overdue)))
+		if err != nil {
+			return err
+		}
+		nowUS := micros(now)
+		for i, t := range overdue {
+			if _, err := q.exec(ctx, `UPDATE trials SET state = 'expired', finished_us = $2, version = $3, updated_us = $2 WHERE id = $1`, t.ID, nowUS, v); err != nil {
+				return err
+			}
+			params, err := marshalJSON(t.Params, "{}")
+			if err != nil {
+				return err
+			}
+			from := t.Number
+			if _, err := insertTrial(ctx, q, trialRow{studyID: st.ID, number: first + int64(i), state: Pending, params: params,
+				acquisition: "requeue", requeuedFrom: &from, meta: string(t.Meta), created: nowUS, version: v}); err != nil {
+				return err
+			}
+			t.State, t.FinishedAt, t.Version = Expired, optMicros(&nowUS), v
+			out = append(out, t)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: expire trials of %q: %w", study, err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Result) (*Trial, bool, error) {
+	if err := checkResult(r); err != nil {
+		return nil, false, fmt.Errorf("store: tell trial %d: %w", number, err)
+	}
+	attrs := ""
+	var out *Trial
+	changed := false
+	err := s.withTx(ctx, true, func(q tx) error {
+		studyID, t, err := s.lockTrial(ctx, q, study, number)
+		if err != nil {
+			return err
+		}
+		if t.State.Finished() {
+			if sameOutcome(t, r) {
+				out = t
+				return nil
+			}
+			was := string(t.State)
+			if t.Value != nil {
+				was += " with value " + strconv.FormatFloat(*t.Value, 'g', -1, 64)
+			}
+			return fmt.Errorf("%w: trial %d is already %s", ErrConflict, number, was)
+		}
+		if attrs, err = marshalJSON(mergeAttrs(t.UserAttrs, r.UserAttrs), "{}"); err != nil {
+			return fmt.Errorf("%w: user attributes: %v", ErrInvalid, err)
+		}
+		v, err := s.stamp(ctx, q, studyID)
+		if err != nil {
+			return err
+		}
+		var value *float64
+		if r.State == Complete {
+			value = &r.Value
+		}
+		tt, err := scanTrial(q.queryRow(ctx, `UPDATE trials SET state = $2, value = $3, fail_reason = $4, user_attrs = $5,
+			finished_us = $6, version = $7, updated_us = $6 WHERE id = $1 RETURNING `+trialColumns,
+			t.ID, string(r.State), value, r.Reason, attrs, micros(r.Now), v))
+		if err != nil {
+			return err
+		}
+		out, changed = &tt, true
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: tell %q trial %d: %w", study, number, err)
+	}
+	return out, changed, nil
+}
+
+func (s *sqlStore) ReportIntermediate(ctx context.Context, study string, number int64, rep Report) (*Trial, error) {
+	if err := checkFinite("intermediate value", rep.Value); err != nil {
+		return nil, fmt.Errorf("store: report: %w", err)
+	}
+	if rep.Step < 0 {
+		return nil, fmt.Errorf("store: report: %w: step %d is negative", ErrInvalid, rep.Step)
+	}
+	var out *Trial
+	err := s.withTx(ctx, true, func(q tx) error {
+		studyID, t, err := s.lockTrial(ctx, q, study, number)
+		if err != nil {
+			return err
+		}
+		if t.State.Finished() {
+			return fmt.Errorf("%w: trial %d is already %s", ErrConflict, number, t.State)
+		}
+		inter, err := marshalJSON(withIntermediate(t.Intermediate, rep.Step, rep.Value), "[]")
+		if err != nil {
+			return err
+		}
+		deadline := t.Deadline
+		var dl *int64
+		if deadline != nil {
+			d := micros(*deadline)
+			if t.State == Running && rep.Extend > 0 {
+				d = max(d, micros(rep.Now.Add(rep.Extend)))
+			}
+			dl = &d
+		}
+		v, err := s.stamp(ctx, q, studyID)
+		if err != nil {
+			return err
+		}
+		tt, err := scanTrial(q.queryRow(ctx, `UPDATE trials SET intermediate = $2, deadline_us = $3, version = $4, updated_us = $5
+			WHERE id = $1 RETURNING `+trialColumns, t.ID, inter, dl, v, micros(rep.Now)))
+		if err != nil {
+			return err
+		}
+		out = &tt
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: report %q trial %d: %w", study, number, err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Trial(ctx context.Context, study string, number int64) (*Trial, error) {
+	var out *Trial
+	err := s.withTx(ctx, false, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		out, err = getTrial(ctx, q, st.ID, number, "")
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: %q: %w", study, err)
+	}
+	return out, nil
+}
+
+func (s *sqlStore) Trials(ctx context.Context, study string, tq TrialQuery) ([]Trial, int, error) {
+	if err := checkQuery(tq); err != nil {
+		return nil, 0, fmt.Errorf("store: list trials: %w", err)
+	}
+	var out []Trial
+	total := 0
+	err := s.withTx(ctx, false, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		where := ` FROM trials WHERE study_id = $1 AND version > $2`
+		args := []any{st.ID, tq.SinceVersion}
+		if len(tq.States) > 0 {
+			marks := make([]string, len(tq.States))
+			for i, state := range tq.States {
+				args = append(args, string(state))
+				marks[i] = "$" + strconv.Itoa(len(args))
+			}
+			where += ` AND state IN (` + strings.Join(marks, ", ") + `)`
+		}
+		var n int64
+		if err := q.queryRow(ctx, `SELECT count(*)`+where, args...)(&n); err != nil {
+			return err
+		}
+		total = int(n)
+		page := where + ` ORDER BY number`
+		if tq.Limit > 0 {
+			page += ` LIMIT ` + strconv.Itoa(tq.Limit)
+		} else if tq.Offset > 0 {
+			page += ` LIMIT -1`
+			if s.b.name() == "postgres" {
+				page = where + ` ORDER BY number LIMIT ALL`
+			}
+		}
+		if tq.Offset > 0 {
+			page += ` OFFSET ` + strconv.Itoa(tq.Offset)
+		}
+		r, err := q.query(ctx, `SELECT `+trialColumns+page, args...)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		out = []Trial{}
+		for r.Next() {
+			t, err := scanTrial(r.Scan)
+			if err != nil {
+				return err
+			}
+			out = append(out, t)
+		}
+		return r.Err()
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: list trials of %q: %w", study, err)
+	}
+	return out, total, nil
+}
+
+// eventWindow is how long a PostgreSQL change may take from drawing its
+// version to committing; events re-send changes this recent, so that a
+// transaction that commits after a later-numbered one is never skipped.
+const eventWindow = 5 * time.Second
+
+func (s *sqlStore) Events(ctx context.Context, study string, since int64, now time.Time) ([]Trial, int64, error) {
+	trials, _, err := s.Trials(ctx, study, TrialQuery{SinceVersion: since})
+	if err != nil {
+		return nil, since, err
+	}
+	next := since
+	if s.b.orderedVersions() {
+		for _, t := range trials {
+			next = max(next, t.Version)
+		}
+		return trials, next, nil
+	}
+	// Advance over the prefix (in version order) of changes old enough to
+	// be settled: a younger change may still have a smaller-numbered
+	// transaction in flight behind it.
+	horizon := micros(now.Add(-eventWindow))
+	byVersion := slices.Clone(trials)
+	slices.SortFunc(byVersion, func(a, b Trial) int { return cmp.Compare(a.Version, b.Version) })
+	for _, t := range byVersion {
+		if t.updatedUS > horizon {
+			break
+		}
+		next = t.Version
+	}
+	return trials, next, nil
+}
+
+func (s *sqlStore) Best(ctx context.Context, study string) (*Trial, error) {
+	var out *Trial
+	err := s.withTx(ctx, false, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		order := "ASC"
+		if st.Direction == "maximize" {
+			order = "DESC"
+		}
+		t, err := scanTrial(q.queryRow(ctx, `SELECT `+trialColumns+` FROM trials WHERE study_id = $1 AND state = 'complete'
+			ORDER BY value `+order+`, number ASC LIMIT 1`, st.ID))
+		if errors.Is(err, errNoRows) {
+			return fmt.Errorf("no complete trial yet: %w", ErrNotFound)
+		}
+		if err != nil {
+			return err
+		}
+		out = &t
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: best trial of %q: %w", study, err)
+	}
+	return out, nil
+}
+
+// migrate applies the numbered .sql files of dir that the schema_version
+// table does not list yet, all in the caller's transaction (which holds a
+// lock so that concurrent servers do not migrate twice).
+func migrate(ctx context.Context, q querier, files fs.FS, dir string) error {
+	if _, err := q.exec(ctx, `CREATE TABLE IF NOT EXISTS schema_version (version BIGINT PRIMARY KEY, applied_us BIGINT NOT NULL)`); err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	var current int64
+	if err := q.queryRow(ctx, `SELECT coalesce(max(version), 0) FROM schema_version`)(&current); err != nil {
+		return fmt.Errorf("store: migrate: read schema version: %w", err)
+	}
+	entries, err := fs.ReadDir(files, dir)
+	if err != nil {
+		return fmt.Errorf("store: migrate: %w", err)
+	}
+	type step struct {
+		version int64
+		name    string
+	}
+	var steps []step
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".sql") {
+			continue
+		}
+		prefix, _, _ := strings.Cut(name, "_")
+		v, err := strconv.ParseInt(prefix, 10, 64)
+		if err != nil {
+			return fmt.Errorf("store: migrate: file %s does not start with a version number", name)
+		}
+		steps = append(steps, step{v, name})
+	}
+	slices.SortFunc(steps, func(a, b step) int { return int(a.version - b.version) })
+	for _, st := range steps {
+		if st.version <= current {
+			continue
+		}
+		body, err := fs.ReadFile(files, path.Join(dir, st.name))
+		if err != nil {
+			return fmt.Errorf("store: migrate: %w", err)
+		}
+		if _, err := q.exec(ctx, string(body)); err != nil {
+			return fmt.Errorf("store: migrate: %s: %w", st.name, err)
+		}
+		if _, err := q.exec(ctx, `INSERT INTO schema_version (version, applied_us) VALUES ($1, $2)`, st.version, micros(time.Now())); err != nil {
+			return fmt.Errorf("store: migrate: record %s: %w", st.name, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,465 @@
+// Package store keeps studies and their trials for the tuning service
+// (DESIGN.md, "The service"). One interface, Store, has two backends: an
+// embedded SQLite file (the default; pure-Go driver, WAL journal, busy
+// timeout, immediate write transactions) and PostgreSQL (pgx pool, schema
+// migrations from an embedded directory, advisory locks per study) for several
+// servers sharing one database.
+//
+// The contract that makes parallel tuning correct lives here, not in the
+// server:
+//
+//   - An ask is serialized per study: while one proposal is being computed no
+//     other trial of that study can be created, so the proposer always sees
+//     every pending trial (the constant-liar strategy of the optimizer needs
+//     them) and trial numbers are dense and unique.
+//   - A queued (pending) trial is handed to exactly one worker.
+//   - Every change to a study's trials takes the next value of the study's
+//     version counter inside the same transaction, while holding the study
+//     row's lock, so versions are assigned in commit order. A reader that has
+//     seen every trial up to version v can catch up by reading the trials whose
+//     version is above v; that is how servers keep a per-study optimizer cached
+//     in memory and how the dashboard polls for events.
+//   - A told value is written in one transaction and is never changed again:
+//     repeating the same tell is a no-op, a different one is ErrConflict.
+package store
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"time"
+)
+
+// State is the life-cycle stage of a trial.
+type State string
+
+// Trial states. Pending trials wait in the study's queue (enqueued by a user
+// or re-queued after an expiry) until an ask hands them out; running trials
+// belong to a worker until it tells or its deadline passes, when they become
+// expired and their configuration is queued again as a new pending trial.
+const (
+	Pending  State = "pending"
+	Running  State = "running"
+	Complete State = "complete"
+	Failed   State = "failed"
+	Expired  State = "expired"
+)
+
+// States lists every state in life-cycle order.
+var States = []State{Pending, Running, Complete, Failed, Expired}
+
+// Valid reports whether s is one of the known states.
+func (s State) Valid() bool {
+	for _, v := range States {
+		if s == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Finished reports whether a trial in this state has its outcome recorded.
+func (s State) Finished() bool { return s == Complete || s == Failed }
+
+// Errors returned by every backend; test them with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrExists   = errors.New("already exists")
+	ErrConflict = errors.New("conflict")
+	ErrInvalid  = errors.New("invalid")
+)
+
+// Study is a tuning study. Space and Optimizer are JSON documents that the
+// store keeps verbatim; the server parses them.
+type Study struct {
+	ID        int64           `json:"id"`
+	Name      string          `json:"name"`
+	Direction string          `json:"direction"`
+	Space     json.RawMessage `json:"space"`
+	Optimizer json.RawMessage `json:"optimizer"`
+	CreatedAt time.Time       `json:"created_at"`
+	// Version is the highest version stamped on the study's trials (0 when
+	// it has none): every change of a trial takes a new, larger version.
+	Version int64 `json:"version"`
+	// NextNumber is the number the next new trial will get.
+	NextNumber int64 `json:"next_number"`
+}
+
+// StudySummary is a study with its trial counts and best value.
+type StudySummary struct {
+	Study
+	Counts map[State]int `json:"counts"`
+	Best   *float64      `json:"best,omitempty"`
+}
+
+// NewStudy describes a study to create.
+type NewStudy struct {
+	Name      string
+	Direction string // "minimize" or "maximize"
+	Space     json.RawMessage
+	Optimizer json.RawMessage
+	Now       time.Time
+}
+
+// Intermediate is a value a worker reported before finishing, e.g. a
+// validation loss after some epochs.
+type Intermediate struct {
+	Step  int64   `json:"step"`
+	Value float64 `json:"value"`
+}
+
+// Trial is one evaluation of a configuration.
+type Trial struct {
+	ID     int64 `json:"id"`
+	Number int64 `json:"number"`
+	State  State `json:"state"`
+	// Params maps parameter names to natural values (numbers, or the level
+	// name of a categorical); inactive parameters are absent.
+	Params       map[string]any `json:"params"`
+	Value        *float64       `json:"value,omitempty"`
+	Intermediate []Intermediate `json:"intermediate,omitempty"`
+	UserAttrs    map[string]any `json:"user_attrs,omitempty"`
+	Worker       string         `json:"worker,omitempty"`
+	// Acquisition names what chose the configuration: the optimizer's
+	// acquisition or design, "enqueued", "imported" or "requeue".
+	Acquisition  string `json:"acquisition,omitempty"`
+	FailReason   string `json:"fail_reason,omitempty"`
+	RequeuedFrom *int64 `json:"requeued_from,omitempty"`
+	// Meta is what the optimizer recorded about the proposal (e.g. the GP
+	// hyperparameters it used), kept verbatim so a rebuilt optimizer can
+	// warm-start from it.
+	Meta       json.RawMessage `json:"meta,omitempty"`
+	CreatedAt  time.Time       `json:"created_at"`
+	StartedAt  *time.Time      `json:"started_at,omitempty"`
+	Deadline   *time.Time      `json:"deadline,omitempty"`
+	FinishedAt *time.Time      `json:"finished_at,omitempty"`
+	Version    int64           `json:"version"`
+
+	updatedUS int64 // when the trial last changed (events' settling window)
+}
+
+// NewTrial is a trial added by a user rather than proposed: with a Value it
+// is recorded as complete (a result obtained elsewhere), otherwise it joins
+// the queue as pending and the next ask hands it out.
+type NewTrial struct {
+	Params    map[string]any
+	Value     *float64
+	UserAttrs map[string]any
+	Now       time.Time
+}
+
+// AskRequest carries what the store needs to hand out a trial.
+type AskRequest struct {
+	Worker  string
+	Now     time.Time
+	Timeout time.Duration // running trials expire after this; 0 means never
+}
+
+// Proposal is a new configuration chosen by the optimizer.
+type Proposal struct {
+	Params      map[string]any
+	Acquisition string
+	Meta        json.RawMessage // optional JSON object, stored verbatim
+}
+
+// AskView is what a proposer may read while the study's ask lock is held.
+type AskView interface {
+	Study() *Study
+	// Watch returns the trials numbered from or above, plus those listed in
+	// numbers, in number order. A proposer that remembers which trials can
+	// still change (pending, running, expired: complete and failed trials
+	// never change again) catches up exactly with it, whatever the order in
+	// which concurrent transactions committed.
+	Watch(ctx context.Context, numbers []int64, from int64) ([]Trial, error)
+	// Changed returns, in number order, every trial whose version is above
+	// since, and the highest version among them (since when there are none).
+	Changed(ctx context.Context, since int64) ([]Trial, int64, error)
+}
+
+// ProposeFunc computes a new configuration when the queue is empty. It runs
+// while no other trial of the study can be created. The store numbers the
+// trial itself: view.Study().NextNumber.
+type ProposeFunc func(ctx context.Context, view AskView) (Proposal, error)
+
+// BatchProposeFunc proposes n configurations at once, each accounting for
+// the ones before it (the store numbers them view.Study().NextNumber,
+// NextNumber+1, ...).
+type BatchProposeFunc func(ctx context.Context, view AskView, n int) ([]Proposal, error)
+
+// Result is the outcome a worker tells.
+type Result struct {
+	State     State // Complete or Failed
+	Value     float64
+	Reason    string
+	UserAttrs map[string]any
+	Now       time.Time
+}
+
+// Report is an intermediate value; it also pushes back a running trial's
+// deadline by Extend, so it doubles as a heartbeat.
+type Report struct {
+	Step   int64
+	Value  float64
+	Now    time.Time
+	Extend time.Duration
+}
+
+// TrialQuery selects trials for listing.
+type TrialQuery struct {
+	States       []State
+	SinceVersion int64 // only trials changed after this version
+	Offset       int
+	Limit        int // 0 means no limit
+}
+
+// Store is the storage of studies and trials. Implementations are safe for
+// concurrent use by many goroutines and, for PostgreSQL, many processes.
+type Store interface {
+	CreateStudy(ctx context.Context, s NewStudy) (*Study, error)
+	Study(ctx context.Context, name string) (*Study, error)
+	Studies(ctx context.Context) ([]StudySummary, error)
+	DeleteStudy(ctx context.Context, name string) error
+
+	// AddTrial enqueues a configuration or records one evaluated elsewhere.
+	AddTrial(ctx context.Context, study string, t NewTrial) (*Trial, error)
+	// Ask hands out the oldest pending trial, or creates a running trial
+	// from propose. It does not expire overdue trials; call Expire first.
+	// With SQLite the proposal is made from a read snapshot, and made again
+	// under the write lock if another process created a trial meanwhile:
+	// propose may then be called twice, and must forget its first answer.
+	Ask(ctx context.Context, study string, req AskRequest, propose ProposeFunc) (*Trial, error)
+	// AskBatch is Ask for several workers in one transaction (one commit):
+	// queued trials go to the first requests, the others get proposals.
+	// On an error the trials already claimed in a committed transaction are
+	// returned with it.
+	AskBatch(ctx context.Context, study string, reqs []AskRequest, propose BatchProposeFunc) ([]*Trial, error)
+	// Tell records a trial's outcome. It reports changed=false when the same
+	// outcome was already recorded and returns ErrConflict for a different one.
+	Tell(ctx context.Context, study string, number int64, r Result) (t *Trial, changed bool, err error)
+	// ReportIntermediate records an intermediate value of an unfinished trial.
+	ReportIntermediate(ctx context.Context, study string, number int64, r Report) (*Trial, error)
+	// Expire marks running trials whose deadline is before now as expired and
+	// queues their configurations again; it returns the expired trials.
+	Expire(ctx context.Context, study string, now time.Time) ([]Trial, error)
+
+	Trial(ctx context.Context, study string, number int64) (*Trial, error)
+	Trials(ctx context.Context, study string, q TrialQuery) (trials []Trial, total int, err error)
+	// Events returns the trials changed after version since and the version
+	// to ask from next. With SQLite versions become visible in order. With
+	// PostgreSQL they are drawn from a sequence before commit, so a change
+	// is re-sent until it is five seconds old: it may arrive twice, and is
+	// skipped only if some write takes more than five seconds to commit.
+	Events(ctx context.Context, study string, since int64, now time.Time) (trials []Trial, next int64, err error)
+	// Best returns the complete trial with the best value, ErrNotFound if none.
+	Best(ctx context.Context, study string) (*Trial, error)
+
+	Close() error
+}
+
+// Open opens a store from a data source: "postgres://..." or
+// "postgresql://..." for PostgreSQL, otherwise a SQLite file path (optionally
+// prefixed with "sqlite:" or "file:"). Migrations are applied.
+func Open(ctx context.Context, dsn string) (Store, error) {
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		return OpenPostgres(ctx, dsn)
+	case dsn == "":
+		return nil, fmt.Errorf("store: empty data source")
+	default:
+		return OpenSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
+	}
+}
+
+// Validation shared by the backends.
+
+func checkName(name string) error {
+	if strings.TrimSpace(name) == "" {
+		return fmt.Errorf("%w: study name is empty", ErrInvalid)
+	}
+	if len(name) > 200 {
+		return fmt.Errorf("%w: study name is longer than 200 bytes", ErrInvalid)
+	}
+	for _, r := range name {
+		if r < 0x20 || r == 0x7f || r == '/' {
+			return fmt.Errorf("%w: study name %q contains a control character or '/'", ErrInvalid, name)
+		}
+	}
+	return nil
+}
+
+func checkNewStudy(s NewStudy) error {
+	if err := checkName(s.Name); err != nil {
+		return err
+	}
+	if s.Direction != "minimize" && s.Direction != "maximize" {
+		return fmt.Errorf("%w: direction %q must be minimize or maximize", ErrInvalid, s.Direction)
+	}
+	if !json.Valid(s.Space) {
+		return fmt.Errorf("%w: space is not valid JSON", ErrInvalid)
+	}
+	if len(s.Optimizer) == 0 {
+		return nil
+	}
+	if !json.Valid(s.Optimizer) {
+		return fmt.Errorf("%w: optimizer configuration is not valid JSON", ErrInvalid)
+	}
+	return nil
+}
+
+func checkFinite(what string, v float64) error {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return fmt.Errorf("%w: %s %v is not a finite number", ErrInvalid, what, v)
+	}
+	return nil
+}
+
+func checkResult(r Result) error {
+	switch r.State {
+	case Complete:
+		return checkFinite("value", r.Value)
+	case Failed:
+		return nil
+	default:
+		return fmt.Errorf("%w: a tell must complete or fail a trial, not set it %q", ErrInvalid, r.State)
+	}
+}
+
+func checkQuery(q TrialQuery) error {
+	for _, s := range q.States {
+		if !s.Valid() {
+			return fmt.Errorf("%w: unknown trial state %q", ErrInvalid, s)
+		}
+	}
+	if q.Offset < 0 || q.Limit < 0 {
+		return fmt.Errorf("%w: offset and limit must not be negative", ErrInvalid)
+	}
+	return nil
+}
+
+// sameOutcome decides whether a repeated tell is the same as the recorded one.
+func sameOutcome(t *Trial, r Result) bool {
+	if t.State != r.State {
+		return false
+	}
+	if r.State == Failed {
+		return true
+	}
+	return t.Value != nil && *t.Value == r.Value
+}
+
+func micros(t time.Time) int64 { return t.UnixMicro() }
+
+func fromMicros(us int64) time.Time { return time.UnixMicro(us).UTC() }
+
+func optMicros(us *int64) *time.Time {
+	if us == nil {
+		return nil
+	}
+	t := fromMicros(*us)
+	return &t
+}
+
+func marshalJSON(v any, empty string) (string, error) {
+	if v == nil {
+		return empty, nil
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// trialColumns is the column list every trial query selects, in scanTrial order.
+const trialColumns = `id, number, state, params, value, intermediate, user_attrs, worker, acquisition,
+	fail_reason, requeued_from, meta, created_us, started_us, deadline_us, finished_us, version, updated_us`
+
+func scanTrial(scan func(dest ...any) error) (Trial, error) {
+	var (
+		t                           Trial
+		state                       string
+		params, inter, attrs, meta  string
+		created                     int64
+		started, deadline, finished *int64
+	)
+	if err := scan(&t.ID, &t.Number, &state, &params, &t.Value, &inter, &attrs, &t.Worker, &t.Acquisition,
+		&t.FailReason, &t.RequeuedFrom, &meta, &created, &started, &deadline, &finished, &t.Version, &t.updatedUS); err != nil {
+		return t, err
+	}
+	t.State = State(state)
+	if err := json.Unmarshal([]byte(params), &t.Params); err != nil {
+		return t, fmt.Errorf("trial %d: params: %w", t.Number, err)
+	}
+	if inter != "" && inter != "[]" {
+		if err := json.Unmarshal([]byte(inter), &t.Intermediate); err != nil {
+			return t, fmt.Errorf("trial %d: intermediate values: %w", t.Number, err)
+		}
+	}
+	if attrs != "" && attrs != "{}" {
+		if err := json.Unmarshal([]byte(attrs), &t.UserAttrs); err != nil {
+			return t, fmt.Errorf("trial %d: user attributes: %w", t.Number, err)
+		}
+	}
+	if meta != "" && meta != "{}" {
+		t.Meta = json.RawMessage(meta)
+	}
+	t.CreatedAt = fromMicros(created)
+	t.StartedAt = optMicros(started)
+	t.Deadline = optMicros(deadline)
+	t.FinishedAt = optMicros(finished)
+	return t, nil
+}
+
+// mergeAttrs returns old updated with add (add wins).
+func mergeAttrs(old, add map[string]any) map[string]any {
+	if len(add) == 0 {
+		return old
+	}
+	out := make(map[string]any, len(old)+len(add))
+	for k, v := range old {
+		out[k] = v
+	}
+	for k, v := range add {
+		out[k] = v
+	}
+	return out
+}
+
+// withIntermediate inserts or replaces the value at step, keeping steps sorted.
+func withIntermediate(list []Intermediate, step int64, v float64) []Intermediate {
+	out := make([]Intermediate, 0, len(list)+1)
+	inserted := false
+	for _, it := range list {
+		if it.Step == step {
+			continue
+		}
+		if !inserted && it.Step > step {
+			out = append(out, Intermediate{step, v})
+			inserted = true
+		}
+		out = append(out, it)
+	}
+	if !inserted {
+		out = append(out, Intermediate{step, v})
+	}
+	return out
+}
+
+func deadlineMicros(now time.Time, timeout time.Duration) *int64 {
+	if timeout <= 0 {
+		return nil
+	}
+	d := micros(now.Add(timeout))
+	return &d
+}
+
+func stateStrings(states []State) []string {
+	out := make([]string, len(states))
+	for i, s := range states {
+		out[i] = string(s)
+	}
+	return out
+}

@@ -1,0 +1,572 @@
+package store_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"xbo/store"
+	"xbo/store/storetest"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+const spaceJSON = `{"objective":"minimize","params":[{"name":"x","type":"float","low":0,"high":1}]}`
+
+// backends runs f once per backend with a fresh store.
+func backends(t *testing.T, f func(t *testing.T, s store.Store)) {
+	t.Run("sqlite", func(t *testing.T) {
+		s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "xbo.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		f(t, s)
+	})
+	t.Run("postgres", func(t *testing.T) {
+		s, err := store.Open(context.Background(), storetest.PostgresDSN(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		f(t, s)
+	})
+}
+
+func mkStudy(t *testing.T, s store.Store, name string) *store.Study {
+	t.Helper()
+	st, err := s.CreateStudy(context.Background(), store.NewStudy{Name: name, Direction: "minimize",
+		Space: json.RawMessage(spaceJSON), Optimizer: json.RawMessage(`{"strategy":"random"}`), Now: t0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// counter proposes x = n/1000 for trial n and checks that the view shows the
+// number it will get.
+func counter(t *testing.T) store.ProposeFunc {
+	return func(ctx context.Context, v store.AskView) (store.Proposal, error) {
+		n := v.Study().NextNumber
+		return store.Proposal{Params: map[string]any{"x": float64(n) / 1000}, Acquisition: "test"}, nil
+	}
+}
+
+func ask(t *testing.T, s store.Store, study, worker string, now time.Time, timeout time.Duration) *store.Trial {
+	t.Helper()
+	tr, err := s.Ask(context.Background(), study, store.AskRequest{Worker: worker, Now: now, Timeout: timeout}, counter(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tr
+}
+
+// snapshot is everything observable about a study, to show that a rejected
+// request changed nothing.
+func snapshot(t *testing.T, s store.Store, study string) string {
+	t.Helper()
+	st, err := s.Study(context.Background(), study)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trials, _, err := s.Trials(context.Background(), study, store.TrialQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := json.Marshal(struct {
+		S *store.Study
+		T []store.Trial
+	}{st, trials})
+	return string(b)
+}
+
+func TestStudies(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "b")
+		mkStudy(t, s, "a")
+		_, err := s.CreateStudy(ctx, store.NewStudy{Name: "a", Direction: "minimize", Space: json.RawMessage(spaceJSON), Now: t0})
+		if !errors.Is(err, store.ErrExists) {
+			t.Fatalf("duplicate name: got %v, want ErrExists", err)
+		}
+		for _, bad := range []store.NewStudy{
+			{Name: "", Direction: "minimize", Space: json.RawMessage(spaceJSON)},
+			{Name: "c", Direction: "sideways", Space: json.RawMessage(spaceJSON)},
+			{Name: "c", Direction: "minimize", Space: json.RawMessage(`{`)},
+			{Name: "c/d", Direction: "minimize", Space: json.RawMessage(spaceJSON)},
+		} {
+			if _, err := s.CreateStudy(ctx, bad); !errors.Is(err, store.ErrInvalid) {
+				t.Errorf("CreateStudy(%+v): got %v, want ErrInvalid", bad, err)
+			}
+		}
+		ask(t, s, "a", "w", t0, 0)
+		tr := ask(t, s, "a", "w", t0, 0)
+		if _, _, err := s.Tell(ctx, "a", tr.Number, store.Result{State: store.Complete, Value: 0.25, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		list, err := s.Studies(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(list) != 2 || list[0].Name != "a" || list[1].Name != "b" {
+			t.Fatalf("studies: %+v", list)
+		}
+		if list[0].Counts[store.Running] != 1 || list[0].Counts[store.Complete] != 1 || list[0].Best == nil || *list[0].Best != 0.25 {
+			t.Fatalf("summary of a: counts %v best %v", list[0].Counts, list[0].Best)
+		}
+		if err := s.DeleteStudy(ctx, "a"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Study(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("deleted study: got %v", err)
+		}
+		if err := s.DeleteStudy(ctx, "a"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("delete twice: got %v", err)
+		}
+		// A new study with the old name starts from scratch.
+		mkStudy(t, s, "a")
+		if _, total, _ := s.Trials(ctx, "a", store.TrialQuery{}); total != 0 {
+			t.Fatalf("recreated study has %d trials", total)
+		}
+	})
+}
+
+func TestAskTellLifecycle(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		a := ask(t, s, "s", "w1", t0, time.Minute)
+		b := ask(t, s, "s", "w2", t0, time.Minute)
+		if a.Number != 0 || b.Number != 1 || a.State != store.Running || b.Worker != "w2" || a.Acquisition != "test" {
+			t.Fatalf("asks: %+v %+v", a, b)
+		}
+		if a.Deadline == nil || !a.Deadline.Equal(t0.Add(time.Minute)) {
+			t.Fatalf("deadline %v", a.Deadline)
+		}
+		got, changed, err := s.Tell(ctx, "s", 0, store.Result{State: store.Complete, Value: 1.5, UserAttrs: map[string]any{"epochs": 3.0}, Now: t0.Add(time.Second)})
+		if err != nil || !changed || got.State != store.Complete || *got.Value != 1.5 || got.UserAttrs["epochs"] != 3.0 {
+			t.Fatalf("tell: %+v changed=%v err=%v", got, changed, err)
+		}
+		before := snapshot(t, s, "s")
+		// Same tell again: accepted, nothing changes.
+		got, changed, err = s.Tell(ctx, "s", 0, store.Result{State: store.Complete, Value: 1.5, Now: t0.Add(time.Hour)})
+		if err != nil || changed || *got.Value != 1.5 {
+			t.Fatalf("repeated tell: %+v changed=%v err=%v", got, changed, err)
+		}
+		// Every rejected request leaves the study exactly as it was.
+		rejects := []struct {
+			name string
+			err  error
+			do   func() error
+		}{
+			{"different value", store.ErrConflict, func() error {
+				_, _, err := s.Tell(ctx, "s", 0, store.Result{State: store.Complete, Value: 2, Now: t0})
+				return err
+			}},
+			{"fail after complete", store.ErrConflict, func() error {
+				_, _, err := s.Tell(ctx, "s", 0, store.Result{State: store.Failed, Now: t0})
+				return err
+			}},
+			{"NaN", store.ErrInvalid, func() error {
+				_, _, err := s.Tell(ctx, "s", 1, store.Result{State: store.Complete, Value: math.NaN(), Now: t0})
+				return err
+			}},
+			{"+Inf", store.ErrInvalid, func() error {
+				_, _, err := s.Tell(ctx, "s", 1, store.Result{State: store.Complete, Value: math.Inf(1), Now: t0})
+				return err
+			}},
+			{"tell running state", store.ErrInvalid, func() error {
+				_, _, err := s.Tell(ctx, "s", 1, store.Result{State: store.Running, Now: t0})
+				return err
+			}},
+			{"unknown trial", store.ErrNotFound, func() error {
+				_, _, err := s.Tell(ctx, "s", 99, store.Result{State: store.Complete, Value: 1, Now: t0})
+				return err
+			}},
+			{"unknown study", store.ErrNotFound, func() error {
+				_, _, err := s.Tell(ctx, "nope", 1, store.Result{State: store.Complete, Value: 1, Now: t0})
+				return err
+			}},
+			{"report NaN", store.ErrInvalid, func() error {
+				_, err := s.ReportIntermediate(ctx, "s", 1, store.Report{Step: 1, Value: math.NaN(), Now: t0})
+				return err
+			}},
+			{"report on complete", store.ErrConflict, func() error {
+				_, err := s.ReportIntermediate(ctx, "s", 0, store.Report{Step: 1, Value: 1, Now: t0})
+				return err
+			}},
+			{"enqueue Inf", store.ErrInvalid, func() error {
+				inf := math.Inf(-1)
+				_, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": 0.5}, Value: &inf, Now: t0})
+				return err
+			}},
+			{"bad state filter", store.ErrInvalid, func() error {
+				_, _, err := s.Trials(ctx, "s", store.TrialQuery{States: []store.State{"done"}})
+				return err
+			}},
+		}
+		for _, r := range rejects {
+			if err := r.do(); !errors.Is(err, r.err) {
+				t.Errorf("%s: got %v, want %v", r.name, err, r.err)
+			}
+			if after := snapshot(t, s, "s"); after != before {
+				t.Errorf("%s changed the store:\nbefore %s\nafter  %s", r.name, before, after)
+			}
+		}
+		// Failure is idempotent too.
+		if _, changed, err := s.Tell(ctx, "s", 1, store.Result{State: store.Failed, Reason: "OOM", Now: t0}); err != nil || !changed {
+			t.Fatalf("fail: %v %v", changed, err)
+		}
+		if tr, changed, err := s.Tell(ctx, "s", 1, store.Result{State: store.Failed, Reason: "again", Now: t0}); err != nil || changed || tr.FailReason != "OOM" {
+			t.Fatalf("repeated fail: %+v %v %v", tr, changed, err)
+		}
+		best, err := s.Best(ctx, "s")
+		if err != nil || best.Number != 0 {
+			t.Fatalf("best: %+v %v", best, err)
+		}
+		list, total, err := s.Trials(ctx, "s", store.TrialQuery{States: []store.State{store.Failed}})
+		if err != nil || total != 1 || len(list) != 1 || list[0].Number != 1 {
+			t.Fatalf("failed trials: %+v %d %v", list, total, err)
+		}
+	})
+}
+
+func TestQueueExpiryAndReports(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		// An enqueued configuration is handed out before anything is proposed.
+		q, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": 0.9}, Now: t0})
+		if err != nil || q.State != store.Pending || q.Number != 0 {
+			t.Fatalf("enqueue: %+v %v", q, err)
+		}
+		v := 0.7
+		imp, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": 0.1}, Value: &v, Now: t0})
+		if err != nil || imp.State != store.Complete || imp.Number != 1 {
+			t.Fatalf("import: %+v %v", imp, err)
+		}
+		noPropose := func(context.Context, store.AskView) (store.Proposal, error) {
+			return store.Proposal{}, errors.New("must not propose while the queue has trials")
+		}
+		a, err := s.Ask(ctx, "s", store.AskRequest{Worker: "w1", Now: t0, Timeout: 10 * time.Second}, noPropose)
+		if err != nil || a.Number != 0 || a.State != store.Running || a.Params["x"] != 0.9 {
+			t.Fatalf("claim: %+v %v", a, err)
+		}
+		b := ask(t, s, "s", "w2", t0, 10*time.Second)
+		if b.Number != 2 {
+			t.Fatalf("proposal number %d", b.Number)
+		}
+		// A report is a heartbeat: it moves trial 0's deadline.
+		r, err := s.ReportIntermediate(ctx, "s", 0, store.Report{Step: 2, Value: 0.5, Now: t0.Add(8 * time.Second), Extend: 10 * time.Second})
+		if err != nil || !r.Deadline.Equal(t0.Add(18*time.Second)) {
+			t.Fatalf("report: %+v %v", r, err)
+		}
+		r, err = s.ReportIntermediate(ctx, "s", 0, store.Report{Step: 1, Value: 0.6, Now: t0.Add(9 * time.Second)})
+		if err != nil || !reflect.DeepEqual(r.Intermediate, []store.Intermediate{{1, 0.6}, {2, 0.5}}) {
+			t.Fatalf("intermediate values: %+v %v", r.Intermediate, err)
+		}
+		// At t0+12s only trial 2 is overdue.
+		if exp, err := s.Expire(ctx, "s", t0.Add(9*time.Second)); err != nil || len(exp) != 0 {
+			t.Fatalf("early expire: %+v %v", exp, err)
+		}
+		exp, err := s.Expire(ctx, "s", t0.Add(12*time.Second))
+		if err != nil || len(exp) != 1 || exp[0].Number != 2 || exp[0].State != store.Expired {
+			t.Fatalf("expire: %+v %v", exp, err)
+		}
+		if again, err := s.Expire(ctx, "s", t0.Add(12*time.Second)); err != nil || len(again) != 0 {
+			t.Fatalf("second expire: %+v %v", again, err)
+		}
+		c, err := s.Ask(ctx, "s", store.AskRequest{Worker: "w3", Now: t0.Add(13 * time.Second)}, noPropose)
+		if err != nil || c.Number != 3 || c.RequeuedFrom == nil || *c.RequeuedFrom != 2 || c.Params["x"] != b.Params["x"] || c.Acquisition != "requeue" {
+			t.Fatalf("requeued trial: %+v %v", c, err)
+		}
+		// The slow worker's late result is kept.
+		late, changed, err := s.Tell(ctx, "s", 2, store.Result{State: store.Complete, Value: 3, Now: t0.Add(20 * time.Second)})
+		if err != nil || !changed || late.State != store.Complete {
+			t.Fatalf("late tell: %+v %v", late, err)
+		}
+		counts := map[store.State]int{}
+		all, _, _ := s.Trials(ctx, "s", store.TrialQuery{})
+		for _, tr := range all {
+			counts[tr.State]++
+		}
+		if want := map[store.State]int{store.Running: 2, store.Complete: 2}; !reflect.DeepEqual(counts, want) {
+			t.Fatalf("states %v, want %v", counts, want)
+		}
+		// Paging.
+		page, total, err := s.Trials(ctx, "s", store.TrialQuery{Offset: 1, Limit: 2})
+		if err != nil || total != 4 || len(page) != 2 || page[0].Number != 1 || page[1].Number != 2 {
+			t.Fatalf("page: %+v %d %v", page, total, err)
+		}
+		page, _, err = s.Trials(ctx, "s", store.TrialQuery{Offset: 3})
+		if err != nil || len(page) != 1 || page[0].Number != 3 {
+			t.Fatalf("offset only: %+v %v", page, err)
+		}
+	})
+}
+
+// TestVersionsCatchUp checks the property the optimizer cache relies on:
+// applying Changed(since) deltas reproduces the full trial list.
+func TestVersionsCatchUp(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		known := map[int64]store.Trial{}
+		var mark int64
+		for i := 0; i < 30; i++ {
+			_, err := s.Ask(ctx, "s", store.AskRequest{Worker: "w", Now: t0, Timeout: time.Second}, func(ctx context.Context, v store.AskView) (store.Proposal, error) {
+				changed, m, err := v.Changed(ctx, mark)
+				if err != nil {
+					return store.Proposal{}, err
+				}
+				for _, tr := range changed {
+					known[tr.Number] = tr
+				}
+				mark = m
+				if int64(len(known)) != v.Study().NextNumber {
+					return store.Proposal{}, fmt.Errorf("proposer knows %d trials, study has %d", len(known), v.Study().NextNumber)
+				}
+				return store.Proposal{Params: map[string]any{"x": 0.5}}, nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch i % 3 {
+			case 0:
+				s.Tell(ctx, "s", int64(i/2), store.Result{State: store.Complete, Value: float64(i), Now: t0})
+			case 1:
+				s.ReportIntermediate(ctx, "s", int64(i/2), store.Report{Step: int64(i), Value: 1, Now: t0})
+			case 2:
+				s.Expire(ctx, "s", t0.Add(time.Duration(i)*time.Second))
+			}
+		}
+		all, _, _ := s.Trials(ctx, "s", store.TrialQuery{})
+		changed, _, err := s.Trials(ctx, "s", store.TrialQuery{SinceVersion: mark})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range changed {
+			known[tr.Number] = tr
+		}
+		if len(all) != len(known) {
+			t.Fatalf("caught up with %d trials, store has %d", len(known), len(all))
+		}
+		for _, tr := range all {
+			if !reflect.DeepEqual(known[tr.Number], tr) {
+				t.Fatalf("trial %d: cached %+v, stored %+v", tr.Number, known[tr.Number], tr)
+			}
+		}
+	})
+}
+
+// TestConcurrentAsks: 16 goroutines ask and tell 200 trials on one study;
+// numbers are dense and unique, every proposal saw every earlier trial, and
+// every value is stored once.
+func TestConcurrentAsks(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		const workers, total = 16, 200
+		var mu sync.Mutex
+		handed := map[int64]string{}
+		next := 0
+		var wg sync.WaitGroup
+		errs := make(chan error, workers)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				name := fmt.Sprintf("w%d", w)
+				for {
+					mu.Lock()
+					if next >= total {
+						mu.Unlock()
+						return
+					}
+					next++
+					mu.Unlock()
+					var tr *store.Trial
+					var err error
+					for attempt := 0; attempt < 50; attempt++ {
+						tr, err = s.Ask(ctx, "s", store.AskRequest{Worker: name, Now: t0}, func(ctx context.Context, v store.AskView) (store.Proposal, error) {
+							_, _, err := v.Changed(ctx, v.Study().Version)
+							if err != nil {
+								return store.Proposal{}, err
+							}
+							return store.Proposal{Params: map[string]any{"x": float64(v.Study().NextNumber) / total}}, nil
+						})
+						if !errors.Is(err, store.ErrConflict) {
+							break
+						}
+					}
+					if err != nil {
+						errs <- err
+						return
+					}
+					mu.Lock()
+					if prev, dup := handed[tr.Number]; dup {
+						mu.Unlock()
+						errs <- fmt.Errorf("trial %d handed to %s and %s", tr.Number, prev, name)
+						return
+					}
+					handed[tr.Number] = name
+					mu.Unlock()
+					if tr.Params["x"] != float64(tr.Number)/total {
+						errs <- fmt.Errorf("trial %d has params of trial %v", tr.Number, tr.Params["x"].(float64)*total)
+						return
+					}
+					if _, _, err := s.Tell(ctx, "s", tr.Number, store.Result{State: store.Complete, Value: float64(tr.Number), Now: t0}); err != nil {
+						errs <- err
+						return
+					}
+				}
+			}(w)
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		all, _, _ := s.Trials(ctx, "s", store.TrialQuery{})
+		if len(all) != total {
+			t.Fatalf("%d trials stored, want %d", len(all), total)
+		}
+		for i, tr := range all {
+			if tr.Number != int64(i) || tr.State != store.Complete || *tr.Value != float64(i) {
+				t.Fatalf("trial %d: %+v", i, tr)
+			}
+		}
+	})
+}
+
+func TestReopenKeepsDataAndMigratesOnce(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "xbo.db")
+	ctx := context.Background()
+	s, err := store.Open(ctx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mkStudy(t, s, "s")
+	tr := ask(t, s, "s", "w", t0, 0)
+	s.Tell(ctx, "s", tr.Number, store.Result{State: store.Complete, Value: 4, Now: t0})
+	s.Close()
+	s, err = store.Open(ctx, "sqlite:"+file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.Trial(ctx, "s", 0)
+	if err != nil || *got.Value != 4 {
+		t.Fatalf("after reopen: %+v %v", got, err)
+	}
+	if _, err := s.Trial(ctx, "s", 1); !errors.Is(err, store.ErrNotFound) {
+		t.Fatalf("unknown trial: %v", err)
+	}
+}
+
+// TestAskBatch: one transaction serves several asks, queued trials first,
+// proposals numbered consecutively.
+func TestAskBatch(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		for _, x := range []float64{0.1, 0.2} {
+			if _, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": x}, Now: t0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		reqs := make([]store.AskRequest, 5)
+		for i := range reqs {
+			reqs[i] = store.AskRequest{Worker: fmt.Sprintf("w%d", i), Now: t0}
+		}
+		calls := 0
+		got, err := s.AskBatch(ctx, "s", reqs, func(ctx context.Context, v store.AskView, n int) ([]store.Proposal, error) {
+			calls++
+			if n != 3 || v.Study().NextNumber != 2 {
+				return nil, fmt.Errorf("asked for %d proposals from number %d", n, v.Study().NextNumber)
+			}
+			out := make([]store.Proposal, n)
+			for i := range out {
+				out[i] = store.Proposal{Params: map[string]any{"x": 0.5 + float64(i)/10}, Acquisition: "batch"}
+			}
+			return out, nil
+		})
+		if err != nil || calls != 1 || len(got) != 5 {
+			t.Fatalf("batch: %d trials, %d calls, %v", len(got), calls, err)
+		}
+		for i, tr := range got {
+			if tr.Number != int64(i) || tr.State != store.Running || tr.Worker != fmt.Sprintf("w%d", i) {
+				t.Fatalf("trial %d: %+v", i, tr)
+			}
+		}
+		if got[1].Acquisition != "enqueued" || got[4].Params["x"] != 0.7 {
+			t.Fatalf("batch contents: %+v %+v", got[1], got[4])
+		}
+		// A proposer that returns the wrong count stores nothing.
+		before := snapshot(t, s, "s")
+		_, err = s.AskBatch(ctx, "s", reqs[:2], func(ctx context.Context, v store.AskView, n int) ([]store.Proposal, error) {
+			return []store.Proposal{{Params: map[string]any{"x": 0.5}}}, nil
+		})
+		if !errors.Is(err, store.ErrInvalid) || snapshot(t, s, "s") != before {
+			t.Fatalf("short batch: %v", err)
+		}
+	})
+}
+
+// TestSQLiteTwoProcessesConflict: a proposal that another process overtakes
+// is made again under the write lock, seeing the other process's trial.
+func TestSQLiteTwoProcessesConflict(t *testing.T) {
+	ctx := context.Background()
+	file := filepath.Join(t.TempDir(), "xbo.db")
+	a, err := store.Open(ctx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := store.Open(ctx, file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	mkStudy(t, a, "s")
+	var seen []int64
+	tr, err := a.Ask(ctx, "s", store.AskRequest{Worker: "a", Now: t0}, func(ctx context.Context, v store.AskView) (store.Proposal, error) {
+		seen = append(seen, v.Study().NextNumber)
+		if len(seen) == 1 { // the other process asks while we propose
+			if _, err := b.Ask(ctx, "s", store.AskRequest{Worker: "b", Now: t0}, counter(t)); err != nil {
+				return store.Proposal{}, err
+			}
+		}
+		return store.Proposal{Params: map[string]any{"x": float64(v.Study().NextNumber) / 10}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(seen, []int64{0, 1}) || tr.Number != 1 || tr.Params["x"] != 0.1 {
+		t.Fatalf("proposals from numbers %v, trial %+v", seen, tr)
+	}
+	// When the other process enqueues instead, the queued trial is handed
+	// out and no second proposal is needed.
+	calls := 0
+	tr, err = a.Ask(ctx, "s", store.AskRequest{Worker: "a", Now: t0}, func(ctx context.Context, v store.AskView) (store.Proposal, error) {
+		calls++
+		if _, err := b.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": 0.99}, Now: t0}); err != nil {
+			return store.Proposal{}, err
+		}
+		return store.Proposal{Params: map[string]any{"x": 0.5}}, nil
+	})
+	if err != nil || calls != 1 || tr.Params["x"] != 0.99 || tr.Worker != "a" {
+		t.Fatalf("after enqueue: %+v, %d calls, %v", tr, calls, err)
+	}
+	all, _, _ := a.Trials(ctx, "s", store.TrialQuery{})
+	if len(all) != 3 {
+		t.Fatalf("%d trials", len(all))
+	}
+}

@@ -1,0 +1,66 @@
+// Package storetest gives tests a private PostgreSQL schema. It connects to
+// XBO_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test), creates
+// a schema with a random name, returns a data source that selects it, and
+// drops the schema when the test ends. When the server cannot be reached the
+// test is skipped with a message, unless XBO_REQUIRE_POSTGRES=1 (then it
+// fails), so CI, which has the server, cannot silently skip.
+package storetest
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"net/url"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// DefaultDSN is used when XBO_TEST_POSTGRES is unset.
+const DefaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
+
+// PostgresDSN returns a data source for a fresh schema, dropped at cleanup.
+func PostgresDSN(t testing.TB) string {
+	t.Helper()
+	base := os.Getenv("XBO_TEST_POSTGRES")
+	if base == "" {
+		base = DefaultDSN
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, base)
+	if err != nil {
+		if os.Getenv("XBO_REQUIRE_POSTGRES") == "1" {
+			t.Fatalf("PostgreSQL at %s is unreachable and XBO_REQUIRE_POSTGRES=1: %v", base, err)
+		}
+		t.Skipf("skipping: PostgreSQL at %s is unreachable (%v); set XBO_TEST_POSTGRES to a reachable server", base, err)
+	}
+	defer conn.Close(ctx)
+	schema := fmt.Sprintf("xbo_test_%d_%08x", time.Now().Unix(), rand.Uint32())
+	if _, err := conn.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema %s: %v", schema, err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		c, err := pgx.Connect(ctx, base)
+		if err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+			return
+		}
+		defer c.Close(ctx)
+		if _, err := c.Exec(ctx, "DROP SCHEMA "+schema+" CASCADE"); err != nil {
+			t.Errorf("drop schema %s: %v", schema, err)
+		}
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("XBO_TEST_POSTGRES: %v", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
