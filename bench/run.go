@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"xbo/acq"
 
 	"xbo/opt"
 )
@@ -44,6 +45,11 @@ type RunResult struct {
 	Regret float64
 	// Trace[i] is the simple regret after i+1 evaluations.
 	Trace []float64
+	// BandLog and SwitchedAt are a-BOBAX's band half-width per model-based
+	// proposal and the evaluation count at its switch (−1: never switched);
+	// empty for other strategies.
+	BandLog    []acq.BandRecord
+	SwitchedAt int
 }
 
 // Run optimizes a test function sequentially with package opt.
@@ -114,6 +120,13 @@ func run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		}
 	}
 	res.History = optimizer.History()
+	res.SwitchedAt = -1
+	if log, at, switched := optimizer.BandLog(); log != nil {
+		res.BandLog = log
+		if switched {
+			res.SwitchedAt = at
+		}
+	}
 	res.Best, _ = optimizer.Best()
 	res.Regret = bestRegret
 	return res, nil

@@ -64,3 +64,46 @@ func TestBOBAXThroughAcquire(t *testing.T) {
 		t.Errorf("with a pending trial at T = 12 the proposal came from %q, want eig-pdp", tr.Acquisition)
 	}
 }
+
+// TestBOBAXByStrategyName: Config.Strategy alone selects a BOBAX strategy,
+// with the settings of Config.BOBAX.
+func TestBOBAXByStrategyName(t *testing.T) {
+	s, err := space.New(space.Minimize, []space.Param{
+		{Name: "a", Type: space.Float, Low: -2, High: 2},
+		{Name: "b", Type: space.Float, Low: 0, High: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := New(Config{Space: s, Strategy: "bobax", Seed: 3, InitialSize: 5,
+		BOBAX: BOBAXConfig{K: 3, GridSize: 8, Samples: 100}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for n := 0; n < 11; n++ {
+		tr, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, tr.Acquisition)
+		if err := o.Tell(tr.ID, math.Cos(3*tr.Params[0])+tr.Params[1]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eig := 0
+	for _, a := range got[5:] {
+		if a == "eig-pdp" {
+			eig++
+		}
+	}
+	if eig != 2 { // T = 5..10: every third proposal (T = 6, 9) maximizes EIG_PDP
+		t.Fatalf("k = 3 over 6 proposals should give 2 EIG_PDP proposals, got %v", got)
+	}
+	if _, err := New(Config{Space: s, Strategy: "a-bobax"}); err == nil {
+		t.Fatal("a-bobax without a tolerance accepted")
+	}
+	if _, err := New(Config{Space: s, Strategy: "bobax", Acquire: PolicyAcquire(nil)}); err == nil {
+		t.Fatal("a BOBAX strategy together with a custom Acquire accepted")
+	}
+}

@@ -113,6 +113,18 @@ type Trial struct {
 	Note string
 }
 
+// BandLog is a-BOBAX's record of the mean PD band half-width at every
+// model-based proposal, and the number of evaluations at which it switched to
+// optimization only (ok false before the switch or for other strategies).
+func (o *Optimizer) BandLog() (log []acq.BandRecord, switchedAt int, ok bool) {
+	ad, isAdaptive := o.policy.(*acq.Adaptive)
+	if !isAdaptive {
+		return nil, 0, false
+	}
+	at, switched := ad.SwitchedAt()
+	return ad.Log(), at, switched
+}
+
 // Clone returns a deep copy.
 func (t Trial) Clone() Trial {
 	t.Params = slices.Clone(t.Params)
@@ -147,9 +159,16 @@ type Iteration struct {
 // every other field means the default given in brackets.
 type Config struct {
 	Space *space.Space
-	// Strategy is the acquisition: "ei" [default], "lcb", "pi", "pvar", or
-	// "random" for random search (no initial design, no model).
+	// Strategy is the acquisition: "ei" [default], "lcb", "pi", "pvar",
+	// "random" for random search (no initial design, no model), or a
+	// BOBAX-family strategy "bax", "bobax", "bobax-prob", "eibax", "bo-rs",
+	// "a-bobax" configured by BOBAX (paper 002).
 	Strategy string
+	// BOBAX holds the settings of a BOBAX-family Strategy (its Strategy and,
+	// when zero, Seed fields are filled from this Config). These strategies
+	// default to the squared-exponential kernel, for which EIG_PDP has a
+	// fast closed form.
+	BOBAX BOBAXConfig
 	// Tau is the LCB exploration weight τ in m − τ·s [1]. Zero means the
 	// default; use a tiny positive τ for (almost) pure exploitation.
 	Tau float64
@@ -223,6 +242,9 @@ type Optimizer struct {
 	nextID    int64
 	completed int // number of completed trials
 
+	// policy is the BOBAX-family acquisition policy, nil for plain strategies.
+	policy acq.Policy
+
 	// Warm-start state of the GP hyperparameters.
 	hyper      *gp.Hyper
 	lastFullAt int // completed count at the last full fit
@@ -250,10 +272,28 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if cfg.Strategy == "" {
 		cfg.Strategy = "ei"
 	}
+	var policy acq.Policy
 	switch cfg.Strategy {
 	case "ei", "lcb", "pi", "pvar", AcqRandom:
+	case "bax", "bobax", "bobax-prob", "eibax", "bo-rs", "a-bobax":
+		if cfg.Acquire != nil {
+			return nil, fmt.Errorf("strategy %q and a custom Acquire cannot be combined", cfg.Strategy)
+		}
+		if cfg.Kernel == "" {
+			cfg.Kernel = "se"
+		}
+		bc := cfg.BOBAX
+		bc.Strategy = cfg.Strategy
+		if bc.Seed == 0 {
+			bc.Seed = cfg.Seed
+		}
+		p, err := NewBOBAXPolicy(s, bc)
+		if err != nil {
+			return nil, err
+		}
+		policy, cfg.Acquire = p, PolicyAcquire(p)
 	default:
-		return nil, fmt.Errorf("unknown strategy %q (want ei, lcb, pi, pvar or random)", cfg.Strategy)
+		return nil, fmt.Errorf("unknown strategy %q (want ei, lcb, pi, pvar, random, bax, bobax, bobax-prob, eibax, bo-rs or a-bobax)", cfg.Strategy)
 	}
 	if cfg.Tau == 0 {
 		cfg.Tau = acq.DefaultTau
@@ -340,6 +380,7 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 
 	o := &Optimizer{
 		cfg:    cfg,
+		policy: policy,
 		s:      s,
 		kernel: kernel,
 		levels: s.Levels(),
@@ -517,6 +558,12 @@ func (o *Optimizer) propose() (Trial, error) {
 		return Trial{}, err
 	}
 	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x)}
+	if ad, ok := o.policy.(*acq.Adaptive); ok {
+		if log := ad.Log(); len(log) > 0 {
+			last := log[len(log)-1]
+			t.Note = fmt.Sprintf("a-bobax: mean PD band half-width %.6g (tolerance %.6g), phase %s", last.HalfWidth, ad.Tolerance, last.Phase)
+		}
+	}
 	if hyper != nil {
 		t.Hyper = hyper
 	}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"sort"
 	"strings"
+	"xbo/acq"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -32,7 +33,12 @@ func runOptimize(ctx context.Context, args []string, env *cliEnv) error {
 	dims := fs.Int("dims", 0, "dimension, for the functions that take any (styblinski-tang, hyper-ellipsoid, cosine-mixture)")
 	budget := fs.Int("budget", 0, "number of evaluations")
 	seed := fs.Uint64("seed", 1, "random seed")
-	strategy := fs.String("strategy", "ei", "acquisition: ei, lcb, pi, pvar or random (random search)")
+	strategy := fs.String("strategy", "ei", "ei, lcb, pi, pvar, random (random search), or a BOBAX strategy: bax, bobax, bobax-prob, eibax, bo-rs, a-bobax")
+	k := fs.Int("k", 2, "bobax, bo-rs, a-bobax: EIG_PDP (or random) every k-th model-based proposal")
+	pi := fs.Float64("pi", 0.5, "bobax-prob: probability of an EIG_PDP proposal")
+	beta := fs.Float64("beta", 100, "eibax: exponent numerator β in EI·minmax(EIG)^(β/T)")
+	pdTolerance := fs.Float64("pd-tolerance", 0, "a-bobax: interleave until the mean 95% PD band half-width is at most this (objective units), then EI only")
+	pdParams := fs.String("pd-params", "", "BOBAX strategies: comma-separated parameters whose PDPs should be accurate (default all)")
 	tau := fs.Float64("tau", 1, "LCB exploration weight τ in m − τ·s")
 	noise := fs.Float64("noise", 0, "standard deviation of Gaussian noise added to every evaluation")
 	surrogate := fs.String("surrogate", "gp", "surrogate model: gp or forest")
@@ -56,9 +62,25 @@ func runOptimize(ctx context.Context, args []string, env *cliEnv) error {
 		return usagef("--candidates must be at least 1 (got %d)", *candidates)
 	}
 	switch *strategy {
-	case "ei", "lcb", "pi", "pvar", "random":
+	case "ei", "lcb", "pi", "pvar", "random", "bax", "bobax", "bobax-prob", "eibax", "bo-rs":
+	case "a-bobax":
+		if !(*pdTolerance > 0) || math.IsInf(*pdTolerance, 0) {
+			return usagef("--strategy a-bobax needs --pd-tolerance W > 0 (the target mean PD band half-width, in objective units)")
+		}
 	default:
-		return usagef("--strategy %q: want ei, lcb, pi, pvar or random", *strategy)
+		return usagef("--strategy %q: want ei, lcb, pi, pvar, random, bax, bobax, bobax-prob, eibax, bo-rs or a-bobax", *strategy)
+	}
+	if *k < 1 {
+		return usagef("--k must be at least 1 (got %d)", *k)
+	}
+	if !(*pi >= 0 && *pi <= 1) {
+		return usagef("--pi must be in [0, 1] (got %v)", *pi)
+	}
+	var bobaxParams []string
+	if *pdParams != "" {
+		for _, name := range strings.Split(*pdParams, ",") {
+			bobaxParams = append(bobaxParams, strings.TrimSpace(name))
+		}
 	}
 	f, err := bench.Lookup(*function, *dims)
 	if err != nil {
@@ -98,7 +120,8 @@ func runOptimize(ctx context.Context, args []string, env *cliEnv) error {
 		Strategy: *strategy,
 		Tau:      *tau,
 		Noise:    *noise,
-		Config:   &opt.Config{Surrogate: *surrogate, AcqOptimizer: *acqOpt, Candidates: *candidates},
+		Config: &opt.Config{Surrogate: *surrogate, AcqOptimizer: *acqOpt, Candidates: *candidates,
+			BOBAX: opt.BOBAXConfig{Params: bobaxParams, K: *k, Pi: *pi, Beta: *beta, Tolerance: *pdTolerance}},
 		OnTrial: func(t opt.Trial) error {
 			if csvOut != nil {
 				if err := csvOut.Write(trials.Record{Params: t.Params, Value: t.Value, Acquisition: t.Acquisition}); err != nil {
@@ -131,11 +154,19 @@ func reportOptimize(w io.Writer, res *bench.RunResult, asJSON bool) error {
 			Params map[string]any `json:"params"`
 			Value  float64        `json:"value"`
 		}
-		enc := json.NewEncoder(w)
-		return enc.Encode(struct {
-			Best   best `json:"best"`
-			Trials int  `json:"trials"`
-		}{best{params, res.Best.Value}, len(res.History)})
+		type bandLog struct {
+			SwitchedAt int              `json:"switched_at"` // evaluations at the switch, −1: never
+			Log        []acq.BandRecord `json:"log"`
+		}
+		out := struct {
+			Best   best     `json:"best"`
+			Trials int      `json:"trials"`
+			ABOBAX *bandLog `json:"a_bobax,omitempty"`
+		}{Best: best{params, res.Best.Value}, Trials: len(res.History)}
+		if res.BandLog != nil {
+			out.ABOBAX = &bandLog{SwitchedAt: res.SwitchedAt, Log: res.BandLog}
+		}
+		return json.NewEncoder(w).Encode(out)
 	}
 	names := make([]string, 0, len(params))
 	for n := range params {

@@ -130,3 +130,53 @@ func TestBenchDispatch(t *testing.T) {
 		t.Errorf("table output: exit %d %q", code, stdout)
 	}
 }
+
+func TestOptimizeABOBAXRecordsBandWidthAndSwitch(t *testing.T) {
+	code, _, errOut := runCLI(t, "optimize", "--function", "branin", "--budget", "12", "--strategy", "a-bobax")
+	if code != 2 || !strings.Contains(errOut, "--pd-tolerance") {
+		t.Fatalf("a-bobax without a tolerance: exit %d, stderr %q", code, errOut)
+	}
+	code, out, errOut := runCLI(t, "optimize", "--function", "branin", "--budget", "20", "--seed", "1",
+		"--strategy", "a-bobax", "--pd-tolerance", "8", "--json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var res struct {
+		Trials int `json:"trials"`
+		ABOBAX *struct {
+			SwitchedAt int `json:"switched_at"`
+			Log        []struct {
+				Evaluations int     `json:"evaluations"`
+				HalfWidth   float64 `json:"half_width"`
+				Phase       string  `json:"phase"`
+				Acquisition string  `json:"acquisition"`
+			} `json:"log"`
+		} `json:"a_bobax"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if res.ABOBAX == nil || len(res.ABOBAX.Log) != 20-8 {
+		t.Fatalf("want a band record for each of the 12 model-based proposals: %s", out)
+	}
+	sawEIG := false
+	for _, r := range res.ABOBAX.Log {
+		if r.Phase == "interleave" && r.Acquisition == "eig-pdp" {
+			sawEIG = true
+		}
+		// After the switch only EI is used, and the switch happens at the
+		// first record whose band is within the tolerance.
+		if r.Phase == "optimize" && r.Acquisition != "ei" {
+			t.Fatalf("after the switch: %+v", r)
+		}
+		if r.Phase == "interleave" && r.HalfWidth <= 8 {
+			t.Fatalf("band %v within tolerance but still interleaving", r.HalfWidth)
+		}
+	}
+	if !sawEIG {
+		t.Fatal("a-bobax never used EIG_PDP before the switch")
+	}
+	if res.ABOBAX.SwitchedAt >= 0 && res.ABOBAX.Log[res.ABOBAX.SwitchedAt-8].Phase != "optimize" {
+		t.Fatalf("switched_at %d does not match the log", res.ABOBAX.SwitchedAt)
+	}
+}
