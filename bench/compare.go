@@ -143,62 +143,33 @@ func compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 		}
 	}
 	runs := make([]CompareRun, len(jobs))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		firstErr error
-		done     int
-		wg       sync.WaitGroup
-	)
-	next := make(chan int)
-	for range min(o.Workers, max(len(jobs), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := range next {
-				j := jobs[k]
-				f := funcs[j.fi]
-				r, err := Run(ctx, RunOptions{
-					Function: f.Name,
-					Dim:      dims[j.fi],
-					Budget:   o.BudgetPerDim * f.Dim,
-					Seed:     uint64(j.seed),
-					Strategy: o.Strategies[j.si],
-					Noise:    o.Noise,
-					Config:   o.Config,
-				})
-				mu.Lock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = err
-						cancel()
-					}
-				} else {
-					runs[k] = CompareRun{Function: o.Functions[j.fi], Strategy: o.Strategies[j.si], Seed: uint64(j.seed), Regret: r.Regret, Trace: r.Trace}
-					done++
-					if o.Progress != nil {
-						o.Progress(done, len(jobs))
-					}
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for k := range jobs {
-		select {
-		case next <- k:
-		case <-ctx.Done():
-			break feed
+	var mu sync.Mutex
+	done := 0
+	err := parallelDo(ctx, len(jobs), o.Workers, func(k int) error {
+		j := jobs[k]
+		f := funcs[j.fi]
+		r, err := Run(ctx, RunOptions{
+			Function: f.Name,
+			Dim:      dims[j.fi],
+			Budget:   o.BudgetPerDim * f.Dim,
+			Seed:     uint64(j.seed),
+			Strategy: o.Strategies[j.si],
+			Noise:    o.Noise,
+			Config:   o.Config,
+		})
+		if err != nil {
+			return err
 		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+		runs[k] = CompareRun{Function: o.Functions[j.fi], Strategy: o.Strategies[j.si], Seed: uint64(j.seed), Regret: r.Regret, Trace: r.Trace}
+		mu.Lock()
+		done++
+		if o.Progress != nil {
+			o.Progress(done, len(jobs))
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 
