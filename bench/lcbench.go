@@ -15,6 +15,7 @@ import (
 	"text/tabwriter"
 
 	"xbo/explain/pdp"
+	"xbo/explain/regional"
 	"xbo/forest"
 	"xbo/gp"
 	"xbo/opt"
@@ -307,22 +308,25 @@ func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uin
 	}
 	var out []pdpSplitRun
 	for j := range sp.Dim() {
-		// The truth is the forest's PD on the same grid and Monte Carlo
-		// sample (same seed), so only the surrogate differs.
+		// The truth is the forest's own PD on the same grid and Monte Carlo
+		// sample (same seed), over the same ICE curves as the estimate: the
+		// whole sample for the global PDP, the leaf's members for a region.
 		truthICE, err := pdp.NewICE(m.Forest, sp, []int{j}, pdp.Options{Samples: o.Samples, GridSize: o.Grid, Seed: seed, Workers: 1})
 		if err != nil {
 			return nil, err
 		}
-		truePD, err := truthICE.PDP(nil)
-		if err != nil {
-			return nil, err
+		truth := func(grid []float64, leaf *regional.Leaf, _ *regional.Node) ([]float64, error) {
+			var members []int
+			if leaf != nil {
+				members = leaf.Members()
+			}
+			res, err := truthICE.PDP(members)
+			if err != nil {
+				return nil, err
+			}
+			return res.Mean, nil
 		}
-		lookup := map[float64]float64{}
-		for g, v := range truePD.Grid {
-			lookup[v] = truePD.Mean[g]
-		}
-		r, err := scoreRegional(surrogate, sp, x, best.U, j, func(v float64) float64 { return lookup[v] },
-			o.Samples, o.Grid, []int{o.Depth}, seed)
+		r, err := scoreRegional(surrogate, sp, x, best.U, j, truth, o.Samples, o.Grid, []int{o.Depth}, seed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sp.Params[j].Name, err)
 		}

@@ -283,11 +283,83 @@ func pdpSplitOne(ctx context.Context, o PDPSplitOptions, d int, tau float64, see
 	if err != nil {
 		return pdpSplitRun{}, err
 	}
-	return scoreRegional(model, sp, x, run.Best.U, 0, func(v float64) float64 {
-		pd, _ := f.PartialDependence(0, v)
-		return pd
-	}, o.Samples, o.GridSize, o.Depths, seed)
+	truth := func(grid []float64, leaf *regional.Leaf, tree *regional.Node) ([]float64, error) {
+		return styblinskiTangRegionalPD(sp, 0, grid, leaf, tree)
+	}
+	return scoreRegional(model, sp, x, run.Best.U, 0, truth, o.Samples, o.GridSize, o.Depths, seed)
 }
+
+// styblinskiTangRegionalPD is the closed-form PD of x_p over a box-shaped
+// region of the other coordinates, uniform there: the function is additive,
+// so PD(v) = g(v) + Σ_{j≠p} E[g(x_j)], x_j ~ U[lo_j, hi_j], with
+// E[x^k] = (hi^{k+1} − lo^{k+1})/((k+1)(hi − lo)). The whole space (leaf
+// nil) gives bench's PartialDependence. The box is read from the split path.
+func styblinskiTangRegionalPD(sp *space.Space, p int, grid []float64, leaf *regional.Leaf, tree *regional.Node) ([]float64, error) {
+	lo := make([]float64, sp.Dim())
+	hi := make([]float64, sp.Dim())
+	for j, par := range sp.Params {
+		lo[j], hi[j] = par.Low, par.High
+	}
+	if leaf != nil {
+		if err := leafBox(sp, tree, leaf.ID, lo, hi); err != nil {
+			return nil, err
+		}
+	}
+	offset := 0.0
+	for j := range sp.Dim() {
+		if j == p {
+			continue
+		}
+		moment := func(k float64) float64 {
+			if hi[j] == lo[j] {
+				return math.Pow(lo[j], k)
+			}
+			return (math.Pow(hi[j], k+1) - math.Pow(lo[j], k+1)) / ((k + 1) * (hi[j] - lo[j]))
+		}
+		offset += 0.5 * (moment(4) - 16*moment(2) + 5*moment(1))
+	}
+	out := make([]float64, len(grid))
+	for g, v := range grid {
+		out[g] = styblinskiTangTerm(v) + offset
+	}
+	return out, nil
+}
+
+// leafBox narrows lo/hi to the box of the leaf with the given ID by walking
+// the numeric splits from the root.
+func leafBox(sp *space.Space, n *regional.Node, id int, lo, hi []float64) error {
+	var walk func(n *regional.Node) bool
+	walk = func(n *regional.Node) bool {
+		if n.IsLeaf() {
+			return n.ID == id
+		}
+		j, ok := sp.Index(n.Split.Param)
+		if !ok || n.Split.Threshold == nil {
+			return false
+		}
+		t := *n.Split.Threshold
+		oldLo, oldHi := lo[j], hi[j]
+		hi[j] = math.Min(oldHi, t)
+		if walk(n.Left) {
+			return true
+		}
+		hi[j] = oldHi
+		lo[j] = math.Max(oldLo, t)
+		if walk(n.Right) {
+			return true
+		}
+		lo[j] = oldLo
+		return false
+	}
+	if !walk(n) {
+		return fmt.Errorf("leaf %d is not in the tree or lies behind a non-numeric split", id)
+	}
+	return nil
+}
+
+// regionalTruth gives the true PD on the grid for the whole space (leaf nil)
+// or for the region of a leaf of tree.
+type regionalTruth func(grid []float64, leaf *regional.Leaf, tree *regional.Node) ([]float64, error)
 
 func completed(history []opt.Trial) ([][]float64, []float64) {
 	var x [][]float64
@@ -303,9 +375,13 @@ func completed(history []opt.Trial) ([][]float64, []float64) {
 
 // scoreRegional computes the MMD of the design against a uniform sample, the
 // global PDP of parameter p with the eq. 5 band, and for each depth the
-// relative improvements of MC, OC and NLL in the leaf holding best.
+// relative improvements of MC, OC and NLL in the leaf holding best. Each PDP
+// is judged against the true PD of its own region: a regional PDP estimates
+// the partial dependence within the region, which differs from the global
+// one unless the function is free of interactions and the region is the
+// whole space.
 func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64, p int,
-	truth func(float64) float64, samples, grid int, depths []int, seed uint64) (pdpSplitRun, error) {
+	truth regionalTruth, samples, grid int, depths []int, seed uint64) (pdpSplitRun, error) {
 	var r pdpSplitRun
 	rng := rand.New(rand.NewPCG(seed^0x4d4d44, seed^0x9e3779b97f4a7c15))
 	uniform := sp.Sample(rng, samples)
@@ -322,26 +398,26 @@ func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64,
 	if err != nil {
 		return r, err
 	}
-	trueCurve := make([]float64, len(global.Grid))
-	for g, v := range global.Grid {
-		trueCurve[g] = truth(v)
-	}
 	bestGrid := best[p]
 	gridU := make([]float64, len(ice.GridU))
 	for g, u := range ice.GridU {
 		gridU[g] = u[0]
 	}
-	score := func(res *pdp.Result) (mc, oc, nll float64, err error) {
+	score := func(res *pdp.Result, leaf *regional.Leaf, tree *regional.Node) (mc, oc, nll float64, err error) {
 		if mc, err = metrics.MC(res.SD); err != nil {
 			return
 		}
 		if oc, err = metrics.OC(gridU, res.SD, bestGrid); err != nil {
 			return
 		}
+		trueCurve, err := truth(res.Grid, leaf, tree)
+		if err != nil {
+			return 0, 0, 0, err
+		}
 		nll, err = metrics.NLL(trueCurve, res.Mean, res.SD)
 		return
 	}
-	gMC, gOC, gNLL, err := score(global)
+	gMC, gOC, gNLL, err := score(global, nil, nil)
 	if err != nil {
 		return r, err
 	}
@@ -355,7 +431,7 @@ func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64,
 		if leaf == nil {
 			return r, errors.New("no leaf holds the best configuration")
 		}
-		mc, oc, nll, err := score(leaf.PDP)
+		mc, oc, nll, err := score(leaf.PDP, leaf, reg.Tree)
 		if err != nil {
 			return r, err
 		}

@@ -5,6 +5,10 @@ import (
 	"math"
 	"strings"
 	"testing"
+
+	"xbo/explain/pdp"
+	"xbo/explain/regional"
+	"xbo/space"
 )
 
 func TestPDPSplitSmall(t *testing.T) {
@@ -51,4 +55,88 @@ func TestPDPSplitSmall(t *testing.T) {
 	if _, err := PDPSplit(context.Background(), PDPSplitOptions{Taus: []float64{-1}}); err == nil {
 		t.Error("negative τ accepted")
 	}
+}
+
+// truthModel is the Styblinski-Tang function as a zero-variance model on the
+// unit cube, for Monte Carlo checks of the closed forms.
+type truthModel struct {
+	f  *Function
+	sp *space.Space
+}
+
+func (m truthModel) Dim() int { return m.f.Dim }
+func (m truthModel) Predict(x [][]float64, mean, variance []float64) error {
+	for i, u := range x {
+		mean[i], variance[i] = m.f.Eval(m.sp.Decode(u)), 0
+	}
+	return nil
+}
+
+// The closed-form regional PD over a leaf's box must match the Monte Carlo
+// average of the true function over the leaf's members, and over the whole
+// space must equal PartialDependence.
+func TestStyblinskiTangRegionalPD(t *testing.T) {
+	f, _ := Lookup(NameStyblinskiTang, 3)
+	sp, _ := f.Space()
+	truthICE, err := pdp.NewICE(truthModel{f, sp}, sp, []int{0}, pdp.Options{Samples: 20000, GridSize: 5, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Split on a made-up variance so the boxes are arbitrary.
+	varModel := funcVarModel{dim: 3, v: func(u []float64) float64 { return u[1]*u[1] + math.Sin(5*u[2]) }}
+	ice, err := pdp.NewICE(varModel, sp, []int{0}, pdp.Options{Samples: 20000, GridSize: 5, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := regional.Explain(ice, nil, regional.Options{MaxDepth: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	global, err := styblinskiTangRegionalPD(sp, 0, res.Global.Grid, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g, v := range res.Global.Grid {
+		if want, _ := f.PartialDependence(0, v); math.Abs(global[g]-want) > 1e-9 {
+			t.Errorf("global PD at %g: %g, want %g", v, global[g], want)
+		}
+	}
+	for k := range res.Leaves {
+		leaf := &res.Leaves[k]
+		closed, err := styblinskiTangRegionalPD(sp, 0, leaf.PDP.Grid, leaf, res.Tree)
+		if err != nil {
+			t.Fatal(err)
+		}
+		members := leaf.Members()
+		mc, err := truthICE.PDP(members)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := range closed {
+			// Five standard errors of the Monte Carlo mean.
+			s, s2 := 0.0, 0.0
+			for _, i := range members {
+				s += truthICE.Mean[i][g]
+				s2 += truthICE.Mean[i][g] * truthICE.Mean[i][g]
+			}
+			m := float64(len(members))
+			se := math.Sqrt((s2/m - (s/m)*(s/m)) / m)
+			if math.Abs(closed[g]-mc.Mean[g]) > 5*se+1e-9 {
+				t.Errorf("leaf %v grid %d: closed form %g, Monte Carlo %g ± %g", leaf.Path, g, closed[g], mc.Mean[g], se)
+			}
+		}
+	}
+}
+
+type funcVarModel struct {
+	dim int
+	v   func([]float64) float64
+}
+
+func (m funcVarModel) Dim() int { return m.dim }
+func (m funcVarModel) Predict(x [][]float64, mean, variance []float64) error {
+	for i, u := range x {
+		mean[i], variance[i] = 0, m.v(u)
+	}
+	return nil
 }

@@ -20,8 +20,11 @@ import (
 //	           (paper 000, eq. 2–5), in the objective's units.
 //	regional   ?param=a&max_splits=&samples=  confidence-splitting tree and
 //	           regional PDPs (paper 000, Algorithm 1).
-//	importance ?pairs=true  fANOVA of a random forest fitted to the complete
-//	           trials (paper 003): variance fractions of main effects and pairs.
+//	importance ?pairs=true&cap_quantile=q  fANOVA of a random forest fitted to
+//	           the complete trials (paper 003): variance fractions of main
+//	           effects and pairs; with cap_quantile the values are capped at
+//	           the quantile q of the best (0.25: importance inside the top 25%,
+//	           paper 003 section 3.3).
 //	shapley    ?trial=N&tau=1&samples=  Shapley values of trial N's
 //	           configuration (any state: a running proposal too) for the GP
 //	           mean, standard error and m − τ·s (paper 004); the latest
@@ -171,7 +174,20 @@ func explainImportance(ctx context.Context, in *ExplainInput) (any, error) {
 			return nil, err
 		}
 	}
-	f, err := forest.Fit(in.X, in.Y, forest.Options{Levels: in.Space.Levels(), Seed: 1})
+	y := in.Y
+	if in.Query.Get("cap_quantile") != "" {
+		q, err := queryFloat(in, "cap_quantile", 0)
+		if err != nil {
+			return nil, err
+		}
+		if !(q > 0 && q <= 1) {
+			return nil, fmt.Errorf("%w: cap_quantile %v must lie in (0, 1]", ErrBadExplainRequest, q)
+		}
+		if y, _, err = fanova.CapQuantile(in.Y, q, in.Space.Sign() < 0); err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrBadExplainRequest, err)
+		}
+	}
+	f, err := forest.Fit(in.X, y, forest.Options{Levels: in.Space.Levels(), Seed: 1})
 	if err != nil {
 		return nil, err
 	}

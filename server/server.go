@@ -39,6 +39,7 @@ import (
 	"xbo/opt"
 	"xbo/space"
 	"xbo/store"
+	"xbo/web"
 )
 
 //go:embed openapi.json
@@ -136,7 +137,13 @@ func New(cfg Config) (*Server, error) {
 		}
 		allowed[path] = append(allowed[path], method)
 	}
+	dashboard := web.Handler()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		// Everything outside /api/ is the dashboard (package web).
+		if !strings.HasPrefix(r.URL.Path, "/api/") && (r.Method == http.MethodGet || r.Method == http.MethodHead) {
+			dashboard.ServeHTTP(w, r)
+			return
+		}
 		if _, pattern := paths.Handler(r); pattern != "" && pattern != "/" {
 			w.Header().Set("Allow", strings.Join(allowed[pattern], ", "))
 			writeError(w, http.StatusMethodNotAllowed, fmt.Errorf("%s is not allowed on %s (allowed: %s)", r.Method, r.URL.Path, strings.Join(allowed[pattern], ", ")))

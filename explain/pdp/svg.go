@@ -29,6 +29,10 @@ type Panel struct {
 	Best *float64
 	// XLabel and YLabel name the axes.
 	XLabel, YLabel string
+	// YRange, when set, fixes the vertical axis (low, high) so that panels
+	// of several parameters share one scale and their effects compare by
+	// eye; nil fits the axis to this panel's band.
+	YRange *[2]float64
 }
 
 // PanelOf builds a panel from a one-parameter result.
@@ -110,6 +114,9 @@ func (p *Panel) draw(b *strings.Builder, ox, oy float64) {
 	ylo, yhi := math.Inf(1), math.Inf(-1)
 	for i := range p.X {
 		ylo, yhi = math.Min(ylo, p.Lower[i]), math.Max(yhi, p.Upper[i])
+	}
+	if r := p.YRange; r != nil && r[1] > r[0] {
+		ylo, yhi = math.Min(ylo, r[0]), math.Max(yhi, r[1])
 	}
 	if yhi == ylo {
 		ylo, yhi = ylo-1, yhi+1

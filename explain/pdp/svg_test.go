@@ -35,3 +35,20 @@ func TestWriteSVG(t *testing.T) {
 		t.Error("no panels accepted")
 	}
 }
+
+// A shared YRange widens the vertical axis to the common scale (padded 5%),
+// so that panels of several parameters compare by eye.
+func TestSVGSharedYRange(t *testing.T) {
+	p := pdp.Panel{Title: "t", X: []float64{0, 1}, Mean: []float64{0.4, 0.6}, Lower: []float64{0.3, 0.5}, Upper: []float64{0.5, 0.7}}
+	var own, shared strings.Builder
+	if err := pdp.WriteSVG(&own, []pdp.Panel{p}, 1); err != nil {
+		t.Fatal(err)
+	}
+	p.YRange = &[2]float64{-10, 10}
+	if err := pdp.WriteSVG(&shared, []pdp.Panel{p}, 1); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(own.String(), ">-11<") || !strings.Contains(shared.String(), ">-11<") || !strings.Contains(shared.String(), ">11<") {
+		t.Fatalf("axis labels do not follow YRange:\n%s", shared.String())
+	}
+}

@@ -3,6 +3,7 @@ package regional
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"xbo/explain/pdp"
 )
@@ -15,7 +16,13 @@ type Leaf struct {
 	Impurity  float64     `json:"impurity"`
 	HoldsBest bool        `json:"holds_best"`
 	PDP       *pdp.Result `json:"pdp"`
+
+	members []int
 }
+
+// Members lists the ICE curves (Monte Carlo indices) of the region, e.g. to
+// average another model's ICE curves over the same region.
+func (l *Leaf) Members() []int { return slices.Clone(l.members) }
 
 // Result is the confidence-splitting explanation of one parameter: the
 // global PDP, the tree and one regional PDP per leaf. The service, dashboard
@@ -67,7 +74,7 @@ func Explain(ice *pdp.ICE, best []float64, opts Options) (*Result, error) {
 			return nil, fmt.Errorf("regional: leaf %d: %w", n.ID, err)
 		}
 		r.Leaves = append(r.Leaves, Leaf{ID: n.ID, Path: n.Path, Size: n.Size, Impurity: n.Impurity,
-			HoldsBest: n.ID == r.BestLeaf, PDP: p})
+			HoldsBest: n.ID == r.BestLeaf, PDP: p, members: n.members})
 		r.LeafImpurity += n.Impurity
 	}
 	return r, nil

@@ -1,0 +1,386 @@
+package report
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"html/template"
+	"io"
+	"math"
+	"sort"
+	"strings"
+
+	"xbo/explain/pdp"
+	"xbo/explain/shapley"
+	"xbo/space"
+)
+
+type kv struct{ Key, Value string }
+
+type pdpView struct {
+	Param   string
+	Figure  template.HTML
+	Tree    template.HTML
+	Caption string
+	TreeCap string
+}
+
+type pageView struct {
+	Title      string
+	Summary    []kv
+	States     []kv
+	BestConfig []kv
+	Trace      template.HTML
+	TraceCap   string
+	Importance template.HTML
+	ImpCap     string
+	Pairs      []kv
+	PDPs       []pdpView
+	PDPIntro   string
+	MMD        []kv
+	MMDReading string
+	Shapley    template.HTML
+	ShapCap    string
+	ShapRows   [][]string
+	ShapHead   []string
+}
+
+// WriteHTML renders the report as one self-contained HTML page. It renders
+// into memory first, so w receives either the whole page or nothing.
+func (rep *Report) WriteHTML(w io.Writer) error {
+	if rep == nil || rep.space == nil {
+		return errors.New("report: html: the report was not built by Build (no space)")
+	}
+	v, err := rep.view()
+	if err != nil {
+		return fmt.Errorf("report: html: %w", err)
+	}
+	var buf bytes.Buffer
+	if err := page.Execute(&buf, v); err != nil {
+		return fmt.Errorf("report: html: %w", err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+func (rep *Report) view() (*pageView, error) {
+	sp := rep.space
+	s := rep.Summary
+	maximize := sp.Objective == space.Maximize
+	v := &pageView{Title: "xbo explanation report"}
+	if s.Source != "" {
+		v.Title += ": " + s.Source
+	}
+	v.Summary = []kv{
+		{"source", s.Source},
+		{"objective", s.Objective},
+		{"hyperparameters", fmt.Sprintf("%d (%s)", len(s.Params), strings.Join(s.Params, ", "))},
+		{"usable trials", fmt.Sprint(s.Usable)},
+		{"skipped or failed trials", fmt.Sprint(s.Skipped)},
+		{"best value", short(s.BestValue)},
+		{"best trial", fmt.Sprintf("#%d of the usable trials (0-based)", s.BestIndex)},
+		{"surrogate", fmt.Sprintf("%s fitted on all %d usable trials", rep.Settings.Surrogate, s.Usable)},
+		{"PDP settings", fmt.Sprintf("G = %d grid points, n = %d Monte Carlo points, %g%% bands (%s)",
+			rep.Settings.GridSize, rep.Settings.Samples, 100*rep.Settings.Level, bandName(rep.Settings.Band))},
+		{"computed in", fmt.Sprintf("%.1f s", rep.Seconds)},
+	}
+	for _, k := range sortedKeys(s.States) {
+		v.States = append(v.States, kv{k, fmt.Sprint(s.States[k])})
+	}
+	for i, p := range sp.Params {
+		x := rep.rows[s.BestIndex][i]
+		val := sp.Format(i, x)
+		switch {
+		case val == "":
+			val = "inactive"
+		case len(p.Choices) == 0 && p.Type != "int":
+			val = short(x) // the JSON keeps every digit
+		}
+		v.BestConfig = append(v.BestConfig, kv{p.Name, val})
+	}
+
+	// Trace.
+	v.Trace = template.HTML(traceSVG(rep.Trace, maximize))
+	lastImp := 0
+	for i := 1; i < len(rep.Trace); i++ {
+		if rep.Trace[i].BestSoFar != rep.Trace[i-1].BestSoFar {
+			lastImp = i
+		}
+	}
+	v.TraceCap = fmt.Sprintf("Each dot is one of the %d usable trials, in the order they were evaluated, at its objective value; "+
+		"the orange step line is the best value found so far. The last improvement came at trial %d, so the final %d trials found nothing better. "+
+		"%d trial(s) without a usable value (failed, pruned or unfinished) are not drawn. "+
+		"The trace is data, not a model: it carries no uncertainty of its own, but a single noisy evaluation can set the best value.",
+		s.Usable, lastImp, s.Usable-1-lastImp, s.Skipped)
+
+	// Importance.
+	v.Importance = template.HTML(importanceSVG(rep.Ranking))
+	sumMain := 0.0
+	for _, r := range rep.Ranking {
+		sumMain += r.Fraction
+	}
+	pairsNote := ""
+	if rep.Importance != nil && len(rep.Importance.Pairs) > 0 {
+		sumPairs := 0.0
+		for i, r := range rep.Importance.RankedPairs() {
+			sumPairs += r.Fraction
+			if i < 5 {
+				v.Pairs = append(v.Pairs, kv{strings.Replace(r.Name, ",", " × ", 1), fmt.Sprintf("%.1f%% ± %.1f%%", 100*r.Fraction, 100*r.Std)})
+			}
+		}
+		pairsNote = fmt.Sprintf(" Pairwise interactions explain %.1f%% together (largest in the table below);", 100*sumPairs)
+	}
+	v.ImpCap = fmt.Sprintf("fANOVA (paper 003): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
+		"the forest's prediction variance over the whole space that one hyperparameter explains alone (its main effect), averaged over trees; "+
+		"whiskers show ±1 standard deviation across trees. Main effects add up to %.1f%%;%s the rest is higher-order interaction. "+
+		"Two parameters whose whiskers overlap cannot be ranked apart with %d trials. Importance is about variation over the whole space, "+
+		"not near the optimum.", rep.Settings.Trees, s.Usable, 100*sumMain, pairsNote, s.Usable)
+
+	// PDPs: one shared vertical scale so that effect sizes compare by eye.
+	yr := [2]float64{math.Inf(1), math.Inf(-1)}
+	for _, p := range rep.PDPs {
+		g := p.Regional.Global
+		for i := range g.Mean {
+			yr[0], yr[1] = math.Min(yr[0], g.Lower[i]), math.Max(yr[1], g.Upper[i])
+		}
+		if b := p.Regional.Best(); p.ShowRegional && b != nil {
+			for i := range b.PDP.Mean {
+				yr[0], yr[1] = math.Min(yr[0], b.PDP.Lower[i]), math.Max(yr[1], b.PDP.Upper[i])
+			}
+		}
+	}
+	order := map[string]int{}
+	for i, r := range rep.Ranking {
+		order[r.Param] = i
+	}
+	parts := append([]ParamPDP(nil), rep.PDPs...)
+	sort.SliceStable(parts, func(a, b int) bool { return order[parts[a].Param] < order[parts[b].Param] })
+	v.PDPIntro = fmt.Sprintf("One figure per hyperparameter, in order of importance. Every panel shares the same vertical scale (%s to %s), "+
+		"so a flat curve means a small effect compared with the others.", short(yr[0]), short(yr[1]))
+	for _, p := range parts {
+		pv, err := rep.pdpView(p, &yr)
+		if err != nil {
+			return nil, err
+		}
+		v.PDPs = append(v.PDPs, *pv)
+	}
+
+	// Sampling bias.
+	sb := rep.Sampling
+	v.MMD = []kv{
+		{"MMD (evaluated vs uniform)", short(sb.MMD)},
+		{"typical MMD of a uniform sample of the same size", fmt.Sprintf("%s (95%% of such samples ≤ %s)", short(sb.NullMedian), short(sb.Null95))},
+		{"kernel", fmt.Sprintf("Gaussian, bandwidth σ = √(d/6) = %s on the unit cube; uniform reference of %d points", short(sb.Bandwidth), sb.Reference)},
+	}
+	v.MMDReading = sb.Reading
+
+	// Shapley.
+	if rep.Shapley != nil {
+		var buf bytes.Buffer
+		if err := shapley.WriteDecompositionSVG(&buf, rep.Shapley.Explanation, sp); err != nil {
+			return nil, err
+		}
+		v.Shapley = template.HTML(buf.String())
+		v.ShapCap, v.ShapHead, v.ShapRows = shapleyText(rep.Shapley.Explanation, rep.Settings, maximize, s.Usable)
+	}
+	return v, nil
+}
+
+func (rep *Report) pdpView(p ParamPDP, yr *[2]float64) (*pdpView, error) {
+	sp := rep.space
+	j, ok := sp.Index(p.Param)
+	if !ok {
+		return nil, fmt.Errorf("unknown parameter %q", p.Param)
+	}
+	param := sp.Params[j]
+	rug := make([]float64, 0, len(rep.rows))
+	for _, r := range rep.rows {
+		rug = append(rug, r[j])
+	}
+	best := rep.rows[rep.Summary.BestIndex][j]
+	mk := func(r *pdp.Result, title string) (pdp.Panel, error) {
+		panel, err := pdp.PanelOf(r, title)
+		if err != nil {
+			return panel, err
+		}
+		panel.Scale, panel.Rug, panel.Best, panel.YRange = param.ToUnit, rug, &best, yr
+		return panel, nil
+	}
+	res := p.Regional
+	g, err := mk(res.Global, fmt.Sprintf("global PDP of %s", p.Param))
+	if err != nil {
+		return nil, err
+	}
+	panels := []pdp.Panel{g}
+	leaf := res.Best()
+	if p.ShowRegional && leaf != nil {
+		r, err := mk(leaf.PDP, fmt.Sprintf("regional PDP, best region (δ = %.0f%%)", 100*p.Delta))
+		if err != nil {
+			return nil, err
+		}
+		panels = append(panels, r)
+	}
+	var buf bytes.Buffer
+	if err := pdp.WriteSVG(&buf, panels, 2); err != nil {
+		return nil, err
+	}
+	pv := &pdpView{Param: p.Param, Figure: template.HTML(buf.String())}
+
+	var c strings.Builder
+	fmt.Fprintf(&c, "The blue line is the partial dependence of the predicted objective on %s: the surrogate's mean averaged over "+
+		"n = %d configurations of the other parameters drawn uniformly, at %d values of %s; the shaded band is the %g%% band (%s). "+
+		"Ticks along the bottom are the %d evaluated values, the dashed orange line the best configuration. ",
+		p.Param, res.Global.Samples, len(res.Global.Grid), p.Param, 100*res.Global.Level, bandName(string(res.Global.Band)), len(rep.rows))
+	ratio := p.Range / math.Max(p.HalfWidth, 1e-300)
+	switch {
+	case p.HalfWidth == 0:
+		fmt.Fprintf(&c, "The curve spans %s; the model reports no uncertainty. ", short(p.Range))
+	case ratio >= 2:
+		fmt.Fprintf(&c, "The curve spans %s, %.1f× the band's mean half-width %s: the effect is well resolved by the data. ", short(p.Range), ratio, short(p.HalfWidth))
+	case ratio >= 1:
+		fmt.Fprintf(&c, "The curve spans %s against a band half-width of %s: the direction of the effect is resolved, its size only roughly. ", short(p.Range), short(p.HalfWidth))
+	default:
+		fmt.Fprintf(&c, "The curve spans only %s, less than the band's mean half-width %s: these trials cannot tell this curve from a flat one. ", short(p.Range), short(p.HalfWidth))
+	}
+	switch {
+	case res.Splits == 0:
+		c.WriteString("The confidence-splitting tree found no split that makes the band narrower.")
+	case leaf == nil:
+		fmt.Fprintf(&c, "The tree made %d split(s), but the best configuration has %s switched off, so no region holds it.", res.Splits, p.Param)
+	case math.IsNaN(best):
+		fmt.Fprintf(&c, "The best configuration has %s switched off; the tree's regions (below) still show where the band is narrowest, "+
+			"and the region its other values fall in is %.0f%% more confident (δ).", p.Param, 100*p.Delta)
+	case p.ShowRegional:
+		fmt.Fprintf(&c, "In the region holding the best configuration (%s; %d of %d Monte Carlo points) the band is %.0f%% narrower "+
+			"(relative improvement δ of the mean standard deviation, %s → %s); its regional PDP is drawn on the right and is the "+
+			"more trustworthy reading near the optimum.", strings.Join(leaf.Path, " and "), leaf.Size, res.Global.Samples,
+			100*p.Delta, short(p.MCGlobal), short(p.MCRegion))
+	default:
+		fmt.Fprintf(&c, "The region of the best configuration (%s) is only %.0f%% more confident than the whole space (δ below %.0f%%), so no regional PDP is drawn.",
+			strings.Join(leaf.Path, " and "), 100*p.Delta, 100*0.05)
+	}
+	pv.Caption = c.String()
+	if res.Splits > 0 {
+		pv.Tree = template.HTML(treeSVG(res))
+		pv.TreeCap = fmt.Sprintf("Confidence-splitting tree for %s (paper 000, Algorithm 1): each box is a set of Monte Carlo points of the other "+
+			"parameters, split where the ICE curves of the posterior variance are most alike on each side (impurity R, eq. 6, from %s at the root "+
+			"to %s over the leaves). The highlighted leaf holds the best configuration.", p.Param, short(res.RootImpurity), short(res.LeafImpurity))
+	}
+	return pv, nil
+}
+
+func shapleyText(e *shapley.Explanation, st Settings, maximize bool, n int) (string, []string, [][]string) {
+	units := ""
+	if maximize {
+		units = " Values are in minimization units (the negated objective), as the optimizer sees them."
+	}
+	effErr := 0.0
+	for _, a := range e.Outputs {
+		effErr = math.Max(effErr, a.EfficiencyError)
+	}
+	method := "exactly, over all 2^p coalitions"
+	if e.Method == shapley.MonteCarlo {
+		method = fmt.Sprintf("by permutation sampling with K = %d draws per parameter (whiskers: %g%% intervals)", e.Samples, 100*e.Level)
+	}
+	cap := fmt.Sprintf("ShapleyMBO (paper 004) splits the lower confidence bound cb = m − τ·s (τ = %g) of the surrogate at the best configuration "+
+		"into one contribution per hyperparameter, relative to the average over %d background configurations drawn uniformly, computed %s "+
+		"(efficiency error %.2g). Blue: φ(m), how much the parameter's value lowers (left) or raises (right) the predicted objective — exploitation; "+
+		"orange: −τ·φ(se), its share of the uncertainty bonus — exploration; the diamond is φ(cb), their sum. Negative means the value makes the "+
+		"configuration more attractive. The surrogate is fitted on all %d trials, so this shows what the final model credits each value for.%s",
+		st.Tau, e.BackgroundSize, method, effErr, n, units)
+	head := []string{"parameter"}
+	for _, a := range e.Outputs {
+		head = append(head, "φ("+a.Output+")")
+	}
+	var rows [][]string
+	for j, name := range e.Params {
+		row := []string{name}
+		for _, a := range e.Outputs {
+			row = append(row, short(a.Phi[j]))
+		}
+		rows = append(rows, row)
+	}
+	pay := []string{"payout f(θ) − mean f"}
+	for _, a := range e.Outputs {
+		pay = append(pay, short(a.Payout))
+	}
+	rows = append(rows, pay)
+	return cap, head, rows
+}
+
+func bandName(b string) string {
+	if b == string(pdp.BandExact) {
+		return "exact, eq. 4"
+	}
+	return "mean of pointwise variances, eq. 5, which never understates the uncertainty"
+}
+
+func sortedKeys(m map[string]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+var page = template.Must(template.New("report").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>{{.Title}}</title>
+<style>
+body { font-family: Georgia, "Times New Roman", serif; max-width: 900px; margin: 2em auto; padding: 0 1em; color: #222; line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; border-bottom: 1px solid #ccc; padding-bottom: 0.2em; margin-top: 2em; }
+h3 { font-size: 1.05em; margin-bottom: 0.3em; }
+table { border-collapse: collapse; margin: 0.6em 0; font-size: 0.92em; }
+td, th { border-bottom: 1px solid #e5e5e5; padding: 0.25em 0.8em 0.25em 0; text-align: left; vertical-align: top; }
+th { font-weight: bold; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+figure { margin: 0.8em 0 1.6em 0; }
+figure svg { max-width: 100%; height: auto; display: block; }
+figcaption { font-size: 0.9em; color: #444; margin-top: 0.4em; }
+.reading { background: #f6f6f0; border-left: 3px solid #b5b58a; padding: 0.5em 0.8em; }
+nav a { margin-right: 1em; }
+</style>
+</head>
+<body>
+<h1>{{.Title}}</h1>
+<nav><a href="#summary">summary</a><a href="#trace">trace</a><a href="#importance">importance</a><a href="#pdp">partial dependence</a><a href="#bias">sampling bias</a><a href="#shapley">Shapley</a></nav>
+
+<h2 id="summary">Run summary</h2>
+<table>{{range .Summary}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+{{if .States}}<h3>Trials by state</h3>
+<table>{{range .States}}<tr><th>{{.Key}}</th><td class="num">{{.Value}}</td></tr>{{end}}</table>{{end}}
+<h3>Best configuration</h3>
+<table>{{range .BestConfig}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+
+<h2 id="trace">Optimization trace</h2>
+<figure>{{.Trace}}<figcaption>{{.TraceCap}}</figcaption></figure>
+
+<h2 id="importance">Hyperparameter importance (fANOVA)</h2>
+<figure>{{.Importance}}<figcaption>{{.ImpCap}}</figcaption></figure>
+{{if .Pairs}}<h3>Largest pairwise interactions</h3>
+<table>{{range .Pairs}}<tr><th>{{.Key}}</th><td class="num">{{.Value}}</td></tr>{{end}}</table>{{end}}
+
+<h2 id="pdp">Partial dependence with confidence bands</h2>
+<p>{{.PDPIntro}}</p>
+{{range .PDPs}}<section>
+<h3>{{.Param}}</h3>
+<figure>{{.Figure}}<figcaption>{{.Caption}}</figcaption></figure>
+{{if .Tree}}<figure>{{.Tree}}<figcaption>{{.TreeCap}}</figcaption></figure>{{end}}
+</section>
+{{end}}
+<h2 id="bias">Sampling bias</h2>
+<table>{{range .MMD}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+<p class="reading">{{.MMDReading}}</p>
+
+<h2 id="shapley">Why the best configuration is good: Shapley decomposition</h2>
+{{if .Shapley}}<figure>{{.Shapley}}<figcaption>{{.ShapCap}}</figcaption></figure>
+<table><tr>{{range .ShapHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .ShapRows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
+{{end}}</table>{{else}}<p>Not computed.</p>{{end}}
+</body>
+</html>
+`))

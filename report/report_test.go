@@ -1,0 +1,370 @@
+package report
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"encoding/xml"
+	"errors"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"xbo/importer"
+	"xbo/metrics"
+	"xbo/opt"
+	"xbo/space"
+)
+
+// known3 has one strong, one moderate and one irrelevant parameter:
+// f = 5(x1 − 0.3)² + 2(x2 − 0.6)² (x3 does not enter). Its partial
+// dependence on x1 is 5(x1 − 0.3)² plus a constant.
+func known3(x []float64) float64 { return 5*(x[0]-0.3)*(x[0]-0.3) + 2*(x[1]-0.6)*(x[1]-0.6) }
+
+func space3(t testing.TB) *space.Space {
+	t.Helper()
+	sp, err := space.Parse([]byte(`{"objective": "minimize", "params": [
+		{"name": "x1", "type": "float", "low": 0, "high": 1},
+		{"name": "x2", "type": "float", "low": 0, "high": 1},
+		{"name": "x3", "type": "float", "low": 0, "high": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp
+}
+
+// optimize runs xbo's own optimizer (EI after a maximin design of 20) on f.
+// With the default design of 12 the quadratic's optimum is hit at once and
+// the rest of the budget repeats it, which leaves x2's effect unlearnable.
+func optimize(t testing.TB, sp *space.Space, f func([]float64) float64, budget int, seed uint64) *Input {
+	t.Helper()
+	o, err := opt.New(opt.Config{Space: sp, Seed: seed, Candidates: 500, InitialSize: min(20, budget)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := &Input{Space: sp, Source: "test run"}
+	for range budget {
+		tr, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		v := f(tr.Params)
+		if err := o.Tell(tr.ID, v); err != nil {
+			t.Fatal(err)
+		}
+		in.Rows = append(in.Rows, tr.Params)
+		in.Values = append(in.Values, v)
+	}
+	return in
+}
+
+var testOpts = Options{Samples: 300, ShapleyBackground: 300, MMDReplicates: 20, Seed: 3}
+
+func pdpOf(t *testing.T, rep *Report, name string) *ParamPDP {
+	t.Helper()
+	for i := range rep.PDPs {
+		if rep.PDPs[i].Param == name {
+			return &rep.PDPs[i]
+		}
+	}
+	t.Fatalf("no PDP for %s", name)
+	return nil
+}
+
+func argmin(v []float64) int {
+	best := 0
+	for i := range v {
+		if v[i] < v[best] {
+			best = i
+		}
+	}
+	return best
+}
+
+// checkWellFormed parses every inline SVG as XML and checks that the HTML's
+// non-void elements are balanced.
+func checkWellFormed(t *testing.T, page string) {
+	t.Helper()
+	svgs := regexp.MustCompile(`(?s)<svg .*?</svg>`).FindAllString(page, -1)
+	if len(svgs) == 0 {
+		t.Fatal("no inline SVG")
+	}
+	for k, s := range svgs {
+		dec := xml.NewDecoder(strings.NewReader(s))
+		for {
+			_, err := dec.Token()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				t.Fatalf("svg %d is not well-formed XML: %v", k, err)
+			}
+		}
+	}
+	void := map[string]bool{"meta": true, "br": true, "img": true, "hr": true, "link": true, "input": true}
+	tag := regexp.MustCompile(`<(/?)([a-zA-Z][a-zA-Z0-9]*)[^>]*?(/?)>`)
+	var stack []string
+	body := regexp.MustCompile(`(?s)<style>.*?</style>`).ReplaceAllString(page, "")
+	for _, m := range tag.FindAllStringSubmatch(body, -1) {
+		closing, name, self := m[1] == "/", strings.ToLower(m[2]), m[3] == "/"
+		switch {
+		case void[name] || self:
+		case closing:
+			if len(stack) == 0 || stack[len(stack)-1] != name {
+				t.Fatalf("unbalanced </%s> (open: %v)", name, stack)
+			}
+			stack = stack[:len(stack)-1]
+		default:
+			stack = append(stack, name)
+		}
+	}
+	if len(stack) != 0 {
+		t.Fatalf("unclosed elements %v", stack)
+	}
+	if strings.Contains(page, "<script") {
+		t.Fatal("the report must not need scripts")
+	}
+}
+
+func TestReportOnOptimizerRun(t *testing.T) {
+	sp := space3(t)
+	in := optimize(t, sp, known3, 50, 11)
+	rep, err := Build(context.Background(), in, testOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Importance: x1 > x2 > x3, and x3 explains almost nothing.
+	if len(rep.Ranking) != 3 || rep.Ranking[0].Param != "x1" || rep.Ranking[2].Param != "x3" {
+		t.Fatalf("ranking %+v, want x1 first and x3 last", rep.Ranking)
+	}
+	if rep.Ranking[2].Fraction > 0.05 {
+		t.Errorf("irrelevant x3 explains %.3f of the variance", rep.Ranking[2].Fraction)
+	}
+	// PDP shapes: x3 flat relative to the others; x1's minimum near 0.3 and
+	// its curve ordered like the true PD 5(x1 − 0.3)².
+	p1, p2, p3 := pdpOf(t, rep, "x1"), pdpOf(t, rep, "x2"), pdpOf(t, rep, "x3")
+	if p3.Range > 0.2*math.Min(p1.Range, p2.Range) {
+		t.Errorf("x3 PDP spans %.3g, not flat next to x1 %.3g and x2 %.3g", p3.Range, p1.Range, p2.Range)
+	}
+	g := p1.Regional.Global
+	if x := g.Grid[argmin(g.Mean)]; math.Abs(x-0.3) > 0.1 {
+		t.Errorf("x1 PDP minimum at %.3f, want 0.3 ± 0.1", x)
+	}
+	truth := make([]float64, len(g.Grid))
+	for i, x := range g.Grid {
+		truth[i] = 5 * (x - 0.3) * (x - 0.3)
+	}
+	if rho, err := metrics.Spearman(g.Mean, truth); err != nil || rho < 0.9 {
+		t.Errorf("x1 PDP vs true PD: Spearman %.3f (%v)", rho, err)
+	}
+	g2 := p2.Regional.Global
+	if x := g2.Grid[argmin(g2.Mean)]; math.Abs(x-0.6) > 0.15 {
+		t.Errorf("x2 PDP minimum at %.3f, want 0.6 ± 0.15", x)
+	}
+	// Summary and trace agree with the data.
+	bestV := math.Inf(1)
+	for _, v := range in.Values {
+		bestV = math.Min(bestV, v)
+	}
+	if rep.Summary.BestValue != bestV || rep.Trace[len(rep.Trace)-1].BestSoFar != bestV || len(rep.Trace) != 50 {
+		t.Errorf("summary best %v, trace end %v, want %v", rep.Summary.BestValue, rep.Trace[len(rep.Trace)-1].BestSoFar, bestV)
+	}
+	// An optimizer concentrates its trials: the MMD must exceed what uniform
+	// samples of the same size show.
+	if rep.Sampling.MMD <= rep.Sampling.Null95 {
+		t.Errorf("MMD %.3g not above the uniform null 95%% %.3g for an EI run", rep.Sampling.MMD, rep.Sampling.Null95)
+	}
+	// Shapley: efficiency holds for the exact estimator.
+	for _, a := range rep.Shapley.Explanation.Outputs {
+		sum := 0.0
+		for _, v := range a.Phi {
+			sum += v
+		}
+		if math.Abs(sum-a.Payout) > 1e-8*math.Max(1, math.Abs(a.Payout)) {
+			t.Errorf("Shapley %s: Σφ = %v, payout %v", a.Output, sum, a.Payout)
+		}
+	}
+
+	dir := t.TempDir()
+	htmlPath, jsonPath := filepath.Join(dir, "r.html"), filepath.Join(dir, "r.json")
+	if err := WriteFiles(rep, htmlPath, jsonPath); err != nil {
+		t.Fatal(err)
+	}
+	page, err := os.ReadFile(htmlPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`id="summary"`, `id="trace"`, `id="importance"`, `id="pdp"`, `id="bias"`, `id="shapley"`,
+		"<h3>x1</h3>", "<h3>x2</h3>", "<h3>x3</h3>", "global PDP of x1", "Shapley decomposition", "MMD", "95% band"} {
+		if !bytes.Contains(page, []byte(want)) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+	checkWellFormed(t, string(page))
+	var back map[string]any
+	data, _ := os.ReadFile(jsonPath)
+	if err := json.Unmarshal(data, &back); err != nil {
+		t.Fatalf("json: %v", err)
+	}
+	for _, k := range []string{"summary", "trace", "importance", "ranking", "pdps", "sampling_bias", "shapley", "settings"} {
+		if _, ok := back[k]; !ok {
+			t.Errorf("json lacks %q", k)
+		}
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("output directory holds %d files, want the 2 outputs only", len(entries))
+	}
+}
+
+// TestReportOnOptunaStudy reads the TPE study that Debian's python3-optuna
+// wrote (importer/testdata/make_optuna.py), through the importer, and checks
+// the report against the known function
+// f = (log10 lr + 2)² + 0.1(layers − 3)² + c[optimizer] + (momentum − 0.9)²·[sgd].
+func TestReportOnOptunaStudy(t *testing.T) {
+	run, err := importer.ImportOptuna(filepath.Join("..", "importer", "testdata", "optuna_rdb.sqlite3"), "tpe-known")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := FromRun(run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in.Skipped != 2 || in.States["failed"] != 1 || in.States["pruned"] != 1 || len(in.Rows) != 38 {
+		t.Fatalf("imported %d usable, skipped %d, states %v; want 38 usable, 1 failed, 1 pruned", len(in.Rows), in.Skipped, in.States)
+	}
+	rep, err := Build(context.Background(), in, testOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// lr's term spans 0..6 over its (widened) range, layers' 0..2.5, the
+	// optimizer's and momentum's below 1: lr first, layers second.
+	if rep.Ranking[0].Param != "lr" || rep.Ranking[1].Param != "layers" {
+		t.Fatalf("ranking %+v, want lr then layers", rep.Ranking)
+	}
+	lr := pdpOf(t, rep, "lr").Regional.Global
+	if x := lr.Grid[argmin(lr.Mean)]; math.Abs(math.Log10(x)+2) > 0.6 {
+		t.Errorf("lr PDP minimum at %.3g, want 1e-2 within 0.6 decades", x)
+	}
+	truth := make([]float64, len(lr.Grid))
+	for i, x := range lr.Grid {
+		truth[i] = (math.Log10(x) + 2) * (math.Log10(x) + 2)
+	}
+	if rho, err := metrics.Spearman(lr.Mean, truth); err != nil || rho < 0.8 {
+		t.Errorf("lr PDP vs true PD: Spearman %.3f (%v)", rho, err)
+	}
+	layers := pdpOf(t, rep, "layers").Regional.Global
+	if x := layers.Grid[argmin(layers.Mean)]; math.Abs(x-3) > 1 {
+		t.Errorf("layers PDP minimum at %v, want 3 ± 1", x)
+	}
+	opt := pdpOf(t, rep, "optimizer").Regional.Global
+	if l := opt.Labels[argmin(opt.Mean)]; l != "adam" {
+		t.Errorf("optimizer PDP lowest at %s (%v), want adam (c = 0)", l, opt.Mean)
+	}
+	mom := pdpOf(t, rep, "momentum").Regional.Global
+	if first, near := mom.Mean[0], mom.Mean[argNearest(mom.Grid, 0.9)]; !(near < first) {
+		t.Errorf("momentum PDP at 0.9 (%.3g) not below its value at 0 (%.3g)", near, first)
+	}
+	var buf bytes.Buffer
+	if err := rep.WriteHTML(&buf); err != nil {
+		t.Fatal(err)
+	}
+	checkWellFormed(t, buf.String())
+	if !strings.Contains(buf.String(), "optuna-rdb") || !strings.Contains(buf.String(), "<th>failed</th>") {
+		t.Error("summary does not name the source or the failed trial")
+	}
+}
+
+func argNearest(grid []float64, v float64) int {
+	best := 0
+	for i := range grid {
+		if math.Abs(grid[i]-v) < math.Abs(grid[best]-v) {
+			best = i
+		}
+	}
+	return best
+}
+
+func TestFailureLeavesNoFile(t *testing.T) {
+	sp := space3(t)
+	in := optimize(t, sp, known3, 12, 5)
+	opts := testOpts
+	opts.Samples = 50
+
+	// Cancelled midway: Build stops with the context's error.
+	ctx, cancel := context.WithCancel(context.Background())
+	o := opts
+	o.Progress = func(done, total int, step string) {
+		if done == 3 {
+			cancel()
+		}
+	}
+	if _, err := Build(ctx, in, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled build: %v", err)
+	}
+
+	rep, err := Build(context.Background(), in, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	htmlPath := filepath.Join(dir, "r.html")
+	// The JSON target cannot be created: neither file may appear.
+	if err := WriteFiles(rep, htmlPath, filepath.Join(dir, "missing", "r.json")); err == nil {
+		t.Fatal("writing into a missing directory succeeded")
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+		t.Fatalf("failed write left %v", entries)
+	}
+	// Rendering fails midway (a non-finite PDP cannot be drawn): an
+	// existing report stays as it was.
+	os.WriteFile(htmlPath, []byte("old"), 0o644)
+	bad := *rep
+	bad.PDPs = append([]ParamPDP(nil), rep.PDPs...)
+	g := *bad.PDPs[1].Regional.Global
+	g.Mean = append([]float64(nil), g.Mean...)
+	g.Mean[2] = math.NaN()
+	reg := *bad.PDPs[1].Regional
+	reg.Global = &g
+	bad.PDPs[1].Regional = &reg
+	if err := WriteFiles(&bad, htmlPath, ""); err == nil {
+		t.Fatal("rendering a NaN PDP succeeded")
+	}
+	if b, _ := os.ReadFile(htmlPath); string(b) != "old" {
+		t.Fatalf("failed render changed the existing report to %d bytes", len(b))
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("failed render left temporary files: %v", entries)
+	}
+}
+
+func TestBadInput(t *testing.T) {
+	sp := space3(t)
+	cases := map[string]*Input{
+		"no space":         {Rows: [][]float64{{0, 0, 0}}, Values: []float64{1}},
+		"too few trials":   {Space: sp, Rows: [][]float64{{0, 0, 0}}, Values: []float64{1}},
+		"length mismatch":  {Space: sp, Rows: [][]float64{{0, 0, 0}, {1, 1, 1}, {0.5, 0.5, 0.5}}, Values: []float64{1, 2}},
+		"wrong dimension":  {Space: sp, Rows: [][]float64{{0, 0}, {1, 1, 1}, {0.5, 0.5, 0.5}}, Values: []float64{1, 2, 3}},
+		"out of range":     {Space: sp, Rows: [][]float64{{0, 0, 7}, {1, 1, 1}, {0.5, 0.5, 0.5}}, Values: []float64{1, 2, 3}},
+		"non-finite value": {Space: sp, Rows: [][]float64{{0, 0, 0}, {1, 1, 1}, {0.5, 0.5, 0.5}}, Values: []float64{1, math.Inf(1), 3}},
+	}
+	for name, in := range cases {
+		if _, err := Build(context.Background(), in, testOpts); err == nil {
+			t.Errorf("%s: no error", name)
+		} else if !strings.HasPrefix(err.Error(), "report: input") {
+			t.Errorf("%s: error %q does not say what was wrong with the input", name, err)
+		}
+	}
+	if _, err := Build(context.Background(), &Input{Space: sp, Rows: [][]float64{{0, 0, 0}, {1, 1, 1}, {0.5, 0.5, 0.5}},
+		Values: []float64{1, 2, 3}}, Options{GridSize: 1}); err == nil {
+		t.Error("grid size 1 accepted")
+	}
+	var rep Report
+	if err := rep.WriteHTML(io.Discard); err == nil {
+		t.Error("an unbuilt report rendered")
+	}
+}
