@@ -219,47 +219,24 @@ func lcbench(ctx context.Context, o LCBenchOptions) (*LCBenchResult, error) {
 	d := sp.Dim()
 	runs := make([]pdpSplitRun, o.Seeds*d)
 	mmds := make([]float64, o.Seeds)
-	var (
-		mu       sync.Mutex
-		firstErr error
-		done     int
-		wg       sync.WaitGroup
-	)
-	seeds := make(chan int)
-	for range min(o.Workers, o.Seeds) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for s := range seeds {
-				rs, err := lcbenchOne(ctx, o, model, uint64(s+1))
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("seed %d: %w", s+1, err)
-				}
-				if err == nil {
-					copy(runs[s*d:], rs)
-					mmds[s] = rs[0].mmd
-				}
-				done++
-				if o.Progress != nil {
-					o.Progress(done, o.Seeds)
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	for s := range o.Seeds {
-		if ctx.Err() != nil {
-			break
+	var mu sync.Mutex
+	done := 0
+	err = parallelDo(ctx, o.Seeds, o.Workers, func(s int) error {
+		rs, err := lcbenchOne(ctx, o, model, uint64(s+1))
+		if err != nil {
+			return fmt.Errorf("seed %d: %w", s+1, err)
 		}
-		seeds <- s
-	}
-	close(seeds)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+		copy(runs[s*d:], rs)
+		mmds[s] = rs[0].mmd
+		mu.Lock()
+		done++
+		if o.Progress != nil {
+			o.Progress(done, o.Seeds)
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := &LCBenchResult{Task: o.Data, Seeds: o.Seeds, MMD: meanOf(o.Seeds, func(k int) float64 { return mmds[k] })}

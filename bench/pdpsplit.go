@@ -174,51 +174,24 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 			runs[di][ti] = make([]pdpSplitRun, o.Seeds)
 		}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		mu       sync.Mutex
-		firstErr error
-		done     int
-		wg       sync.WaitGroup
-	)
-	queue := make(chan job)
-	for range min(o.Workers, len(jobs)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := range queue {
-				r, err := pdpSplitOne(ctx, o, o.Dims[j.di], o.Taus[j.ti], uint64(j.seed))
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("d=%d τ=%g seed %d: %w", o.Dims[j.di], o.Taus[j.ti], j.seed, err)
-					cancel()
-				}
-				if err == nil {
-					runs[j.di][j.ti][j.seed-1] = r
-				}
-				done++
-				if o.Progress != nil {
-					o.Progress(done, len(jobs))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for _, j := range jobs {
-		select {
-		case queue <- j:
-		case <-ctx.Done():
-			break feed
+	var mu sync.Mutex
+	done := 0
+	err := parallelDo(ctx, len(jobs), o.Workers, func(k int) error {
+		j := jobs[k]
+		r, err := pdpSplitOne(ctx, o, o.Dims[j.di], o.Taus[j.ti], uint64(j.seed))
+		if err != nil {
+			return fmt.Errorf("d=%d τ=%g seed %d: %w", o.Dims[j.di], o.Taus[j.ti], j.seed, err)
 		}
-	}
-	close(queue)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+		runs[j.di][j.ti][j.seed-1] = r
+		mu.Lock()
+		done++
+		if o.Progress != nil {
+			o.Progress(done, len(jobs))
+		}
+		mu.Unlock()
+		return nil
+	})
+	if err != nil {
 		return nil, err
 	}
 	out := &PDPSplitResult{Depths: o.Depths, BudgetPerDim: o.BudgetPerDim, Samples: o.Samples, GridSize: o.GridSize}
