@@ -362,7 +362,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 // OptimizerConfig is the optimizer part of a study, as sent when creating it
 // and stored with it. Zero values mean the optimizer's defaults (package opt).
 type OptimizerConfig struct {
-	Strategy      string  `json:"strategy,omitempty"` // ei, lcb, pi, pvar, random
+	// Strategy: ei, lcb, pi, pvar, random, or a BOBAX strategy (bax, bobax,
+	// bobax-prob, eibax, bo-rs, a-bobax) set up by the fields below.
+	Strategy      string  `json:"strategy,omitempty"`
 	Surrogate     string  `json:"surrogate,omitempty"`
 	Kernel        string  `json:"kernel,omitempty"`
 	Tau           float64 `json:"tau,omitempty"`
@@ -372,6 +374,17 @@ type OptimizerConfig struct {
 	Liar          string  `json:"liar,omitempty"`
 	AcqOptimizer  string  `json:"acq_optimizer,omitempty"`
 	Candidates    int     `json:"candidates,omitempty"`
+	// BOBAX settings (paper 002): interleaving period k, probability π of
+	// bobax-prob, EIBAX's β, a-BOBAX's tolerance on the mean PD band
+	// half-width (objective units), and the parameters whose PDPs should be
+	// accurate (default all). An a-BOBAX optimizer rebuilt from history
+	// decides its switch afresh from the current bands, which is the same
+	// rule it applied before.
+	K           int      `json:"k,omitempty"`
+	Pi          float64  `json:"pi,omitempty"`
+	Beta        float64  `json:"beta,omitempty"`
+	PDTolerance float64  `json:"pd_tolerance,omitempty"`
+	PDParams    []string `json:"pd_params,omitempty"`
 	// Seed makes proposals reproducible; the server picks and stores one when
 	// it is not given, so every server process proposes from the same streams.
 	Seed *uint64 `json:"seed,omitempty"`
@@ -386,6 +399,7 @@ func (c OptimizerConfig) build(sp *space.Space, history []opt.Trial) (*opt.Optim
 		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
 		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
 		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, Seed: seed, History: history,
+		BOBAX: opt.BOBAXConfig{K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.PDTolerance, Params: c.PDParams},
 	})
 }
 
