@@ -41,14 +41,22 @@ type BOBAXConfig struct {
 // The policy is stateful (a-BOBAX remembers its switch): use one per
 // optimizer.
 func NewBOBAXPolicy(s *space.Space, c BOBAXConfig) (acq.Policy, error) {
+	p, err := newBOBAXPolicy(s, c)
+	if err != nil {
+		return nil, fmt.Errorf("opt: %w", err)
+	}
+	return p, nil
+}
+
+func newBOBAXPolicy(s *space.Space, c BOBAXConfig) (acq.Policy, error) {
 	if s == nil {
-		return nil, errors.New("opt: bobax: nil space")
+		return nil, errors.New("bobax: nil space")
 	}
 	var params []int
 	for _, name := range c.Params {
 		i, ok := s.Index(name)
 		if !ok {
-			return nil, fmt.Errorf("opt: bobax: no hyperparameter %q (have %v)", name, s.Names())
+			return nil, fmt.Errorf("bobax: no hyperparameter %q (have %v)", name, s.Names())
 		}
 		params = append(params, i)
 	}
@@ -62,14 +70,14 @@ func NewBOBAXPolicy(s *space.Space, c BOBAXConfig) (acq.Policy, error) {
 	seed := c.Seed ^ 0x626f626178
 	path, err := acq.NewPDPath(s, params, grid, n, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)))
 	if err != nil {
-		return nil, fmt.Errorf("opt: bobax: %w", err)
+		return nil, fmt.Errorf("bobax: %w", err)
 	}
 	p, err := acq.NewPolicy(acq.StrategyConfig{
 		Strategy: c.Strategy, K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.Tolerance,
 		EIG: acq.EIGConfig{Path: path, Estimator: c.Estimator, Combine: c.Combine},
 	})
 	if err != nil {
-		return nil, fmt.Errorf("opt: bobax: %w", err)
+		return nil, fmt.Errorf("bobax: %w", err)
 	}
 	return p, nil
 }

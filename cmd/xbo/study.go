@@ -36,7 +36,9 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	name := fs.String("name", "", "study name (required)")
 	spacePath := fs.String("space", "", "search space file, JSON or YAML (required)")
 	var cfg server.OptimizerConfig
-	fs.StringVar(&cfg.Strategy, "strategy", "", "ei (default), lcb, pi, pvar or random")
+	fs.StringVar(&cfg.Strategy, "strategy", "", "ei (default), lcb, pi, pvar, random, or BOBAX: bax, bobax, bobax-prob, eibax, bo-rs, a-bobax")
+	fs.IntVar(&cfg.K, "k", 0, "BOBAX: EIG_PDP every k-th model-based proposal (default 2)")
+	fs.Float64Var(&cfg.PDTolerance, "pd-tolerance", 0, "a-bobax: target mean PD band half-width, objective units (required for a-bobax)")
 	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
 	fs.StringVar(&cfg.Kernel, "kernel", "", "matern52 (default), matern32 or se")
 	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
