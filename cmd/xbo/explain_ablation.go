@@ -38,7 +38,7 @@ func runExplainAblation(ctx context.Context, args []string, env *cliEnv) error {
 	default:
 		return usagef("--output must be mean, se or cb (got %q)", *output)
 	}
-	in, err := c.load("data")
+	in, err := c.load(env, "data")
 	if err != nil {
 		return err
 	}

@@ -63,24 +63,11 @@ func runExplainImportance(ctx context.Context, args []string, env *cliEnv) error
 		return err
 	}
 
-	s, err := space.Load(*spacePath)
+	run, err := loadRun(env, "explain importance", *spacePath, *dataPath, "fANOVA")
 	if err != nil {
 		return err
 	}
-	tab, err := trials.ReadFile(*dataPath, s)
-	if err != nil {
-		return err
-	}
-	if tab.Skipped > 0 {
-		fmt.Fprintf(env.stderr, "xbo explain importance: warning: skipped %d trial(s) without a usable value (failed, pending or empty)\n", tab.Skipped)
-	}
-	if tab.Len() < 2 {
-		return fmt.Errorf("%s: %d usable trial(s); fANOVA needs at least 2", *dataPath, tab.Len())
-	}
-	x, err := tab.Encoded()
-	if err != nil {
-		return err
-	}
+	s, tab, x := run.space, run.table, run.x
 	y := tab.Values
 	maximize := s.Objective == space.Maximize
 	capNote := ""

@@ -38,7 +38,7 @@ func runExplainLPI(ctx context.Context, args []string, env *cliEnv) error {
 	case *hpoints < 2:
 		return usagef("--hpoints must be at least 2")
 	}
-	in, err := c.load("data")
+	in, err := c.load(env, "data")
 	if err != nil {
 		return err
 	}

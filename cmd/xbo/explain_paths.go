@@ -44,7 +44,7 @@ func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 	if *workers < 1 {
 		return usagef("--workers must be at least 1")
 	}
-	in, err := c.load("trials")
+	in, err := c.load(env, "trials")
 	if err != nil {
 		return err
 	}

@@ -40,6 +40,7 @@ type pdpInputs struct {
 }
 
 type pdpCommonFlags struct {
+	command                                string // for messages: the flag set's name
 	data, spacePath, surrogateKind, kernel string
 	grid, mc                               int
 	alpha                                  float64
@@ -49,6 +50,7 @@ type pdpCommonFlags struct {
 }
 
 func (c *pdpCommonFlags) register(fs *flag.FlagSet) {
+	c.command = fs.Name()
 	fs.StringVar(&c.data, "data", "", "trials CSV (one column per parameter, then value)")
 	fs.StringVar(&c.spacePath, "space", "", "search space file (JSON or YAML)")
 	fs.StringVar(&c.surrogateKind, "surrogate", "gp", "surrogate model: gp or forest")
@@ -81,22 +83,12 @@ func (c *pdpCommonFlags) validate() error {
 	return nil
 }
 
-func (c *pdpCommonFlags) load() (*pdpInputs, error) {
-	sp, err := space.Load(c.spacePath)
+func (c *pdpCommonFlags) load(env *cliEnv) (*pdpInputs, error) {
+	run, err := loadRun(env, c.command, c.spacePath, c.data, "a surrogate")
 	if err != nil {
 		return nil, err
 	}
-	table, err := trials.ReadFile(c.data, sp)
-	if err != nil {
-		return nil, err
-	}
-	if table.Len() < 2 {
-		return nil, fmt.Errorf("%s: %d usable trials; a surrogate needs at least 2", c.data, table.Len())
-	}
-	x, err := table.Encoded()
-	if err != nil {
-		return nil, err
-	}
+	sp, table, x := run.space, run.table, run.x
 	in := &pdpInputs{space: sp, table: table, x: x, best: table.Best(), kindOf: c.surrogateKind}
 	in.bestU = x[in.best]
 	switch c.surrogateKind {
@@ -185,7 +177,7 @@ func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 	if *slice && *param2 != "" {
 		return usagef("--slice draws one parameter; drop --param2")
 	}
-	in, err := c.load()
+	in, err := c.load(env)
 	if err != nil {
 		return err
 	}

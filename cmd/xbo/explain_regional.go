@@ -45,7 +45,7 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 	case *minImp < 0 || *minImp >= 1:
 		return usagef("--min-improvement must lie in [0, 1)")
 	}
-	in, err := c.load()
+	in, err := c.load(env)
 	if err != nil {
 		return err
 	}

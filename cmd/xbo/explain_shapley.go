@@ -43,6 +43,7 @@ type shapleyInputs struct {
 }
 
 type shapleyCommonFlags struct {
+	command                 string // for messages: the flag set's name
 	data, spacePath, kernel string
 	seed                    uint64
 	asJSON                  bool
@@ -50,6 +51,7 @@ type shapleyCommonFlags struct {
 }
 
 func (c *shapleyCommonFlags) register(fs *flag.FlagSet, dataName string) {
+	c.command = fs.Name()
 	fs.StringVar(&c.data, dataName, "", "trials CSV: one column per parameter, then value (and acquisition)")
 	fs.StringVar(&c.spacePath, "space", "", "search space file (JSON or YAML)")
 	fs.StringVar(&c.kernel, "kernel", "matern52", "GP kernel of the surrogate: matern52, matern32 or se")
@@ -58,28 +60,18 @@ func (c *shapleyCommonFlags) register(fs *flag.FlagSet, dataName string) {
 	fs.StringVar(&c.svg, "svg", "", "also write an SVG plot to this file")
 }
 
-func (c *shapleyCommonFlags) load(dataName string) (*shapleyInputs, error) {
+func (c *shapleyCommonFlags) load(env *cliEnv, dataName string) (*shapleyInputs, error) {
 	if c.data == "" || c.spacePath == "" {
 		return nil, usagef("--%s and --space are required", dataName)
 	}
 	if _, err := gp.ParseKernel(c.kernel); err != nil {
 		return nil, usageError{err}
 	}
-	sp, err := space.Load(c.spacePath)
+	run, err := loadRun(env, c.command, c.spacePath, c.data, "a surrogate")
 	if err != nil {
 		return nil, err
 	}
-	table, err := trials.ReadFile(c.data, sp)
-	if err != nil {
-		return nil, err
-	}
-	if table.Len() < 2 {
-		return nil, fmt.Errorf("%s: %d usable trials; a surrogate needs at least 2", c.data, table.Len())
-	}
-	x, err := table.Encoded()
-	if err != nil {
-		return nil, err
-	}
+	sp, table, x := run.space, run.table, run.x
 	in := &shapleyInputs{space: sp, table: table, x: x, kernel: c.kernel, seed: c.seed}
 	for i, row := range table.Rows {
 		in.y = append(in.y, sp.Sign()*table.Values[i])
@@ -227,7 +219,7 @@ func runExplainShapley(ctx context.Context, args []string, env *cliEnv) error {
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	in, err := c.load("data")
+	in, err := c.load(env, "data")
 	if err != nil {
 		return err
 	}
