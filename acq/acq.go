@@ -48,6 +48,31 @@ type Acquisition interface {
 	Score(m surrogate.Model, x [][]float64, out []float64) error
 }
 
+// Pointwise is implemented by acquisitions whose score of a point depends on
+// that point and the surrogate only — not on the other points of the batch
+// (as a min-max normalization would) nor on a random stream — so a search
+// may reuse a score instead of predicting the point again.
+type Pointwise interface {
+	Pointwise() bool
+}
+
+func isPointwise(a Acquisition) bool {
+	p, ok := a.(Pointwise)
+	return ok && p.Pointwise()
+}
+
+// Pointwise implements Pointwise.
+func (EI) Pointwise() bool { return true }
+
+// Pointwise implements Pointwise.
+func (PI) Pointwise() bool { return true }
+
+// Pointwise implements Pointwise.
+func (LCB) Pointwise() bool { return true }
+
+// Pointwise implements Pointwise.
+func (PVAR) Pointwise() bool { return true }
+
 // EI is expected improvement over the incumbent Best (the lowest observed
 // value in the surrogate's units) by at least Xi (ξ ≥ 0, default 0).
 type EI struct {

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -313,5 +314,53 @@ func TestMaximizeErrors(t *testing.T) {
 	}
 	if _, err := (RandomSearch{Extra: [][]float64{{0.1, 0.2}}}).Maximize(EI{}, constant(0, 1), s, rng); err == nil {
 		t.Error("extra candidate of the wrong dimension accepted")
+	}
+}
+
+// notPointwise hides the Pointwise method of the wrapped acquisition, so the
+// pattern search scores every neighbour afresh.
+type notPointwise struct{ a Acquisition }
+
+func (n notPointwise) Name() string { return n.a.Name() }
+func (n notPointwise) Score(m surrogate.Model, x [][]float64, out []float64) error {
+	return n.a.Score(m, x, out)
+}
+
+// Remembering scores of pointwise acquisitions must not change the search
+// (same point, same score) but must save evaluations, on a float space and
+// on a mixed conditional one.
+func TestPatternSearchMemoKeepsThePath(t *testing.T) {
+	spaces := []string{
+		`{"params":[{"name":"a","type":"float","low":0,"high":1},{"name":"b","type":"float","low":0,"high":1},{"name":"c","type":"float","low":0,"high":1}]}`,
+		`{"params":[
+		{"name":"opt","type":"categorical","choices":["sgd","adam","rms"]},
+		{"name":"layers","type":"int","low":1,"high":12},
+		{"name":"lr","type":"float","low":1e-4,"high":1,"log":true},
+		{"name":"momentum","type":"float","low":0,"high":1,"condition":{"parent":"opt","values":["sgd"]}}]}`,
+	}
+	for i, js := range spaces {
+		s := mustSpace(t, js)
+		centre := make([]float64, s.Dim())
+		for j := range centre {
+			centre[j] = 0.2 + 0.15*float64(j)
+		}
+		m := bowl(centre)
+		for _, a := range []Acquisition{LCB{Tau: 1}, EI{Best: 0.05}} {
+			run := func(a Acquisition) Result {
+				res, err := RandomSearch{Refine: 5}.Maximize(a, m, s, rand.New(rand.NewPCG(9, 9)))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return res
+			}
+			memo, plain := run(a), run(notPointwise{a})
+			if !slices.Equal(memo.U, plain.U) || memo.Score != plain.Score {
+				t.Fatalf("space %d %s: with memo %v (%v), without %v (%v)", i, a.Name(), memo.U, memo.Score, plain.U, plain.Score)
+			}
+			if !(memo.Evaluations < plain.Evaluations) {
+				t.Fatalf("space %d %s: memo scored %d points, plain %d: nothing saved", i, a.Name(), memo.Evaluations, plain.Evaluations)
+			}
+			t.Logf("space %d %s: %d evaluations instead of %d", i, a.Name(), memo.Evaluations, plain.Evaluations)
+		}
 	}
 }

@@ -1,6 +1,7 @@
 package acq
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -347,8 +348,24 @@ func patternSearch(a Acquisition, m surrogate.Model, s *space.Space, starts [][]
 		batch  [][]float64
 		owner  []int
 		scores []float64
+		fresh  [][]float64
+		slot   []int
 		evals  int
 	)
+	// Scores are remembered by point: a walker that moved would otherwise
+	// re-score the point it came from, and walkers that meet would re-score
+	// each other's neighbours. A point's score does not depend on the batch
+	// it is scored in, so the search takes exactly the same path.
+	memo := isPointwise(a)
+	seen := map[string]float64{}
+	key := make([]byte, 0, 8*len(s.Params))
+	pointKey := func(u []float64) string {
+		key = key[:0]
+		for _, v := range u {
+			key = binary.LittleEndian.AppendUint64(key, math.Float64bits(v))
+		}
+		return string(key)
+	}
 	for range ps.rounds {
 		batch, owner = batch[:0], owner[:0]
 		for w := range walkers {
@@ -367,10 +384,43 @@ func patternSearch(a Acquisition, m surrogate.Model, s *space.Space, starts [][]
 			scores = make([]float64, len(batch))
 		}
 		scores = scores[:len(batch)]
-		if err := a.Score(m, batch, scores); err != nil {
-			return nil, 0, evals, err
+		fresh, slot = fresh[:0], slot[:0]
+		pendingAt := map[string]int{}
+		for i, nb := range batch {
+			if !memo {
+				slot = append(slot, len(fresh))
+				fresh = append(fresh, nb)
+				continue
+			}
+			k := pointKey(nb)
+			if v, ok := seen[k]; ok {
+				scores[i] = v
+				slot = append(slot, -1)
+				continue
+			}
+			if j, ok := pendingAt[k]; ok {
+				slot = append(slot, j)
+				continue
+			}
+			pendingAt[k] = len(fresh)
+			slot = append(slot, len(fresh))
+			fresh = append(fresh, nb)
 		}
-		evals += len(batch)
+		if len(fresh) > 0 {
+			freshScores := make([]float64, len(fresh))
+			if err := a.Score(m, fresh, freshScores); err != nil {
+				return nil, 0, evals, err
+			}
+			evals += len(fresh)
+			for i, j := range slot {
+				if j >= 0 {
+					scores[i] = freshScores[j]
+				}
+			}
+			for k, j := range pendingAt {
+				seen[k] = freshScores[j]
+			}
+		}
 		bestIdx := make([]int, len(walkers))
 		for w := range bestIdx {
 			bestIdx[w] = -1

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
@@ -48,54 +49,74 @@ func (g *GP) encodeAll(x [][]float64) ([]float64, error) {
 // crossKernel fills ks (m×n) with the standardized prior covariance between
 // the m encoded points pe and the training inputs.
 func (g *GP) crossKernel(ks, pe []float64, m int) {
-	n, d := g.n, g.dim
-	s2 := g.hyper.SignalVariance
-	for i := 0; i < m; i++ {
-		pi := pe[i*d : (i+1)*d]
-		row := ks[i*n : (i+1)*n]
-		for t := range row {
-			row[t] = s2 * g.kernel.corrValue(g.met.r2(pi, g.x[t*d:(t+1)*d]))
-		}
-	}
+	g.crossKernelRows(ks, pe, m)
 }
 
 // whiten overwrites the m×n matrix ks with ks·U⁻¹, so that row i becomes
 // (U⁻ᵀk_i)ᵀ and k_iᵀ(K+σ_n²I)⁻¹k_j is the dot product of rows i and j.
 func (g *GP) whiten(ks []float64, m int) {
-	n := g.n
-	blas64.Trsm(blas.Right, blas.NoTrans, 1,
-		blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.u},
-		blas64.General{Rows: m, Cols: n, Stride: n, Data: ks})
+	solveRightUpper(g.u, g.n, ks, m)
+}
+
+// minChunk is the smallest row range handed to a second worker: below it the
+// goroutine hand-off costs more than the rows.
+const minChunk = 16
+
+// scratchPool recycles the chunk×n cross-kernel buffers: an Ask's pattern
+// search predicts dozens of small batches, and a fresh 200 kB buffer per call
+// mostly feeds the garbage collector.
+var scratchPool sync.Pool
+
+func getScratch(size int) *[]float64 {
+	if p, ok := scratchPool.Get().(*[]float64); ok && cap(*p) >= size {
+		*p = (*p)[:size]
+		return p
+	}
+	s := make([]float64, size)
+	return &s
 }
 
 // forChunks runs work on [lo, hi) row ranges of m rows in parallel, giving
-// each worker its own scratch slice of scratchLen floats.
-func forChunks(m, size, scratchLen int, work func(lo, hi int, scratch []float64)) {
-	chunks := (m + size - 1) / size
-	workers := workerCount(chunks)
-	if workers == 1 {
-		scratch := make([]float64, scratchLen)
-		for lo := 0; lo < m; lo += size {
-			work(lo, min(lo+size, m), scratch)
-		}
+// each worker its own scratch slice of size·scratchPerRow floats. Batches
+// smaller than two full chunks are split evenly over the workers, so the
+// small batches of a pattern search also use both cores. Every row is
+// computed independently of its chunk, so results do not depend on the split.
+func forChunks(m, size, scratchPerRow int, work func(lo, hi int, scratch []float64)) {
+	if m == 0 {
 		return
 	}
-	next := make(chan int, chunks)
-	for c := range chunks {
-		next <- c * size
+	if m < maxWorkers*size {
+		size = max(minChunk, (m+maxWorkers-1)/maxWorkers)
 	}
-	close(next)
+	size = min(size, m)
+	chunks := (m + size - 1) / size
+	workers := workerCount(chunks)
+	run := func(next func() (int, bool)) {
+		sp := getScratch(size * scratchPerRow)
+		for lo, ok := next(); ok; lo, ok = next() {
+			work(lo, min(lo+size, m), *sp)
+		}
+		scratchPool.Put(sp)
+	}
+	if workers == 1 {
+		lo := -size
+		run(func() (int, bool) { lo += size; return lo, lo < m })
+		return
+	}
+	var counter atomic.Int64
+	next := func() (int, bool) {
+		lo := int(counter.Add(1)-1) * size
+		return lo, lo < m
+	}
 	var wg sync.WaitGroup
-	for range workers {
+	for range workers - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			scratch := make([]float64, scratchLen)
-			for lo := range next {
-				work(lo, min(lo+size, m), scratch)
-			}
+			run(next)
 		}()
 	}
+	run(next)
 	wg.Wait()
 }
 
@@ -131,7 +152,7 @@ func (g *GP) predict(x [][]float64, mean, variance []float64) error {
 	n, d := g.n, g.dim
 	s2 := g.hyper.SignalVariance
 	scale := g.out.Std
-	forChunks(len(x), predictChunk, predictChunk*n, func(lo, hi int, ks []float64) {
+	forChunks(len(x), predictChunk, n, func(lo, hi int, ks []float64) {
 		m := hi - lo
 		ks = ks[:m*n]
 		g.crossKernel(ks, pe[lo*d:hi*d], m)

@@ -287,7 +287,7 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 		if bc.Seed == 0 {
 			bc.Seed = cfg.Seed
 		}
-		p, err := NewBOBAXPolicy(s, bc)
+		p, err := newBOBAXPolicy(s, bc)
 		if err != nil {
 			return nil, err
 		}
@@ -503,10 +503,40 @@ func (o *Optimizer) Space() *space.Space { return o.s }
 func (o *Optimizer) Ask() (Trial, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	t, err := o.propose()
+	t, err := o.propose(nil)
 	if err != nil {
 		return Trial{}, fmt.Errorf("opt: ask: %w", err)
 	}
+	return o.record(t), nil
+}
+
+// AskBatch proposes n configurations at once and records them as pending.
+// The surrogate (hyperparameters included) is fitted once on the completed
+// trials; each further proposal conditions it on the batch's earlier
+// proposals with the Liar value (constant liar), exactly as n calls of Ask
+// would, except that the hyperparameters are not refitted between them — the
+// data they are fitted on is the same, so a refit would only cost time.
+// Random streams are per trial number, so the result is deterministic.
+func (o *Optimizer) AskBatch(n int) ([]Trial, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("opt: ask batch: %d trials requested, want ≥ 1", n)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var reuse fitted
+	out := make([]Trial, 0, n)
+	for range n {
+		t, err := o.propose(&reuse)
+		if err != nil {
+			return out, fmt.Errorf("opt: ask batch: proposal %d of %d: %w", len(out)+1, n, err)
+		}
+		out = append(out, o.record(t))
+	}
+	return out, nil
+}
+
+// record stores a proposal as a pending trial and returns a copy of it.
+func (o *Optimizer) record(t Trial) Trial {
 	t.ID = o.nextID
 	o.nextID++
 	t.Number = len(o.trials)
@@ -516,10 +546,21 @@ func (o *Optimizer) Ask() (Trial, error) {
 	t.Params = o.s.Decode(t.U)
 	o.byID[t.ID] = len(o.trials)
 	o.trials = append(o.trials, t)
-	return t.Clone(), nil
+	return t.Clone()
 }
 
-func (o *Optimizer) propose() (Trial, error) {
+// fitted is a surrogate fitted on the first `observed` completed trials,
+// shared by the proposals of one AskBatch.
+type fitted struct {
+	observed int
+	model    surrogate.Model
+	hyper    *gp.Hyper
+}
+
+// propose makes the next proposal. A non-nil reuse caches the surrogate fit:
+// if it holds a model of the current completed trials that model is used
+// again (only the pending-trial lies differ), otherwise the fit is stored in it.
+func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	n := len(o.trials)
 	rng := o.stream(streamAsk, n)
 	if o.cfg.Strategy == AcqRandom {
@@ -536,7 +577,17 @@ func (o *Optimizer) propose() (Trial, error) {
 			Note:        fmt.Sprintf("only %d completed trial(s): too few to fit a surrogate", len(x)),
 		}, nil
 	}
-	model, hyper, err := o.fit(x, y, true)
+	var model surrogate.Model
+	var hyper *gp.Hyper
+	var err error
+	if reuse != nil && reuse.model != nil && reuse.observed == len(x) {
+		model, hyper = reuse.model, reuse.hyper
+	} else {
+		model, hyper, err = o.fit(x, y, true)
+		if err == nil && reuse != nil {
+			*reuse = fitted{observed: len(x), model: model, hyper: hyper}
+		}
+	}
 	if err != nil {
 		return Trial{
 			U:           o.s.Sample(rng, 1)[0],
@@ -737,6 +788,13 @@ type excluding struct {
 	r2     float64
 }
 
+// Pointwise implements acq.Pointwise: the exclusion depends on the point
+// only, so the wrapper is pointwise when the wrapped acquisition is.
+func (e excluding) Pointwise() bool {
+	p, ok := e.Acquisition.(acq.Pointwise)
+	return ok && p.Pointwise()
+}
+
 func (e excluding) Score(m surrogate.Model, x [][]float64, out []float64) error {
 	if err := e.Acquisition.Score(m, x, out); err != nil {
 		return err
@@ -868,27 +926,46 @@ func (o *Optimizer) Best() (Trial, bool) {
 // model is the one that proposed it; otherwise the GP is fitted afresh with
 // GPRestarts starts and a seed that depends only on Config.Seed and t.
 func (o *Optimizer) SurrogateAt(t int) (surrogate.Model, error) {
+	// The trials are copied under the lock and the model is fitted outside
+	// it, so parallel explainers (and Ask) do not queue behind each other's
+	// fits. The fit reads only the immutable configuration, so the model is
+	// the same as with the lock held.
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	var hyper *gp.Hyper
 	for i := range o.trials {
 		if tr := &o.trials[i]; tr.Hyper != nil && tr.Observed == t {
-			hyper = tr.Hyper
+			h := tr.Hyper.Clone()
+			hyper = &h
 			break
 		}
 	}
-	m, err := o.surrogateAt(t, hyper)
+	x, y, err := o.snapshot(t)
+	o.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("opt: surrogate at %d: %w", t, err)
+	}
+	m, err := o.fitSnapshot(x, y, hyper)
 	if err != nil {
 		return nil, fmt.Errorf("opt: surrogate at %d: %w", t, err)
 	}
 	return m, nil
 }
 
-func (o *Optimizer) surrogateAt(t int, hyper *gp.Hyper) (surrogate.Model, error) {
+// snapshot copies the data of the first t completed trials; o.mu must be held.
+func (o *Optimizer) snapshot(t int) ([][]float64, []float64, error) {
 	if t < 1 || t > o.completed {
-		return nil, fmt.Errorf("want 1 ≤ t ≤ %d completed trials", o.completed)
+		return nil, nil, fmt.Errorf("want 1 ≤ t ≤ %d completed trials", o.completed)
 	}
 	x, y := o.data(t)
+	for i := range x {
+		x[i] = slices.Clone(x[i])
+	}
+	return x, y, nil
+}
+
+// fitSnapshot fits the surrogate of SurrogateAt/SurrogateOf on copied data;
+// it touches no mutable optimizer state, so it runs without o.mu.
+func (o *Optimizer) fitSnapshot(x [][]float64, y []float64, hyper *gp.Hyper) (surrogate.Model, error) {
 	if o.cfg.Surrogate == "gp" && hyper != nil {
 		return gp.Fit(x, y, gp.Options{Kernel: o.kernel, Levels: o.levels, Fixed: hyper})
 	}
@@ -901,16 +978,22 @@ func (o *Optimizer) surrogateAt(t int, hyper *gp.Hyper) (surrogate.Model, error)
 // hyperparameters; design and random trials have none.
 func (o *Optimizer) SurrogateOf(id int64) (surrogate.Model, error) {
 	o.mu.Lock()
-	defer o.mu.Unlock()
 	i, ok := o.byID[id]
 	if !ok {
+		o.mu.Unlock()
 		return nil, fmt.Errorf("opt: no trial with id %d", id)
 	}
-	tr := &o.trials[i]
+	tr := o.trials[i].Clone()
 	if tr.Observed == 0 {
+		o.mu.Unlock()
 		return nil, fmt.Errorf("opt: trial %d was proposed by %q, not by a surrogate", id, tr.Acquisition)
 	}
-	m, err := o.surrogateAt(tr.Observed, tr.Hyper)
+	x, y, err := o.snapshot(tr.Observed)
+	o.mu.Unlock()
+	if err != nil {
+		return nil, fmt.Errorf("opt: surrogate of trial %d: %w", id, err)
+	}
+	m, err := o.fitSnapshot(x, y, tr.Hyper)
 	if err != nil {
 		return nil, fmt.Errorf("opt: surrogate of trial %d: %w", id, err)
 	}
