@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/schollz/progressbar/v3"
 	"io"
 	"runtime"
 	"sync"
@@ -76,8 +77,19 @@ func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	opts.Workers = *workers
-	// SurrogateAt holds its optimizer's lock while it fits, so every worker
-	// gets an optimizer of its own and the fits run in parallel too.
+	if env.isTerminal {
+		bar := progressbar.NewOptions(len(iters),
+			progressbar.OptionSetWriter(env.stderr),
+			progressbar.OptionSetDescription("explaining proposals"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionClearOnFinish(),
+		)
+		opts.Progress = func(done, _ int) { _ = bar.Set(done) }
+		defer bar.Finish()
+	}
+	// Every worker gets an optimizer of its own: rebuilding the history is
+	// cheap, and no state is shared between the fits.
 	pool := sync.Pool{New: func() any {
 		o, err := in.optimizer()
 		if err != nil {

@@ -83,6 +83,9 @@ type Options struct {
 	Seed uint64
 	// Workers evaluating batches in parallel (default GOMAXPROCS).
 	Workers int
+	// Progress, if set, is called by ExplainPath after each explained
+	// iteration with the number done so far and the total (serialized).
+	Progress func(done, total int)
 	// BatchSize is the number of points per Eval call (default 2048).
 	BatchSize int
 }

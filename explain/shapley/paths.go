@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 )
 
 // PathStep is the explanation of one proposal of a run.
@@ -70,6 +71,10 @@ func ExplainPath(ctx context.Context, iterations []int, step StepFunc, opt Optio
 			return nil, err
 		}
 	}
+	var (
+		progressMu sync.Mutex
+		done       int
+	)
 	err := parallel(ctx, workers, len(iterations), func(_, i int) error {
 		it := iterations[i]
 		f, x, err := step(ctx, it)
@@ -86,6 +91,12 @@ func ExplainPath(ctx context.Context, iterations []int, step StepFunc, opt Optio
 			return fmt.Errorf("shapley: path: iteration %d: %w", it, err)
 		}
 		steps[i] = PathStep{Iteration: it, Explanation: e}
+		if opt.Progress != nil {
+			progressMu.Lock()
+			done++
+			opt.Progress(done, len(iterations))
+			progressMu.Unlock()
+		}
 		return nil
 	})
 	if err != nil {

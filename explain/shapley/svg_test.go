@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"io"
 	"math"
 	"strings"
@@ -73,9 +74,19 @@ func TestPathAndSVG(t *testing.T) {
 		f, err := LCB(m, 1)
 		return f, []float64{0.5, 0.5 - shift/10, 0.5, 0.5}, err
 	}
-	p, err := ExplainPath(context.Background(), iters, step, Options{Method: MonteCarlo, Samples: 100, BackgroundSize: 200, Workers: 2})
+	var reported []int
+	p, err := ExplainPath(context.Background(), iters, step, Options{Method: MonteCarlo, Samples: 100, BackgroundSize: 200, Workers: 2,
+		Progress: func(done, total int) {
+			if total != len(iters) {
+				t.Errorf("progress total %d, want %d", total, len(iters))
+			}
+			reported = append(reported, done)
+		}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fmt.Sprint(reported) != "[1 2 3 4]" {
+		t.Errorf("progress reported %v, want one call per iteration counting up to 4", reported)
 	}
 	if len(p.Steps) != 4 || p.Steps[2].Iteration != 5 {
 		t.Fatalf("path %+v", p.Steps)
