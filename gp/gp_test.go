@@ -313,6 +313,56 @@ func TestAverageVarianceBruteForce(t *testing.T) {
 	}
 }
 
+// TestPriorSplit: PriorAverage + AverageVarianceGivenPrior reproduce
+// AverageVariance, and the prior part does not move when a coordinate that all
+// points share (numeric, or a categorical level) takes another value — the
+// property partial dependence bands rely on to compute it once.
+func TestPriorSplit(t *testing.T) {
+	for _, k := range []Kernel{SquaredExponential, Matern32, Matern52} {
+		g, _, _ := fittedModel(t, 7, 40, 3, k, []int{0, 0, 3})
+		rng := newRNG(8)
+		pts := uniformPoints(rng, 200, 3)
+		moved := make([][]float64, len(pts))
+		for i, p := range pts {
+			p[0], p[2] = 0.2, 0.5                // shared: numeric 0.2, categorical level 1
+			moved[i] = []float64{0.9, p[1], 0.1} // shared: numeric 0.9, level 0
+		}
+		whole, err := g.AverageVariance(pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prior, err := g.PriorAverage(pts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		split, err := g.AverageVarianceGivenPrior(pts, prior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !relClose(split, whole, 1e-10) {
+			t.Errorf("%v: split %v, whole %v", k, split, whole)
+		}
+		priorMoved, err := g.PriorAverage(moved)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !relClose(priorMoved, prior, 1e-12) {
+			t.Errorf("%v: prior part moved with a shared coordinate: %v vs %v", k, priorMoved, prior)
+		}
+		wholeMoved, _ := g.AverageVariance(moved)
+		splitMoved, err := g.AverageVarianceGivenPrior(moved, prior)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !relClose(splitMoved, wholeMoved, 1e-10) {
+			t.Errorf("%v: reusing the prior part: %v, direct %v", k, splitMoved, wholeMoved)
+		}
+		if _, err := g.AverageVarianceGivenPrior(pts, math.NaN()); err == nil {
+			t.Errorf("%v: NaN prior accepted", k)
+		}
+	}
+}
+
 // TestSampleMonteCarlo checks the sample mean and covariance of 20000 joint
 // draws against the posterior. With N draws the standard error of a mean is
 // σ/√N and of a covariance about √((σ_i²σ_j² + c_ij²)/N); we allow 5 of them.

@@ -252,12 +252,52 @@ func (g *GP) covariance(a, b [][]float64) (*mat.Dense, error) {
 // over at most two goroutines. Memory is O(n·d + T) for T observations.
 // The difference is clamped at 0 against rounding.
 func (g *GP) AverageVariance(points [][]float64) (float64, error) {
+	prior, q, m, err := g.averageParts(points, true)
+	if err != nil {
+		return 0, fmt.Errorf("gp: average variance: %w", err)
+	}
+	mm := float64(m)
+	return g.out.Std * g.out.Std * math.Max(0, prior-q) / (mm * mm), nil
+}
+
+// PriorAverage is the prior part of AverageVariance, (1/n²)·Σ_ij k(a_i,a_j)
+// in objective units. The kernel is stationary, so point sets that differ
+// only in a coordinate every point of the set shares (the grid value of a
+// partial dependence) have the same prior part: a PDP computes it once per
+// parameter instead of once per grid value.
+func (g *GP) PriorAverage(points [][]float64) (float64, error) {
+	prior, _, m, err := g.averageParts(points, true)
+	if err != nil {
+		return 0, fmt.Errorf("gp: prior average: %w", err)
+	}
+	mm := float64(m)
+	return g.out.Std * g.out.Std * prior / (mm * mm), nil
+}
+
+// AverageVarianceGivenPrior is AverageVariance with its prior part given
+// (from PriorAverage of a set with the same prior part).
+func (g *GP) AverageVarianceGivenPrior(points [][]float64, priorAverage float64) (float64, error) {
+	if math.IsNaN(priorAverage) || math.IsInf(priorAverage, 0) || priorAverage < 0 {
+		return 0, fmt.Errorf("gp: average variance: prior average %v must be finite and ≥ 0", priorAverage)
+	}
+	_, q, m, err := g.averageParts(points, false)
+	if err != nil {
+		return 0, fmt.Errorf("gp: average variance: %w", err)
+	}
+	mm := float64(m)
+	return math.Max(0, priorAverage-g.out.Std*g.out.Std*q/(mm*mm)), nil
+}
+
+// averageParts returns, in standardized units, the prior double sum
+// Σ_ij k(a_i,a_j) (only when withPrior; it costs O(m²·d)) and the data part
+// vᵀ(K+σ²I)⁻¹v with v = Σ_i k(X,a_i), which costs O(m·n·d + n²).
+func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64, m int, err error) {
 	if len(points) == 0 {
-		return 0, errors.New("gp: average variance: no points")
+		return 0, 0, 0, errors.New("no points")
 	}
 	pe, err := g.encodeAll(points)
 	if err != nil {
-		return 0, fmt.Errorf("gp: average variance: %w", err)
+		return 0, 0, 0, err
 	}
 	m, n, d := len(points), g.n, g.dim
 	s2 := g.hyper.SignalVariance
@@ -274,11 +314,13 @@ func (g *GP) AverageVariance(points [][]float64) (float64, error) {
 			// Interleaved rows balance the triangular double sum.
 			for i := w; i < m; i += workers {
 				ai := pe[i*d : (i+1)*d]
-				row := 0.0
-				for j := i + 1; j < m; j++ {
-					row += g.kernel.corrValue(g.met.r2(ai, pe[j*d:(j+1)*d]))
+				if withPrior {
+					row := 0.0
+					for j := i + 1; j < m; j++ {
+						row += g.kernel.corrValue(g.met.r2(ai, pe[j*d:(j+1)*d]))
+					}
+					s += row
 				}
-				s += row
 				for t := 0; t < n; t++ {
 					v[t] += g.kernel.corrValue(g.met.r2(ai, g.x[t*d:(t+1)*d]))
 				}
@@ -297,18 +339,20 @@ func (g *GP) AverageVariance(points [][]float64) (float64, error) {
 			}
 		}
 	}
-	prior := s2 * (float64(m) + 2*total)
+	if withPrior {
+		prior = s2 * (float64(m) + 2*total)
+	} else {
+		prior = math.NaN()
+	}
 	for t := range v {
 		v[t] *= s2
 	}
 	blas64.Trsv(blas.Trans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.u},
 		blas64.Vector{N: n, Inc: 1, Data: v})
-	q := 0.0
 	for _, z := range v {
 		q += z * z
 	}
-	mm := float64(m)
-	return g.out.Std * g.out.Std * math.Max(0, prior-q) / (mm * mm), nil
+	return prior, q, m, nil
 }
 
 // Sample draws n joint posterior samples of f at the rows of x, returned as

@@ -36,6 +36,17 @@ type AverageVariancer interface {
 	AverageVariance(points [][]float64) (float64, error)
 }
 
+// PriorSplitter is an AverageVariancer whose kernel is stationary, so that
+// AverageVariance splits into a prior part, (1/n²)·Σ_ij k(a_i,a_j), equal for
+// point sets that differ only in a coordinate all points of a set share, and
+// a data part. A PDP's exact band (paper 000, eq. 4) then computes the prior
+// part once per parameter instead of once per grid value.
+type PriorSplitter interface {
+	AverageVariancer
+	PriorAverage(points [][]float64) (float64, error)
+	AverageVarianceGivenPrior(points [][]float64, priorAverage float64) (float64, error)
+}
+
 // Covariancer is a Model with a full posterior covariance between point sets.
 type Covariancer interface {
 	Model

@@ -110,3 +110,59 @@ func TestGPBandCoversClosedFormPD(t *testing.T) {
 	}
 	t.Logf("coverage %d/%d, L1 %v for T = %v", covered, total, l1, sizes)
 }
+
+// Exact bands reuse the GP's prior part across grid values only when the
+// grid moves nothing but the parameter of interest. On a conditional space
+// the bands of an unconditional parameter (reuse), of a parent (no reuse: its
+// value switches a child on and off) and of the child itself (no reuse) all
+// equal AverageVariance at every grid value.
+func TestExactBandWithConditionals(t *testing.T) {
+	sp, err := space.Parse([]byte(`{"params":[
+		{"name":"a","type":"float","low":0,"high":1},
+		{"name":"opt","type":"categorical","choices":["sgd","adam"]},
+		{"name":"m","type":"float","low":0,"high":1,"condition":{"parent":"opt","values":["sgd"]}}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	x := sp.Sample(rng, 40)
+	y := make([]float64, len(x))
+	for i, u := range x {
+		v := sp.Decode(u)
+		y[i] = math.Sin(4 * v[0])
+		if v[1] == 0 {
+			y[i] += (v[2] - 0.3) * (v[2] - 0.3)
+		}
+	}
+	model, err := gp.Fit(x, y, gp.Options{Kernel: gp.Matern52, Levels: sp.Levels(), Seed: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range []int{0, 1, 2} {
+		ice, err := pdp.NewICE(model, sp, []int{j}, pdp.Options{GridSize: 6, Samples: 150, Exact: true, Seed: 6})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := ice.PDP(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for g := range ice.GridLen() {
+			pts := ice.PointsAt(g, nil)
+			want, err := model.AverageVariance(pts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Eq. 4 is a small difference of two O(prior) sums, in either
+			// route, so rounding is relative to the prior part.
+			prior, err := model.PriorAverage(pts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := res.SD[g] * res.SD[g]
+			if math.Abs(got-want) > 1e-11*prior {
+				t.Errorf("param %d grid %d: band variance %.12g, AverageVariance %.12g", j, g, got, want)
+			}
+		}
+	}
+}

@@ -367,6 +367,25 @@ func checkBackground(sp *space.Space, params []int, bg [][]float64) error {
 	return nil
 }
 
+// gridOnlyMovesParams reports whether the point sets of different grid values
+// differ only in the coordinates of the parameters of interest, each shared
+// by all points of a set. That holds unless a parameter of interest is
+// conditional (its coordinate is then Inactive for some points) or is the
+// parent of a conditional one (the grid value then switches others on or off).
+func (c *ICE) gridOnlyMovesParams() bool {
+	for _, j := range c.Params {
+		if c.Space.ParentOf(j) >= 0 {
+			return false
+		}
+		for k := range c.Space.Params {
+			if c.Space.ParentOf(k) == j {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // PointsAt returns the n configurations (λ_S^g, λ_C^i) of grid point g in unit
 // encoding, for the members given (all when nil). Children of S are switched
 // on or off as the grid value dictates.
@@ -439,8 +458,18 @@ func (c *ICE) PDP(members []int) (*Result, error) {
 	if c.opts.Exact {
 		band = BandExact
 		av := c.model.(surrogate.AverageVariancer)
+		averageVariance := av.AverageVariance
+		if ps, ok := c.model.(surrogate.PriorSplitter); ok && c.gridOnlyMovesParams() {
+			prior, err := ps.PriorAverage(c.PointsAt(0, members))
+			if err != nil {
+				return nil, fmt.Errorf("pdp: exact band: %w", err)
+			}
+			averageVariance = func(points [][]float64) (float64, error) {
+				return ps.AverageVarianceGivenPrior(points, prior)
+			}
+		}
 		err := parallel(G, c.opts.Workers, func(g int) error {
-			v, err := av.AverageVariance(c.PointsAt(g, members))
+			v, err := averageVariance(c.PointsAt(g, members))
 			if err != nil {
 				return err
 			}
