@@ -49,6 +49,8 @@ type ExplainInput struct {
 	Query url.Values
 	// Lookup reads any trial of the study (e.g. a running proposal).
 	Lookup func(number int64) (*store.Trial, error)
+	// All reads every trial of the study (any state), in number order.
+	All func() ([]store.Trial, error)
 
 	once  sync.Once
 	model surrogate.Model
@@ -89,7 +91,7 @@ func (in *ExplainInput) BestU() []float64 {
 
 // ExplainKinds lists the explanation kinds the API names; kinds without an
 // Explainer answer 501.
-var ExplainKinds = []string{"pdp", "importance", "regional", "shapley"}
+var ExplainKinds = []string{"pdp", "importance", "regional", "shapley", "paths"}
 
 func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	name, kind := r.PathValue("study"), r.PathValue("kind")
@@ -124,7 +126,11 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	}
 	ctx := r.Context()
 	in := &ExplainInput{Study: st, Space: sp, Trials: trials, Query: r.URL.Query(),
-		Lookup: func(number int64) (*store.Trial, error) { return s.st.Trial(ctx, name, number) }}
+		Lookup: func(number int64) (*store.Trial, error) { return s.st.Trial(ctx, name, number) },
+		All: func() ([]store.Trial, error) {
+			all, _, err := s.st.Trials(ctx, name, store.TrialQuery{})
+			return all, err
+		}}
 	for _, t := range trials {
 		vals, err := sp.FromMap(t.Params)
 		if err != nil {

@@ -29,12 +29,16 @@ import (
 //	           configuration (any state: a running proposal too) for the GP
 //	           mean, standard error and m − τ·s (paper 004); the latest
 //	           complete trial by default.
+//	paths      ?tau=1&samples=200&method=mc  desirability paths: the same
+//	           Shapley values for every model-chosen proposal, each with the
+//	           surrogate of its own iteration (the last 200; see explainPaths).
 func DefaultExplainers() map[string]Explainer {
 	return map[string]Explainer{
 		"pdp":        ExplainerFunc(explainPDP),
 		"regional":   ExplainerFunc(explainRegional),
 		"importance": ExplainerFunc(explainImportance),
 		"shapley":    ExplainerFunc(explainShapley),
+		"paths":      ExplainerFunc(explainPaths),
 	}
 }
 

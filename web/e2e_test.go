@@ -369,6 +369,61 @@ func TestDashboardEndToEnd(t *testing.T) {
 	sameFloats(t, "Shapley values (table)", numbers(t, "Shapley", shown), wantFlat)
 	h.screenshot("3-proposal")
 
+	// Desirability paths, on demand: one row per model-chosen proposal, the
+	// table and the chart equal to the API's φ of cb, then of the mean.
+	h.run("click paths", 5*time.Second, chromedp.Click(chromedp.CSS(`#paths-go`)))
+	h.wait("paths drawn", `document.querySelectorAll('#paths-data td[data-v=phi]').length > 0`, 60*time.Second)
+	var paths struct {
+		Params    []string `json:"params"`
+		Proposals int      `json:"proposals"`
+		Steps     []struct {
+			Trial       int64                `json:"trial"`
+			Explanation *shapley.Explanation `json:"explanation"`
+		} `json:"steps"`
+	}
+	if err := h.c.Explain(ctx, "demo", "paths", nil, &paths); err != nil {
+		t.Fatal(err)
+	}
+	if len(paths.Steps) == 0 || len(paths.Steps) != paths.Proposals {
+		t.Fatalf("paths API: %d steps of %d proposals", len(paths.Steps), paths.Proposals)
+	}
+	checkPaths := func(output string) {
+		t.Helper()
+		var trials []int64
+		h.eval(`[...document.querySelectorAll('#paths-data tbody tr')].map(tr => Number(tr.dataset.trial))`, &trials)
+		var cells []string
+		h.eval(`[...document.querySelectorAll('#paths-data td[data-v=phi]')].map(td => td.textContent)`, &cells)
+		var series [][][2]float64
+		h.eval(`xbo.charts['paths-chart'].getOption().series.map(s => s.data)`, &series)
+		if len(trials) != len(paths.Steps) || len(series) != len(paths.Params) {
+			t.Fatalf("paths %s: page shows %d trials and %d lines; API %d proposals of %d parameters", output, len(trials), len(series), len(paths.Steps), len(paths.Params))
+		}
+		var want, drawn []float64
+		for i, st := range paths.Steps {
+			if trials[i] != st.Trial {
+				t.Fatalf("paths %s: row %d is trial %d, API %d", output, i, trials[i], st.Trial)
+			}
+			a, ok := st.Explanation.Output(output)
+			if !ok {
+				t.Fatalf("paths: trial %d has no %s output", st.Trial, output)
+			}
+			want = append(want, a.Phi...)
+			for j := range paths.Params {
+				if series[j][i][0] != float64(st.Trial) {
+					t.Fatalf("paths %s: line %s point %d at x=%v, want trial %d", output, paths.Params[j], i, series[j][i][0], st.Trial)
+				}
+				drawn = append(drawn, series[j][i][1])
+			}
+		}
+		sameFloats(t, "paths φ("+output+") (table)", numbers(t, "paths", cells), want)
+		sameFloats(t, "paths φ("+output+") (chart)", drawn, want)
+		t.Logf("paths: φ(%s) of %d proposals (%d parameters) on the page equal the API's; first trial %d: %v", output, len(trials), len(paths.Params), trials[0], want[:len(paths.Params)])
+	}
+	checkPaths(shapley.OutputCB)
+	h.screenshot("3b-paths-cb")
+	h.run("paths: mean", 5*time.Second, chromedp.Click(chromedp.CSS(`input[name="paths-output"][value="mean"]`)))
+	checkPaths(shapley.OutputMean)
+
 	// ICE on demand, then a heatmap of two parameters, equal to the API's.
 	h.run("global", 5*time.Second, chromedp.Click(chromedp.CSS(`input[name="pdp-mode"][value="global"]`)))
 	h.wait("global again", `document.getElementById('tree').innerHTML === '' && xbo.pdp && !xbo.pdp.ice`, 30*time.Second)

@@ -124,6 +124,9 @@ async function openStudy(name) {
   state.selected = null;
   state.regional = null;
   state.leaf = null;
+  window.xbo.paths = null; // another study's paths must not stay on screen
+  $('paths-data').innerHTML = '';
+  if (window.xbo.charts['paths-chart']) window.xbo.charts['paths-chart'].clear();
   for (const b of document.querySelectorAll('#studies button')) b.setAttribute('aria-current', String(b.dataset.study === name));
   fillParamSelects();
   const ev = await api(`/api/studies/${encodeURIComponent(name)}/events?since=0`);
@@ -588,6 +591,62 @@ async function refreshShapley() {
 }
 $('proposal-go').addEventListener('click', () => { location.hash = `study=${encodeURIComponent(state.study.name)}&trial=${$('proposal-trial').value}`; });
 $('proposal-trial').addEventListener('keydown', (e) => { if (e.key === 'Enter') $('proposal-go').click(); });
+
+// ------------------------------------------------------- desirability paths
+// One explanation per model-chosen proposal, each with its own iteration's
+// surrogate (GET explain/paths): costlier than one trial's Shapley values,
+// so it is loaded by a click and re-drawn from the cached answer when the
+// output toggle changes.
+
+const PATHS_OUTPUT = { mean: 'mean', se: 'uncertainty (standard error)', cb: 'cb = m − τ·s' };
+function pathsOutput() { return document.querySelector('input[name="paths-output"]:checked').value; }
+
+async function loadPaths() {
+  if (!state.study) return;
+  const gen = state.gen;
+  setNote('paths-note', 'explaining every model-chosen proposal…');
+  $('paths-go').disabled = true;
+  try {
+    const r = await api(studyURL('explain/paths'));
+    if (gen !== state.gen) return;
+    window.xbo.paths = r;
+    drawPaths();
+  } catch (e) {
+    setNote('paths-note', `desirability paths: ${e.message}`, true);
+  } finally {
+    $('paths-go').disabled = false;
+  }
+}
+
+function drawPaths() {
+  const r = window.xbo.paths;
+  if (!r) return;
+  const out = pathsOutput();
+  const attr = (s) => s.explanation.outputs.find((o) => o.output === out);
+  const steps = r.steps.filter((s) => attr(s));
+  const colors = [C.blue, C.orange, C.green, C.red, C.purple, C.sky, C.grey, C.black];
+  setNote('paths-note', steps.length === 0 ? (r.note || 'no model-chosen proposals yet') :
+    `${r.explained} of ${r.proposals} model-chosen proposals (${r.method}${r.samples ? `, K = ${r.samples}` : ''}, τ = ${r.tau}); ` +
+    `φ of ${PATHS_OUTPUT[out]} per parameter, study units${r.truncated ? `; ${r.note}` : ''}`);
+  chart('paths-chart').setOption({
+    aria: { enabled: true }, animation: false,
+    tooltip: { trigger: 'axis', valueFormatter: fmt }, legend: { data: r.params, top: 0, type: 'scroll' },
+    grid: { left: 70, right: 20, top: 30, bottom: 45 },
+    xAxis: { type: 'value', name: 'trial number', nameLocation: 'middle', nameGap: 28, minInterval: 1, scale: true },
+    yAxis: { type: 'value', name: `φ of ${out} (study units)`, nameLocation: 'middle', nameGap: 50 },
+    dataZoom: steps.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 2 }] : [],
+    series: r.params.map((p, j) => ({
+      name: p, type: 'line', showSymbol: steps.length <= 60, color: colors[j % colors.length],
+      data: steps.map((s) => [s.trial, attr(s).phi[j]]),
+    })),
+  }, true);
+  $('paths-data').innerHTML = `<caption class="sr-only">φ of ${esc(out)} per proposal</caption><thead><tr><th scope="col">trial</th><th scope="col">acquisition</th><th scope="col">payout</th>` +
+    r.params.map((p) => `<th scope="col">${esc(p)}</th>`).join('') + '</tr></thead><tbody>' +
+    steps.map((s) => { const a = attr(s); return `<tr data-trial="${s.trial}"><th scope="row">${s.trial}</th><td>${esc(s.acquisition || '')}</td><td data-v="payout">${a.payout}</td>` +
+      a.phi.map((v, j) => `<td data-v="phi" data-param="${esc(r.params[j])}">${v}</td>`).join('') + '</tr>'; }).join('') + '</tbody>';
+}
+$('paths-go').addEventListener('click', loadPaths);
+for (const el of document.querySelectorAll('input[name="paths-output"]')) el.addEventListener('change', drawPaths);
 
 // ---------------------------------------------------------------- a-BOBAX
 
