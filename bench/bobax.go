@@ -35,7 +35,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -323,7 +322,7 @@ func runBOBAX(ctx context.Context, o BOBAXOptions) (*BOBAXResult, error) {
 		probs[i] = &bobaxProblem{spec: spec, f: f, sp: sp}
 	}
 	// The ML fits are independent: run them on the workers too.
-	if err := parallelDo(ctx, len(probs), o.Workers, func(i int) error {
+	if err := parallelDo(ctx, len(probs), o.Workers, nil, func(i int) error {
 		p := probs[i]
 		var err error
 		p.hyper, p.scale, err = fixedPrior(p.spec, p.f, p.sp)
@@ -335,7 +334,7 @@ func runBOBAX(ctx context.Context, o BOBAXOptions) (*BOBAXResult, error) {
 	for fi := range probs {
 		seeds[fi] = make([]*bobaxSeed, o.Seeds)
 	}
-	if err := parallelDo(ctx, len(probs)*o.Seeds, o.Workers, func(k int) error {
+	if err := parallelDo(ctx, len(probs)*o.Seeds, o.Workers, nil, func(k int) error {
 		fi, si := k/o.Seeds, k%o.Seeds
 		s, err := newBOBAXSeed(probs[fi], o, uint64(si+1))
 		seeds[fi][si] = s
@@ -359,21 +358,13 @@ func runBOBAX(ctx context.Context, o BOBAXOptions) (*BOBAXResult, error) {
 		}
 	}
 	runs := make([]BOBAXRun, len(jobs))
-	var mu sync.Mutex
-	done := 0
-	err := parallelDo(ctx, len(jobs), o.Workers, func(k int) error {
+	err := parallelDo(ctx, len(jobs), o.Workers, o.Progress, func(k int) error {
 		j := jobs[k]
 		r, err := runBOBAXOne(ctx, probs[j.fi], seeds[j.fi][j.si], o, o.Methods[j.mi], uint64(j.si+1))
 		if err != nil {
 			return fmt.Errorf("%s, %s, seed %d: %w", probs[j.fi].spec, o.Methods[j.mi], j.si+1, err)
 		}
 		runs[k] = r
-		mu.Lock()
-		done++
-		if o.Progress != nil {
-			o.Progress(done, len(jobs))
-		}
-		mu.Unlock()
 		return nil
 	})
 	if err != nil {

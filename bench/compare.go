@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"xbo/opt"
@@ -143,9 +142,7 @@ func compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 		}
 	}
 	runs := make([]CompareRun, len(jobs))
-	var mu sync.Mutex
-	done := 0
-	err := parallelDo(ctx, len(jobs), o.Workers, func(k int) error {
+	err := parallelDo(ctx, len(jobs), o.Workers, o.Progress, func(k int) error {
 		j := jobs[k]
 		f := funcs[j.fi]
 		r, err := Run(ctx, RunOptions{
@@ -161,12 +158,6 @@ func compare(ctx context.Context, o CompareOptions) (*CompareResult, error) {
 			return err
 		}
 		runs[k] = CompareRun{Function: o.Functions[j.fi], Strategy: o.Strategies[j.si], Seed: uint64(j.seed), Regret: r.Regret, Trace: r.Trace}
-		mu.Lock()
-		done++
-		if o.Progress != nil {
-			o.Progress(done, len(jobs))
-		}
-		mu.Unlock()
 		return nil
 	})
 	if err != nil {

@@ -11,7 +11,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"text/tabwriter"
 
 	"xbo/explain/pdp"
@@ -219,21 +218,13 @@ func lcbench(ctx context.Context, o LCBenchOptions) (*LCBenchResult, error) {
 	d := sp.Dim()
 	runs := make([]pdpSplitRun, o.Seeds*d)
 	mmds := make([]float64, o.Seeds)
-	var mu sync.Mutex
-	done := 0
-	err = parallelDo(ctx, o.Seeds, o.Workers, func(s int) error {
+	err = parallelDo(ctx, o.Seeds, o.Workers, o.Progress, func(s int) error {
 		rs, err := lcbenchOne(ctx, o, model, uint64(s+1))
 		if err != nil {
 			return fmt.Errorf("seed %d: %w", s+1, err)
 		}
 		copy(runs[s*d:], rs)
 		mmds[s] = rs[0].mmd
-		mu.Lock()
-		done++
-		if o.Progress != nil {
-			o.Progress(done, o.Seeds)
-		}
-		mu.Unlock()
 		return nil
 	})
 	if err != nil {

@@ -9,13 +9,17 @@ import (
 // after an error or cancellation no further job starts. Every experiment
 // runner shares it so that seeds use both cores the same way; results are
 // written by index, so they do not depend on w.
-func parallelDo(ctx context.Context, n, w int, f func(int) error) error {
+//
+// progress, if non-nil, is called after every job that succeeded with the
+// number done so far and n, one call at a time.
+func parallelDo(ctx context.Context, n, w int, progress func(done, total int), f func(int) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	next := make(chan int)
 	var (
 		mu       sync.Mutex
 		firstErr error
+		done     int
 		wg       sync.WaitGroup
 	)
 	for range min(w, max(n, 1)) {
@@ -23,14 +27,22 @@ func parallelDo(ctx context.Context, n, w int, f func(int) error) error {
 		go func() {
 			defer wg.Done()
 			for k := range next {
-				if err := f(k); err != nil {
-					mu.Lock()
-					if firstErr == nil {
-						firstErr = err
-						cancel()
-					}
-					mu.Unlock()
+				if ctx.Err() != nil {
+					continue // drain: after an error or cancellation no job starts
 				}
+				err := f(k)
+				mu.Lock()
+				switch {
+				case err != nil && firstErr == nil:
+					firstErr = err
+					cancel()
+				case err == nil:
+					done++
+					if progress != nil {
+						progress(done, n)
+					}
+				}
+				mu.Unlock()
 			}
 		}()
 	}

@@ -8,7 +8,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"text/tabwriter"
 
 	"xbo/explain/pdp"
@@ -174,21 +173,13 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 			runs[di][ti] = make([]pdpSplitRun, o.Seeds)
 		}
 	}
-	var mu sync.Mutex
-	done := 0
-	err := parallelDo(ctx, len(jobs), o.Workers, func(k int) error {
+	err := parallelDo(ctx, len(jobs), o.Workers, o.Progress, func(k int) error {
 		j := jobs[k]
 		r, err := pdpSplitOne(ctx, o, o.Dims[j.di], o.Taus[j.ti], uint64(j.seed))
 		if err != nil {
 			return fmt.Errorf("d=%d τ=%g seed %d: %w", o.Dims[j.di], o.Taus[j.ti], j.seed, err)
 		}
 		runs[j.di][j.ti][j.seed-1] = r
-		mu.Lock()
-		done++
-		if o.Progress != nil {
-			o.Progress(done, len(jobs))
-		}
-		mu.Unlock()
 		return nil
 	})
 	if err != nil {
