@@ -6,11 +6,11 @@ import (
 	"errors"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"xbo/importer/optunatest"
 	"xbo/space"
 	"xbo/trials"
 )
@@ -183,25 +183,9 @@ func TestImportOptunaJournal(t *testing.T) {
 // committed fixtures pin one Optuna version; this catches a format change in
 // the version installed now. CI sets XBO_REQUIRE_OPTUNA=1 so it cannot skip.
 func TestImportFreshOptunaStudy(t *testing.T) {
-	const python = "/usr/bin/python3"
-	if err := exec.Command(python, "-c", "import optuna").Run(); err != nil {
-		if os.Getenv("XBO_REQUIRE_OPTUNA") != "" {
-			t.Fatalf("XBO_REQUIRE_OPTUNA is set but %s cannot import optuna: %v", python, err)
-		}
-		t.Skipf("Debian python3-optuna is not installed (%v); the committed fixtures are tested instead", err)
-	}
-	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join("testdata", "make_optuna.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "make_optuna.py"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(python, "make_optuna.py")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make_optuna.py: %v\n%s", err, out)
+	dir := optunatest.FreshStudy(t)
+	if dir == "" {
+		t.Skip("the committed fixtures are tested instead")
 	}
 	rdb, err := ImportOptuna(filepath.Join(dir, "optuna_rdb.sqlite3"), "tpe-known")
 	if err != nil {

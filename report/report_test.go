@@ -9,13 +9,13 @@ import (
 	"io"
 	"math"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"xbo/importer"
+	"xbo/importer/optunatest"
 	"xbo/metrics"
 	"xbo/opt"
 	"xbo/space"
@@ -228,29 +228,10 @@ func TestReportOnOptimizerRun(t *testing.T) {
 // copy the same script wrote into importer/testdata.
 func optunaStudyFile(t *testing.T) string {
 	t.Helper()
-	const python = "/usr/bin/python3"
-	fixtures := filepath.Join("..", "importer", "testdata")
-	if err := exec.Command(python, "-c", "import optuna").Run(); err != nil {
-		if os.Getenv("XBO_REQUIRE_OPTUNA") != "" {
-			t.Fatalf("XBO_REQUIRE_OPTUNA is set but %s cannot import optuna: %v", python, err)
-		}
-		t.Logf("python3-optuna not installed (%v): using the committed study", err)
-		return filepath.Join(fixtures, "optuna_rdb.sqlite3")
+	if dir := optunatest.FreshStudy(t); dir != "" {
+		return filepath.Join(dir, "optuna_rdb.sqlite3")
 	}
-	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(fixtures, "make_optuna.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "make_optuna.py"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(python, "make_optuna.py")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make_optuna.py: %v\n%s", err, out)
-	}
-	return filepath.Join(dir, "optuna_rdb.sqlite3")
+	return filepath.Join(optunatest.Fixtures(), "optuna_rdb.sqlite3")
 }
 
 // TestReportOnOptunaStudy reads the TPE study that Debian's python3-optuna
