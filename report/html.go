@@ -107,11 +107,15 @@ func (rep *Report) view() (*pageView, error) {
 			lastImp = i
 		}
 	}
+	improvement := fmt.Sprintf("The last improvement came at trial %d, so the final %d trials found nothing better.", lastImp, s.Usable-1-lastImp)
+	if lastImp == s.Usable-1 {
+		improvement = fmt.Sprintf("The last trial (%d) was still an improvement: the search had not levelled off.", lastImp)
+	}
 	v.TraceCap = fmt.Sprintf("Each dot is one of the %d usable trials, in the order they were evaluated, at its objective value; "+
-		"the orange step line is the best value found so far. The last improvement came at trial %d, so the final %d trials found nothing better. "+
+		"the orange step line is the best value found so far. %s "+
 		"%d trial(s) without a usable value (failed, pruned or unfinished) are not drawn. "+
 		"The trace is data, not a model: it carries no uncertainty of its own, but a single noisy evaluation can set the best value.",
-		s.Usable, lastImp, s.Usable-1-lastImp, s.Skipped)
+		s.Usable, improvement, s.Skipped)
 
 	// Importance.
 	v.Importance = template.HTML(importanceSVG(rep.Ranking))
