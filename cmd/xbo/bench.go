@@ -8,8 +8,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/schollz/progressbar/v3"
-
 	"xbo/bench"
 )
 
@@ -115,16 +113,9 @@ func runBenchCompare(ctx context.Context, args []string, env *cliEnv) error {
 			return usagef("strategy %q: want ei, lcb, pi, pvar or random", st)
 		}
 	}
-	if env.isTerminal {
-		bar := progressbar.NewOptions(len(opts.Functions)*len(opts.Strategies)*opts.Seeds,
-			progressbar.OptionSetWriter(env.stderr),
-			progressbar.OptionSetDescription("bench compare"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish(),
-		)
-		opts.Progress = func(int, int) { _ = bar.Add(1) }
-		defer bar.Finish()
-	}
+	bar := newProgress(env, "bench compare")
+	opts.Progress = bar.set
+	defer bar.finish()
 	res, err := bench.Compare(ctx, opts)
 	if err != nil {
 		return err

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/schollz/progressbar/v3"
-
 	"xbo/acq"
 	"xbo/bench"
 )
@@ -58,26 +56,9 @@ func runBenchBOBAX(ctx context.Context, args []string, env *cliEnv) error {
 			return usageError{err}
 		}
 	}
-	if env.isTerminal {
-		var bar *progressbar.ProgressBar
-		opts.Progress = func(done, total int) {
-			if bar == nil {
-				bar = progressbar.NewOptions(total,
-					progressbar.OptionSetWriter(env.stderr),
-					progressbar.OptionSetDescription("bench bobax"),
-					progressbar.OptionShowCount(),
-					progressbar.OptionSetPredictTime(true),
-					progressbar.OptionClearOnFinish(),
-				)
-			}
-			_ = bar.Set(done)
-		}
-		defer func() {
-			if bar != nil {
-				_ = bar.Finish()
-			}
-		}()
-	}
+	bar := newProgress(env, "bench bobax")
+	opts.Progress = bar.set
+	defer bar.finish()
 	res, err := bench.BOBAX(ctx, opts)
 	if err != nil {
 		return fmt.Errorf("%w", err)

@@ -6,8 +6,6 @@ import (
 	"flag"
 	"strconv"
 
-	"github.com/schollz/progressbar/v3"
-
 	"xbo/bench"
 )
 
@@ -51,16 +49,9 @@ func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	if *seeds < 1 || *perDim < 5 || *mc < 10 || *grid < 2 || *workers < 0 {
 		return usagef("need --seeds ≥ 1, --budget-per-dim ≥ 5, --mc ≥ 10, --grid ≥ 2, --workers ≥ 0")
 	}
-	if env.isTerminal {
-		bar := progressbar.NewOptions(len(opts.Dims)*len(opts.Taus)*opts.Seeds,
-			progressbar.OptionSetWriter(env.stderr),
-			progressbar.OptionSetDescription("bench pdp-split"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish(),
-		)
-		opts.Progress = func(int, int) { _ = bar.Add(1) }
-		defer bar.Finish()
-	}
+	bar := newProgress(env, "bench pdp-split")
+	opts.Progress = bar.set
+	defer bar.finish()
 	res, err := bench.PDPSplit(ctx, opts)
 	if err != nil {
 		return err
@@ -112,16 +103,9 @@ func runBenchPDPSplitLCBench(ctx context.Context, args []string, env *cliEnv) er
 		return usagef("need --seeds ≥ 1, --budget ≥ 30, --tau > 0, --depth ≥ 1, --mc ≥ 10, --grid ≥ 2, --workers ≥ 0")
 	}
 	opts := bench.LCBenchOptions{Data: *data, Seeds: *seeds, Budget: *budget, Tau: *tau, Depth: *depth, Samples: *mc, Grid: *grid, Workers: *workers}
-	if env.isTerminal {
-		bar := progressbar.NewOptions(opts.Seeds,
-			progressbar.OptionSetWriter(env.stderr),
-			progressbar.OptionSetDescription("bench pdp-split-lcbench"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish(),
-		)
-		opts.Progress = func(int, int) { _ = bar.Add(1) }
-		defer bar.Finish()
-	}
+	bar := newProgress(env, "bench pdp-split-lcbench")
+	opts.Progress = bar.set
+	defer bar.finish()
 	res, err := bench.LCBench(ctx, opts)
 	if err != nil {
 		return err

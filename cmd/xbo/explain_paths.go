@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/schollz/progressbar/v3"
 	"io"
 	"runtime"
 	"sync"
@@ -77,17 +76,9 @@ func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	opts.Workers = *workers
-	if env.isTerminal {
-		bar := progressbar.NewOptions(len(iters),
-			progressbar.OptionSetWriter(env.stderr),
-			progressbar.OptionSetDescription("explaining proposals"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish(),
-		)
-		opts.Progress = func(done, _ int) { _ = bar.Set(done) }
-		defer bar.Finish()
-	}
+	bar := newProgress(env, "explaining proposals")
+	opts.Progress = bar.set
+	defer bar.finish()
 	// Every worker gets an optimizer of its own: rebuilding the history is
 	// cheap, and no state is shared between the fits.
 	pool := sync.Pool{New: func() any {

@@ -5,8 +5,6 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/schollz/progressbar/v3"
-
 	"xbo/explain/pdp"
 	"xbo/gp"
 	"xbo/report"
@@ -96,23 +94,13 @@ func runExplainReport(ctx context.Context, args []string, env *cliEnv) error {
 		fmt.Fprintf(env.stderr, "xbo explain report: note: %d trial(s) without a usable value are counted but not modelled\n", in.Skipped)
 	}
 
-	var bar *progressbar.ProgressBar
-	if env.isTerminal {
-		bar = progressbar.NewOptions(in.Space.Dim()+4,
-			progressbar.OptionSetWriter(env.stderr),
-			progressbar.OptionSetDescription("report"),
-			progressbar.OptionShowCount(),
-			progressbar.OptionClearOnFinish(),
-		)
-		o.Progress = func(done, total int, step string) {
-			bar.Describe("report: " + step)
-			_ = bar.Set(done)
-		}
+	bar := newProgress(env, "report")
+	o.Progress = func(done, total int, step string) {
+		bar.describe("report: " + step)
+		bar.set(done, total)
 	}
 	rep, err := report.Build(ctx, in, o)
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	bar.finish()
 	if err != nil {
 		return err
 	}

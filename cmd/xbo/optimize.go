@@ -12,8 +12,6 @@ import (
 	"strings"
 	"xbo/acq"
 
-	"github.com/schollz/progressbar/v3"
-
 	"xbo/bench"
 	"xbo/opt"
 	"xbo/trials"
@@ -102,16 +100,8 @@ func runOptimize(ctx context.Context, args []string, env *cliEnv) error {
 			return err
 		}
 	}
-	var bar *progressbar.ProgressBar
-	if env.isTerminal {
-		bar = progressbar.NewOptions(*budget,
-			progressbar.OptionSetWriter(env.stderr),
-			progressbar.OptionSetDescription(fmt.Sprintf("%s %s", *strategy, f.Name)),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionClearOnFinish(),
-		)
-	}
+	bar := newProgress(env, fmt.Sprintf("%s %s", *strategy, f.Name))
+	done := 0
 	res, err := bench.Run(ctx, bench.RunOptions{
 		Function: *function,
 		Dim:      *dims,
@@ -128,15 +118,12 @@ func runOptimize(ctx context.Context, args []string, env *cliEnv) error {
 					return err
 				}
 			}
-			if bar != nil {
-				return bar.Add(1)
-			}
+			done++
+			bar.set(done, *budget)
 			return nil
 		},
 	})
-	if bar != nil {
-		_ = bar.Finish()
-	}
+	bar.finish()
 	if err != nil {
 		return err
 	}
