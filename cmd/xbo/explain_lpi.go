@@ -46,11 +46,7 @@ func runExplainLPI(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	o, err := in.optimizer()
-	if err != nil {
-		return err
-	}
-	model, err := in.surrogateAt(o, len(in.x))
+	model, err := in.surrogateAt(len(in.x))
 	if err != nil {
 		return err
 	}

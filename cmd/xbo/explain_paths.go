@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"sync"
 	"text/tabwriter"
 
 	"xbo/explain/shapley"
@@ -79,23 +78,13 @@ func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 	bar := newProgress(env, "explaining proposals")
 	opts.Progress = bar.set
 	defer bar.finish()
-	// Every worker gets an optimizer of its own: rebuilding the history is
-	// cheap, and no state is shared between the fits.
-	pool := sync.Pool{New: func() any {
-		o, err := in.optimizer()
-		if err != nil {
-			return err
-		}
-		return o
-	}}
+	// One optimizer serves every worker: SurrogateAt fits outside its lock.
+	o, err := in.optimizer()
+	if err != nil {
+		return err
+	}
 	step := func(_ context.Context, it int) (shapley.Function, []float64, error) {
-		got := pool.Get()
-		o, ok := got.(*opt.Optimizer)
-		if !ok {
-			return nil, nil, got.(error)
-		}
-		defer pool.Put(o)
-		model, err := in.surrogateAt(o, it)
+		model, err := o.SurrogateAt(it)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -87,13 +87,13 @@ func (in *shapleyInputs) optimizer() (*opt.Optimizer, error) {
 }
 
 // surrogateAt is the surrogate fitted on the first t trials, in minimization
-// units.
-func (in *shapleyInputs) surrogateAt(o *opt.Optimizer, t int) (surrogate.Model, error) {
-	m, err := o.SurrogateAt(t)
+// units, as the optimizer saw it at that iteration.
+func (in *shapleyInputs) surrogateAt(t int) (surrogate.Model, error) {
+	o, err := in.optimizer()
 	if err != nil {
 		return nil, err
 	}
-	return m, nil
+	return o.SurrogateAt(t)
 }
 
 // incumbentAt is the best of the first t values in minimization units.
@@ -223,10 +223,6 @@ func runExplainShapley(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	o, err := in.optimizer()
-	if err != nil {
-		return err
-	}
 	var point []float64
 	t := len(in.x)
 	if *trial >= 0 {
@@ -238,7 +234,7 @@ func runExplainShapley(ctx context.Context, args []string, env *cliEnv) error {
 	} else if point, err = in.parsePoint(*pointText); err != nil {
 		return err
 	}
-	model, err := in.surrogateAt(o, t)
+	model, err := in.surrogateAt(t)
 	if err != nil {
 		return err
 	}
