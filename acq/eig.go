@@ -3,7 +3,7 @@ package acq
 // EIG_PDP: the expected information gain of an evaluation about partial
 // dependence (Moosbauer, Casalicchio, Lindauer & Bischl, "Improving accuracy
 // of interpretability measures in hyperparameter optimization via Bayesian
-// algorithm execution", /work/shared/papers/002, section 4.1, eq. 2–4).
+// algorithm execution", shared/papers/002, section 4.1, eq. 2–4).
 //
 // The PD algorithm (paper 002, Algorithm 1) evaluates the surrogate on its
 // execution path, the n·G points (λ_S^g, λ_R^i), and outputs the G averages

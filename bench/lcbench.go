@@ -45,21 +45,29 @@ type LCBenchModel struct {
 }
 
 // LoadLCBench reads an LCBench CSV (the columns of
-// /work/shared/data/lcbench2000_phoneme.csv) and fits the forest.
+// shared/data/lcbench2000_phoneme.csv) and fits the forest.
 func LoadLCBench(path string, seed uint64) (*LCBenchModel, error) {
+	m, err := loadLCBench(path, seed)
+	if err != nil {
+		return nil, fmt.Errorf("bench: lcbench: %w", err)
+	}
+	return m, nil
+}
+
+func loadLCBench(path string, seed uint64) (*LCBenchModel, error) {
 	sp, err := space.Parse([]byte(LCBenchSpace))
 	if err != nil {
 		return nil, err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return nil, fmt.Errorf("bench: lcbench: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	defer f.Close()
 	r := csv.NewReader(f)
 	header, err := r.Read()
 	if err != nil {
-		return nil, fmt.Errorf("bench: lcbench: %s: header: %w", path, err)
+		return nil, fmt.Errorf("%s: header: %w", path, err)
 	}
 	col := map[string]int{}
 	for i, h := range header {
@@ -69,7 +77,7 @@ func LoadLCBench(path string, seed uint64) (*LCBenchModel, error) {
 	need := append(sp.Names(), target)
 	for _, name := range need {
 		if _, ok := col[name]; !ok {
-			return nil, fmt.Errorf("bench: lcbench: %s: no column %q", path, name)
+			return nil, fmt.Errorf("%s: no column %q", path, name)
 		}
 	}
 	var x [][]float64
@@ -80,7 +88,7 @@ func LoadLCBench(path string, seed uint64) (*LCBenchModel, error) {
 			break
 		}
 		if err != nil {
-			return nil, fmt.Errorf("bench: lcbench: %s: line %d: %w", path, line, err)
+			return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
 		}
 		vals := make([]float64, sp.Dim())
 		for j, name := range sp.Names() {
@@ -90,7 +98,7 @@ func LoadLCBench(path string, seed uint64) (*LCBenchModel, error) {
 			}
 			v, err := strconv.ParseFloat(text, 64)
 			if err != nil {
-				return nil, fmt.Errorf("bench: lcbench: %s: line %d, column %q: %q is not a number", path, line, name, text)
+				return nil, fmt.Errorf("%s: line %d, column %q: %q is not a number", path, line, name, text)
 			}
 			p := &sp.Params[j]
 			if p.Type == space.Int {
@@ -100,21 +108,21 @@ func LoadLCBench(path string, seed uint64) (*LCBenchModel, error) {
 		}
 		u, err := sp.Encode(vals)
 		if err != nil {
-			return nil, fmt.Errorf("bench: lcbench: %s: line %d: %w", path, line, err)
+			return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
 		}
 		acc, err := strconv.ParseFloat(strings.TrimSpace(rec[col[target]]), 64)
 		if err != nil || math.IsNaN(acc) {
-			return nil, fmt.Errorf("bench: lcbench: %s: line %d: bad %s", path, line, target)
+			return nil, fmt.Errorf("%s: line %d: bad %s", path, line, target)
 		}
 		x = append(x, u)
 		y = append(y, 100-acc)
 	}
 	if len(x) < 10 {
-		return nil, fmt.Errorf("bench: lcbench: %s: only %d rows", path, len(x))
+		return nil, fmt.Errorf("%s: only %d rows", path, len(x))
 	}
 	rf, err := forest.Fit(x, y, forest.Options{Seed: seed, Levels: sp.Levels()})
 	if err != nil {
-		return nil, fmt.Errorf("bench: lcbench: %w", err)
+		return nil, fmt.Errorf("%w", err)
 	}
 	return &LCBenchModel{Space: sp, Forest: rf, Rows: len(x)}, nil
 }
@@ -210,7 +218,7 @@ func lcbench(ctx context.Context, o LCBenchOptions) (*LCBenchResult, error) {
 	if o.Seeds < 1 || o.Budget < 30 || !(o.Tau > 0) || o.Depth < 1 || o.Samples < 10 || o.Grid < 2 || o.Workers < 1 {
 		return nil, errors.New("need seeds ≥ 1, budget ≥ 30, τ > 0, depth ≥ 1, samples ≥ 10, grid ≥ 2, workers ≥ 1")
 	}
-	model, err := LoadLCBench(o.Data, 1)
+	model, err := loadLCBench(o.Data, 1)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,7 @@
 //
 // The average-variance form 1ᵀK̂1/n² used for partial dependence bands is
 // eq. 4 of Moosbauer et al. 2021, "Explaining hyperparameter optimization via
-// partial dependence plots" (/work/shared/papers/000); it is computed without
+// partial dependence plots" (shared/papers/000); it is computed without
 // forming the n×n posterior covariance.
 //
 // Hyperparameters (type Hyper) live in standardized-output units; every

@@ -1,7 +1,7 @@
 // Package metrics scores explanations and optimizer runs.
 //
 // The PDP metrics follow Moosbauer et al. 2021, "Explaining Hyperparameter
-// Optimization via Partial Dependence Plots" (/work/shared/papers/000,
+// Optimization via Partial Dependence Plots" (shared/papers/000,
 // section 6): mean confidence MC = (1/G)·Σ_g ŝ_S(λ_S^g), optimum confidence OC
 // = ŝ_S at the grid point nearest the best configuration, the negative
 // log-likelihood of the true PD under N(φ̂, ŝ_S²) averaged over the grid, and

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"os"
 	"strconv"
 
 	"xbo/bench"
@@ -85,9 +86,13 @@ func init() {
 	})
 }
 
+// lcbenchDefault is where the project's shared data sits when a command runs
+// from the repository root, as CI lays it out.
+const lcbenchDefault = "../shared/data/lcbench2000_phoneme.csv"
+
 func runBenchPDPSplitLCBench(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("bench pdp-split-lcbench", flag.ContinueOnError)
-	data := fs.String("data", "/work/shared/data/lcbench2000_phoneme.csv", "LCBench CSV of one task (the objective lcbench-phoneme by default)")
+	data := fs.String("data", lcbenchDefault, "LCBench CSV of one task (default: the objective lcbench-phoneme from the project's shared data, beside the repository)")
 	seeds := fs.Int("seeds", 30, "repetitions (seeds 1..N)")
 	budget := fs.Int("budget", 200, "evaluations per BO run")
 	tau := fs.Float64("tau", 1, "LCB τ")
@@ -101,6 +106,9 @@ func runBenchPDPSplitLCBench(ctx context.Context, args []string, env *cliEnv) er
 	}
 	if *seeds < 1 || *budget < 30 || !(*tau > 0) || *depth < 1 || *mc < 10 || *grid < 2 || *workers < 0 {
 		return usagef("need --seeds ≥ 1, --budget ≥ 30, --tau > 0, --depth ≥ 1, --mc ≥ 10, --grid ≥ 2, --workers ≥ 0")
+	}
+	if _, err := os.Stat(*data); err != nil {
+		return usagef("--data %s: %v (give the path of an LCBench CSV such as lcbench2000_phoneme.csv)", *data, err)
 	}
 	opts := bench.LCBenchOptions{Data: *data, Seeds: *seeds, Budget: *budget, Tau: *tau, Depth: *depth, Samples: *mc, Grid: *grid, Workers: *workers}
 	bar := newProgress(env, "bench pdp-split-lcbench")

@@ -2,7 +2,7 @@
 // conditional expectation (ICE) curves of a probabilistic surrogate, with
 // confidence bands for the PD estimate, following Moosbauer et al. 2021,
 // "Explaining Hyperparameter Optimization via Partial Dependence Plots"
-// (/work/shared/papers/000_bb73023ebce267ec.txt):
+// (shared/papers/000_bb73023ebce267ec.txt):
 //
 //   - ICE curve i at grid point g is the posterior mean m̂(λ_S^g, λ_C^i), and the
 //     PDP is their average over the Monte Carlo sample (eq. 2 and 3);
