@@ -678,35 +678,9 @@ func describeValues(vals []any) string {
 }
 
 // SpaceJSON renders a space in the file format space.Parse reads, indented
-// for people. Numeric bounds are always written: space.Space.MarshalJSON
-// leaves out a bound of 0 (omitempty), which space.Parse then rejects.
+// for people, and checks that it reads back.
 func SpaceJSON(s *space.Space) ([]byte, error) {
-	type param struct {
-		Name      string           `json:"name"`
-		Type      space.Type       `json:"type"`
-		Low       *float64         `json:"low,omitempty"`
-		High      *float64         `json:"high,omitempty"`
-		Log       bool             `json:"log,omitempty"`
-		Choices   []string         `json:"choices,omitempty"`
-		Condition *space.Condition `json:"condition,omitempty"`
-		Default   any              `json:"default,omitempty"`
-	}
-	doc := struct {
-		Objective space.Direction `json:"objective"`
-		Params    []param         `json:"params"`
-	}{Objective: s.Objective, Params: make([]param, len(s.Params))}
-	if doc.Objective == "" {
-		doc.Objective = space.Minimize
-	}
-	for i, p := range s.Params {
-		q := param{Name: p.Name, Type: p.Type, Log: p.Log, Choices: p.Choices, Condition: p.Condition, Default: p.Default}
-		if p.Type != space.Categorical {
-			lo, hi := p.Low, p.High
-			q.Low, q.High = &lo, &hi
-		}
-		doc.Params[i] = q
-	}
-	data, err := json.MarshalIndent(doc, "", "  ")
+	data, err := json.MarshalIndent(s, "", "  ")
 	if err != nil {
 		return nil, fmt.Errorf("importer: space: %w", err)
 	}
