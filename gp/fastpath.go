@@ -9,9 +9,11 @@ import "math"
 // predictions are bit-for-bit unchanged; they only remove per-element calls
 // and branches and reuse loaded values.
 
-// crossKernelRows fills ks (m×n) with σ_f²·g(r²(p_i, x_t)), hoisting the
-// kernel switch and the categorical test out of the inner loops.
-func (g *GP) crossKernelRows(ks, pe []float64, m int) {
+// crossKernel fills ks (m×n) with the standardized prior covariance
+// σ_f²·g(r²(p_i, x_t)) between the m encoded points pe and the training
+// inputs, hoisting the kernel switch and the categorical test out of the
+// inner loops.
+func (g *GP) crossKernel(ks, pe []float64, m int) {
 	if g.met.anyCat {
 		g.crossKernelGeneric(ks, pe, m)
 		return

@@ -122,7 +122,7 @@ func TestCrossKernelRowsMatchesGeneric(t *testing.T) {
 			t.Fatal(err)
 		}
 		fast, slow := make([]float64, 13*g.n), make([]float64, 13*g.n)
-		g.crossKernelRows(fast, pe, 13)
+		g.crossKernel(fast, pe, 13)
 		g.crossKernelGeneric(slow, pe, 13)
 		for i := range fast {
 			if fast[i] != slow[i] {

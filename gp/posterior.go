@@ -46,12 +46,6 @@ func (g *GP) encodeAll(x [][]float64) ([]float64, error) {
 	return enc, nil
 }
 
-// crossKernel fills ks (m×n) with the standardized prior covariance between
-// the m encoded points pe and the training inputs.
-func (g *GP) crossKernel(ks, pe []float64, m int) {
-	g.crossKernelRows(ks, pe, m)
-}
-
 // whiten overwrites the m×n matrix ks with ks·U⁻¹, so that row i becomes
 // (U⁻ᵀk_i)ᵀ and k_iᵀ(K+σ_n²I)⁻¹k_j is the dot product of rows i and j.
 func (g *GP) whiten(ks []float64, m int) {
