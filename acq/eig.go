@@ -318,8 +318,8 @@ func (ks *kernelState) kbar(z, out, acc []float64) {
 		acc[s] = 0
 	}
 	params := p.Params
-	var stack [16]float64
-	qv := stack[:0]
+	var stack [16]float64 // no allocation for the usual small d
+	var qv []float64
 	if d > len(stack) {
 		qv = make([]float64, d)
 	} else {

@@ -238,7 +238,6 @@ type rawParam struct {
 	// parameter is unconditional and its default fills trials where the
 	// source had it inactive.
 	imputeDefault bool
-	widened       []string // observed values outside the declared domain
 }
 
 type rawTrial struct {

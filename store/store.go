@@ -455,11 +455,3 @@ func deadlineMicros(now time.Time, timeout time.Duration) *int64 {
 	d := micros(now.Add(timeout))
 	return &d
 }
-
-func stateStrings(states []State) []string {
-	out := make([]string, len(states))
-	for i, s := range states {
-		out[i] = string(s)
-	}
-	return out
-}
