@@ -244,15 +244,18 @@ func TestMaximizersFindTheBowlMinimum(t *testing.T) {
 	}
 }
 
-func TestMaximizersOnMixedConditionalSpace(t *testing.T) {
+// mixedConditional is a space with a categorical, an int, a log float and
+// a float active only for one level, and a target whose minimum is opt =
+// sgd, layers = 7, lr = 1e-2, momentum = 0.8; other optimizers are worse by
+// 0.5 whatever their other values.
+func mixedConditional(t *testing.T) (*space.Space, func(x []float64) float64) {
+	t.Helper()
 	s := mustSpace(t, `{"params":[
 		{"name":"opt","type":"categorical","choices":["sgd","adam","rms"]},
 		{"name":"layers","type":"int","low":1,"high":12},
 		{"name":"lr","type":"float","low":1e-4,"high":1,"log":true},
 		{"name":"momentum","type":"float","low":0,"high":1,"condition":{"parent":"opt","values":["sgd"]}}]}`)
-	// Best: opt = sgd, layers = 7, lr = 1e-2, momentum = 0.8. Other
-	// optimizers are worse by 0.5 whatever their other values.
-	target := func(x []float64) float64 {
+	return s, func(x []float64) float64 {
 		vals := s.Decode(x)
 		v := math.Pow((vals[1]-7)/11, 2) + math.Pow(math.Log10(vals[2])+2, 2)/16
 		if vals[0] != 0 {
@@ -260,6 +263,10 @@ func TestMaximizersOnMixedConditionalSpace(t *testing.T) {
 		}
 		return v + math.Pow(vals[3]-0.8, 2)
 	}
+}
+
+func TestMaximizersOnMixedConditionalSpace(t *testing.T) {
+	s, target := mixedConditional(t)
 	m := analytic{dim: 4, mean: target, variance: func([]float64) float64 { return 0 }}
 	for _, opt := range []Maximizer{RandomSearch{}, FocusSearch{Refine: 3}} {
 		rng := rand.New(rand.NewPCG(3, 3^0x9e3779b97f4a7c15))

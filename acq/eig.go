@@ -762,27 +762,16 @@ func (st *eigState) score(x [][]float64, out []float64) error {
 		}
 	}
 	chunks := (m + eigChunk - 1) / eigChunk
-	workers := max(1, min(chunks, runtime.GOMAXPROCS(0), 2))
-	next := make(chan int, chunks)
-	for c := range chunks {
-		next <- c * eigChunk
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			kc := make([]float64, eigChunk*max(T, 1))
-			cv := make([]float64, eigChunk*P)
-			acc := make([]float64, len(p.Params))
-			for lo := range next {
-				hi := min(lo+eigChunk, m)
-				st.scoreChunk(z[lo*d:hi*d], hi-lo, kc, cv, acc, out[lo:hi])
-			}
-		}()
-	}
-	wg.Wait()
+	parallel(chunks, func() func(int) {
+		kc := make([]float64, eigChunk*max(T, 1))
+		cv := make([]float64, eigChunk*P)
+		acc := make([]float64, len(p.Params))
+		return func(c int) {
+			lo := c * eigChunk
+			hi := min(lo+eigChunk, m)
+			st.scoreChunk(z[lo*d:hi*d], hi-lo, kc, cv, acc, out[lo:hi])
+		}
+	})
 	return nil
 }
 

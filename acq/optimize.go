@@ -58,9 +58,18 @@ type RandomSearch struct {
 	// Extra candidates (unit-cube, repaired) are scored along with the random
 	// ones, e.g. the incumbent, so a good known region is never missed.
 	Extra [][]float64
-	// Pattern search settings; zero means the default in brackets.
+	// Exhaustive scores every candidate exactly. By default, when the
+	// acquisition is Bounded and the model a surrogate.VarianceBounder,
+	// only the candidates whose bound can reach the best are scored
+	// exactly; the proposal is the same.
+	Exhaustive bool
+	// Pattern forces the pattern search even when the acquisition and the
+	// surrogate are differentiable (see Differentiable), where the default
+	// is to climb the gradient on the float parameters.
+	Pattern bool
+	// Refinement settings; zero means the default in brackets.
 	InitialStep float64 // first step on float coordinates [0.05]
-	MinStep     float64 // smallest step before stopping [1e-3]
+	MinStep     float64 // smallest pattern step before stopping [1e-3]
 	MaxRounds   int     // rounds of the batched pattern search [60]
 }
 
@@ -76,8 +85,11 @@ type FocusSearch struct {
 	Iterations int
 	Points     int
 	// Refine polishes the best Refine points of the final result with the
-	// same pattern search as RandomSearch (0 = none, the mlrMBO behaviour).
+	// same refinement as RandomSearch (0 = none, the mlrMBO behaviour).
 	Refine int
+	// Pattern forces the pattern search for that refinement (see
+	// RandomSearch.Pattern).
+	Pattern bool
 }
 
 func checkInputs(a Acquisition, m surrogate.Model, s *space.Space, rng *rand.Rand) error {
@@ -118,15 +130,15 @@ func (r RandomSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space,
 	if len(cands) == 0 {
 		return Result{}, errors.New("acq: random search: no candidates")
 	}
-	scores := make([]float64, len(cands))
-	if err := a.Score(m, cands, scores); err != nil {
-		return Result{}, fmt.Errorf("acq: random search: %w", err)
-	}
 	refine := r.Refine
 	if refine == 0 {
 		refine = DefaultRefine
 	}
-	res, err := refineTop(a, m, s, cands, scores, refine, patternSettings{r.InitialStep, r.MinStep, r.MaxRounds})
+	scored, scores, err := scoreCandidates(a, m, cands, max(refine, 1), r.Exhaustive)
+	if err != nil {
+		return Result{}, fmt.Errorf("acq: random search: %w", err)
+	}
+	res, err := refineTop(a, m, s, scored, scores, refine, patternSettings{r.InitialStep, r.MinStep, r.MaxRounds, r.Pattern})
 	if err != nil {
 		return Result{}, fmt.Errorf("acq: random search: %w", err)
 	}
@@ -237,7 +249,7 @@ func (f FocusSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, 
 		return Result{}, errors.New("acq: focus search: no point was scored")
 	}
 	if f.Refine > 0 {
-		res, err := refineTop(a, m, s, finalists, finalScores, f.Refine, patternSettings{})
+		res, err := refineTop(a, m, s, finalists, finalScores, f.Refine, patternSettings{pattern: f.Pattern})
 		if err != nil {
 			return Result{}, fmt.Errorf("acq: focus search: %w", err)
 		}
@@ -245,6 +257,22 @@ func (f FocusSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, 
 		return res, nil
 	}
 	return best, nil
+}
+
+// scoreCandidates returns the candidates the refinement may start from and
+// their exact scores: all of them, or with a bounded acquisition and model
+// (and exhaustive false) only those that can be among the keep best.
+func scoreCandidates(a Acquisition, m surrogate.Model, cands [][]float64, keep int, exhaustive bool) ([][]float64, []float64, error) {
+	if b, ok := bounded(a); ok && !exhaustive {
+		if vb, ok := m.(surrogate.VarianceBounder); ok {
+			return topExact(b, vb, cands, keep)
+		}
+	}
+	scores := make([]float64, len(cands))
+	if err := a.Score(m, cands, scores); err != nil {
+		return nil, nil, err
+	}
+	return cands, scores, nil
 }
 
 func argmax(x []float64) int {
@@ -263,11 +291,14 @@ func argmax(x []float64) int {
 type patternSettings struct {
 	initial, min float64
 	rounds       int
+	// pattern: no gradient climb even where one is available.
+	pattern bool
 }
 
 // refineTop takes the top `count` points by score (count < 0: none) and
-// improves them with a batched steepest-ascent pattern search; it returns the
-// best point seen.
+// improves them, by a gradient climb where the acquisition and the model are
+// differentiable and the space has float parameters, otherwise by a batched
+// steepest-ascent pattern search; it returns the best point seen.
 func refineTop(a Acquisition, m surrogate.Model, s *space.Space, pts [][]float64, scores []float64, count int, ps patternSettings) (Result, error) {
 	order := make([]int, 0, len(pts))
 	for i := range pts {
@@ -301,7 +332,15 @@ func refineTop(a Acquisition, m surrogate.Model, s *space.Space, pts [][]float64
 			startScores = append(startScores, scores[i])
 		}
 	}
-	u, score, evals, err := patternSearch(a, m, s, starts, startScores, ps)
+	var u []float64
+	var score float64
+	var evals int
+	var err error
+	if c := climberFor(a, m, s, ps); c != nil {
+		u, score, evals, err = climbAll(c, starts, startScores)
+	} else {
+		u, score, evals, err = patternSearch(a, m, s, starts, startScores, ps)
+	}
 	if err != nil {
 		return Result{}, err
 	}

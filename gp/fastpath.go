@@ -1,6 +1,10 @@
 package gp
 
-import "math"
+import (
+	"math"
+
+	"gonum.org/v1/gonum/floats"
+)
 
 // The prediction hot path: the cross-kernel and the triangular solve account
 // for nearly all of an Ask and of a Shapley explanation. Both routines below
@@ -111,5 +115,17 @@ func solveRightUpper(u []float64, n int, b []float64, m int) {
 				r[j] -= a * uk[j]
 			}
 		}
+	}
+}
+
+// solveUpperVector overwrites b with U⁻¹b for the upper-triangular n×n U
+// (row-major) by back substitution, each step one contiguous dot product
+// of a row of U with the solved tail of b.
+func solveUpperVector(u []float64, n int, b []float64) {
+	u = u[:n*n]
+	b = b[:n]
+	for i := n - 1; i >= 0; i-- {
+		row := u[i*n : (i+1)*n]
+		b[i] = (b[i] - floats.Dot(row[i+1:], b[i+1:])) / row[i]
 	}
 }

@@ -360,10 +360,21 @@ func (o *objective) problem() optimize.Problem {
 // iterations (1e-6·n in log likelihood: far below anything that changes a
 // prediction) or its gradient is below 1e-4 per point. Tighter tolerances
 // triple the evaluations for gains in the fifth digit of the likelihood.
-func optimizerSettings() *optimize.Settings {
+//
+// A warm start (the previous fit's optimum, with one observation more) begins
+// next to the new optimum, so one iteration gaining less than 1e-6·n nats
+// already means convergence: on the T = 200, d = 6 benchmark data this stops
+// after 4 evaluations instead of 7, 2e-4 nats short of the longer run. A
+// random start may cross a plateau where one small gain does not mean
+// convergence, so it needs two.
+func optimizerSettings(warm bool) *optimize.Settings {
+	iterations := 2
+	if warm {
+		iterations = 1
+	}
 	return &optimize.Settings{
 		GradientThreshold: 1e-4,
-		Converger:         &optimize.FunctionConverge{Absolute: 1e-6, Iterations: 2},
+		Converger:         &optimize.FunctionConverge{Absolute: 1e-6, Iterations: iterations},
 		MajorIterations:   200,
 		FuncEvaluations:   300,
 	}
@@ -422,7 +433,7 @@ func (p *problem) fitHyper(opt Options) (Hyper, error) {
 			keep, screen = nil, starts
 		}
 		sub := p.subset(rng.Perm(p.n)[:screenSize])
-		screened := sub.runStarts(screen, lo, hi)
+		screened := sub.runStarts(screen, lo, hi, false)
 		if b := bestResult(screened); b >= 0 {
 			keep = append(keep, clampTheta(screened[b].theta))
 		}
@@ -431,7 +442,7 @@ func (p *problem) fitHyper(opt Options) (Hyper, error) {
 		}
 		starts = keep
 	}
-	results := p.runStarts(starts, lo, hi)
+	results := p.runStarts(starts, lo, hi, opt.Init != nil)
 	best := bestResult(results)
 	if best < 0 {
 		return Hyper{}, errors.New("marginal likelihood could not be evaluated at any start: " + errNotPD.Error())
@@ -466,8 +477,9 @@ func (p *problem) subset(idx []int) *problem {
 	return &q
 }
 
-// runStarts runs L-BFGS from every start on up to two goroutines.
-func (p *problem) runStarts(starts [][]float64, lo, hi []float64) []startResult {
+// runStarts runs L-BFGS from every start on up to two goroutines; with
+// warmFirst, starts[0] is a warm start (see optimizerSettings).
+func (p *problem) runStarts(starts [][]float64, lo, hi []float64, warmFirst bool) []startResult {
 	results := make([]startResult, len(starts))
 	workers := min(len(starts), runtime.GOMAXPROCS(0), maxWorkers)
 	next := make(chan int, len(starts))
@@ -483,7 +495,7 @@ func (p *problem) runStarts(starts [][]float64, lo, hi []float64) []startResult 
 			w := p.newWorkspace()
 			w.parallel = workers == 1 && runtime.GOMAXPROCS(0) > 1
 			for s := range next {
-				results[s] = runStart(w, lo, hi, starts[s])
+				results[s] = runStart(w, lo, hi, starts[s], warmFirst && s == 0)
 			}
 		}()
 	}
@@ -491,7 +503,7 @@ func (p *problem) runStarts(starts [][]float64, lo, hi []float64) []startResult 
 	return results
 }
 
-func runStart(w *workspace, lo, hi, theta0 []float64) startResult {
+func runStart(w *workspace, lo, hi, theta0 []float64, warm bool) startResult {
 	o := newObjective(w, lo, hi)
 	o.eval(theta0)
 	if math.IsInf(o.lastF, 1) {
@@ -499,7 +511,7 @@ func runStart(w *workspace, lo, hi, theta0 []float64) startResult {
 	}
 	// Errors (line-search failures near a flat optimum, evaluation limits)
 	// are not fatal: the best point evaluated is kept either way.
-	_, _ = optimize.Minimize(o.problem(), slices.Clone(theta0), optimizerSettings(),
+	_, _ = optimize.Minimize(o.problem(), slices.Clone(theta0), optimizerSettings(warm),
 		&optimize.LBFGS{Linesearcher: &optimize.MoreThuente{}})
 	return startResult{theta: slices.Clone(o.bestX), f: o.bestF}
 }

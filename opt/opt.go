@@ -800,18 +800,68 @@ func (e excluding) Score(m surrogate.Model, x [][]float64, out []float64) error 
 		return err
 	}
 	for i, c := range x {
-		for _, p := range e.points {
-			var d2 float64
-			for j := range c {
-				d2 += (c[j] - p[j]) * (c[j] - p[j])
-			}
-			if d2 < e.r2 {
-				out[i] = math.Inf(-1)
-				break
-			}
+		if e.excluded(c) {
+			out[i] = math.Inf(-1)
 		}
 	}
 	return nil
+}
+
+// Differentiable implements acq.Differentiable: the exclusion is a hard
+// wall (−Inf inside), which a climb's line search never crosses, so the
+// wrapper is differentiable wherever the wrapped acquisition is.
+func (e excluding) Differentiable() bool {
+	d, ok := e.Acquisition.(acq.Differentiable)
+	return ok && d.Differentiable()
+}
+
+// ScoreGradient implements acq.Differentiable.
+func (e excluding) ScoreGradient(m surrogate.Gradienter, x, grad []float64) (float64, error) {
+	d, ok := e.Acquisition.(acq.Differentiable)
+	if !ok || !d.Differentiable() {
+		return 0, fmt.Errorf("acquisition %q has no gradient", e.Name())
+	}
+	if e.excluded(x) {
+		clear(grad)
+		return math.Inf(-1), nil
+	}
+	return d.ScoreGradient(m, x, grad)
+}
+
+// Bounded implements acq.Bounded: the wrapped bound, −Inf where excluded.
+func (e excluding) Bounded() bool {
+	b, ok := e.Acquisition.(acq.Bounded)
+	return ok && b.Bounded()
+}
+
+// ScoreBound implements acq.Bounded.
+func (e excluding) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []float64) error {
+	b, ok := e.Acquisition.(acq.Bounded)
+	if !ok || !b.Bounded() {
+		return fmt.Errorf("acquisition %q has no bound", e.Name())
+	}
+	if err := b.ScoreBound(m, x, out); err != nil {
+		return err
+	}
+	for i, c := range x {
+		if e.excluded(c) {
+			out[i] = math.Inf(-1)
+		}
+	}
+	return nil
+}
+
+func (e excluding) excluded(c []float64) bool {
+	for _, p := range e.points {
+		var d2 float64
+		for j := range c {
+			d2 += (c[j] - p[j]) * (c[j] - p[j])
+		}
+		if d2 < e.r2 {
+			return true
+		}
+	}
+	return false
 }
 
 // Tell completes a pending trial with its objective value.

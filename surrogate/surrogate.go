@@ -88,3 +88,27 @@ func (e *DimError) Error() string {
 
 // Unwrap lets errors.Is(err, ErrDim) match.
 func (e *DimError) Unwrap() error { return ErrDim }
+
+// Gradienter is a Model whose posterior mean and variance at a point are
+// differentiable in the point's numeric unit-cube coordinates, so an
+// acquisition can be maximized by gradient steps instead of a search.
+type Gradienter interface {
+	Model
+	// PredictGradient returns the posterior mean and variance of f at x and
+	// writes their gradients with respect to x into dmean and dvar (Dim
+	// elements each). Coordinates the model is not differentiable in
+	// (categorical, inactive) get 0.
+	PredictGradient(x []float64, dmean, dvar []float64) (mean, variance float64, err error)
+}
+
+// VarianceBounder is a Model that gives the exact posterior mean together
+// with an upper bound on the posterior variance more cheaply than Predict,
+// so a search can discard points whose best possible score is already beaten
+// and compute exact variances only for the rest.
+type VarianceBounder interface {
+	Model
+	// PredictBound writes the posterior mean and an upper bound on the
+	// posterior variance of f at every row of x; variance[i] ≤ bound[i]
+	// holds for the variance Predict returns.
+	PredictBound(x [][]float64, mean, bound []float64) error
+}
