@@ -90,6 +90,9 @@ type FocusSearch struct {
 	// Pattern forces the pattern search for that refinement (see
 	// RandomSearch.Pattern).
 	Pattern bool
+	// Exhaustive scores every point of every iteration exactly (see
+	// RandomSearch.Exhaustive); the search takes the same path either way.
+	Exhaustive bool
 }
 
 func checkInputs(a Acquisition, m surrogate.Model, s *space.Space, rng *rand.Rand) error {
@@ -173,7 +176,6 @@ func (f FocusSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, 
 	for i := range pts {
 		pts[i] = make([]float64, d)
 	}
-	scores := make([]float64, points)
 	lo, hi := make([]float64, d), make([]float64, d)
 	allowed := make([][]int, d)
 	perm := make([]int, points)
@@ -206,7 +208,8 @@ func (f FocusSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, 
 			for _, p := range pts {
 				s.Repair(p)
 			}
-			if err := a.Score(m, pts, scores); err != nil {
+			scored, scores, err := scoreCandidates(a, m, pts, 1, f.Exhaustive)
+			if err != nil {
 				return Result{}, fmt.Errorf("acq: focus search: %w", err)
 			}
 			best.Evaluations += points
@@ -214,7 +217,7 @@ func (f FocusSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, 
 			if ib < 0 {
 				return Result{}, errors.New("acq: focus search: every candidate scored NaN")
 			}
-			centre := pts[ib]
+			centre := scored[ib]
 			finalists = append(finalists, slices.Clone(centre))
 			finalScores = append(finalScores, scores[ib])
 			if scores[ib] > best.Score {
