@@ -22,10 +22,25 @@
 // through the same Acquisition interface.
 //
 // Acquisition optimizers (optimize.go): best of N uniform random candidates
-// (paper 002 uses N = 1500) followed by a pattern-search refinement of the best
-// few, and mlrMBO's focus search (paper 004, table 3: restarts, iterations,
+// (paper 002 uses N = 1500) followed by a local refinement of the best few,
+// and mlrMBO's focus search (paper 004, table 3: restarts, iterations,
 // points), both respecting integer, categorical and conditional parameters
-// through space.Repair.
+// through space.Repair. Two things make them cheap on a GP without changing
+// what they find:
+//
+//   - branch and bound over the candidates (prune.go): every closed-form
+//     acquisition grows with the posterior variance (PI: or is bounded by 1),
+//     so an upper bound on the variance that costs no O(n²) solve
+//     (surrogate.VarianceBounder) bounds the utility, and only candidates
+//     whose bound reaches the best exact scores are scored exactly;
+//   - the refinement climbs the acquisition's gradient (gradient.go) on the
+//     float parameters, by projected gradient ascent with Barzilai–Borwein
+//     steps and Armijo backtracking (the spectral projected gradient of
+//     Birgin, Martínez & Raydan 2000, "Nonmonotone spectral projected
+//     gradient methods on convex sets", SIAM J. Optim. 10(4), here with a
+//     monotone line search), alternating with int and categorical moves.
+//     gonum has no box-constrained optimizer, hence this one. Acquisitions
+//     or models without gradients use a batched compass (pattern) search.
 package acq
 
 import (

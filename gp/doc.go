@@ -24,6 +24,13 @@
 // partial dependence plots" (shared/papers/000); it is computed without
 // forming the n×n posterior covariance.
 //
+// For acquisition search the GP also gives the gradients of the posterior
+// mean and variance in the test point (PredictGradient: R&W eq. 2.25–2.26
+// differentiated in x_*) and, for the cost of the mean alone, an upper bound
+// on the variance (PredictBound): the posterior given the few observations
+// most correlated with the point, which can only be larger than the
+// posterior given all of them.
+//
 // Hyperparameters (type Hyper) live in standardized-output units; every
 // prediction, covariance, sample and noise variance the GP returns is in the
 // objective's own units. Variances are of the latent f, without noise.

@@ -22,8 +22,9 @@
 //     failed trial are ruled out, because a lie below the model's own
 //     prediction digs a dip right beside the pending point;
 //  4. maximize the acquisition (EI by default) with best-of-N random
-//     candidates (N = 1500 as in paper 002) plus pattern-search refinement,
-//     or with mlrMBO focus search.
+//     candidates (N = 1500 as in paper 002) plus a local refinement of the
+//     best three (a gradient climb on a GP, a pattern search otherwise), or
+//     with mlrMBO focus search (package acq).
 //
 // GP hyperparameters are warm-started: each Ask runs one L-BFGS start from
 // the previous Ask's hyperparameters, and every FullRefitEvery completed

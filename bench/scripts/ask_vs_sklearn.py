@@ -8,7 +8,8 @@ refit included, against scikit-learn's GaussianProcessRegressor fit + predict
 [0,1]^6; gp/testdata/bench_cand_1500_d6.csv: 1500 uniform candidates).
 
 xbo side (Go benchmarks in opt/bench_test.go), a full Ask: refit, EI at 1500
-random candidates, pattern-search refinement of the best 3, decode:
+random candidates (exact variances only where a cheap variance bound says
+the EI could reach the best three), a gradient climb from the best 3, decode:
   BenchmarkAskT200D6      steady state: one L-BFGS start warm-started from
                           the previous iteration's hyperparameters
   BenchmarkAskT200D6Full  an Ask that falls on a full refit (3 starts)
