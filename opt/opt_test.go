@@ -8,6 +8,7 @@ import (
 
 	"xbo/acq"
 	"xbo/space"
+	"xbo/surrogate"
 )
 
 func mustSpace(t testing.TB, js string) *space.Space {
@@ -402,5 +403,68 @@ func TestConfigErrors(t *testing.T) {
 		if _, err := New(cfg); err == nil {
 			t.Errorf("config %+v accepted", cfg)
 		}
+	}
+}
+
+// towards scores a configuration by its closeness to target, so a search
+// proposes target itself when it can reach it.
+type towards struct{ target []float64 }
+
+func (towards) Name() string { return "towards" }
+
+func (a towards) Score(_ surrogate.Model, x [][]float64, out []float64) error {
+	for i, u := range x {
+		var d2 float64
+		for j, v := range u {
+			d2 += (v - a.target[j]) * (v - a.target[j])
+		}
+		out[i] = -d2
+	}
+	return nil
+}
+
+// TestDuplicateProposalReplaced: a proposal equal to an earlier trial is
+// replaced by a random configuration with a note naming that trial, unless
+// the filter is turned off.
+func TestDuplicateProposalReplaced(t *testing.T) {
+	s := mustSpace(t, `{"params":[
+		{"name":"a","type":"categorical","choices":["x","y","z"]},
+		{"name":"b","type":"int","low":1,"high":4}]}`)
+	for _, tol := range []float64{0, -1} {
+		var first []float64
+		o, err := New(Config{Space: s, Seed: 3, DuplicateTolerance: tol, Acquire: func(it Iteration) (acq.Acquisition, error) {
+			return towards{target: first}, nil
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 8 {
+			tr, err := o.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if first == nil {
+				first = tr.U
+			}
+			if err := o.Tell(tr.ID, float64(tr.Number)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tr, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tol < 0 {
+			if tr.Acquisition != "towards" || !slices.Equal(tr.U, first) {
+				t.Errorf("filter off: got %v by %q, want trial 0's %v by towards", tr.U, tr.Acquisition, first)
+			}
+			continue
+		}
+		if tr.Acquisition != AcqRandomFallback || !strings.Contains(tr.Note, "from trial 0") {
+			t.Errorf("duplicate not replaced: %v by %q (%s)", tr.U, tr.Acquisition, tr.Note)
+		}
+	}
+	if _, err := New(Config{Space: s, DuplicateTolerance: math.NaN()}); err == nil {
+		t.Error("NaN duplicate tolerance accepted")
 	}
 }
