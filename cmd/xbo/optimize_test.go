@@ -62,8 +62,10 @@ func TestOptimizeBraninRegret(t *testing.T) {
 	for _, a := range tab.Acquisitions {
 		counts[a]++
 	}
-	if counts["initial-design"] != 8 || counts["ei"] != 32 {
-		t.Errorf("acquisitions %v, want 8 initial-design and 32 ei", counts)
+	// After the design EI chose every trial, except the odd near-copy of
+	// an earlier trial that the optimizer replaced by a random one.
+	if counts["initial-design"] != 8 || counts["ei"]+counts["random-fallback"] != 32 || counts["ei"] < 28 {
+		t.Errorf("acquisitions %v, want 8 initial-design and 32 ei or random-fallback, at least 28 ei", counts)
 	}
 	if best := tab.Values[tab.Best()]; best != got.Best.Value {
 		t.Errorf("CSV best %v differs from the JSON best %v", best, got.Best.Value)
