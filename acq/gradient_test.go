@@ -78,7 +78,10 @@ func TestScoreGradientFiniteDifferences(t *testing.T) {
 			if err := a.Score(g, [][]float64{x}, out[:1]); err != nil {
 				t.Fatal(err)
 			}
-			if math.Abs(v-out[0]) > 1e-10*(1+math.Abs(out[0])) {
+			// The two paths sum k_*ᵀ(K+σ_n²I)⁻¹k_* in different orders, and
+			// σ_f² − that sum cancels where the posterior is far below
+			// the prior: agreement to 1e-8 is what the rounding allows.
+			if math.Abs(v-out[0]) > 1e-8*(1+math.Abs(out[0])) {
 				t.Fatalf("%T: ScoreGradient value %v, Score %v", a, v, out[0])
 			}
 			if grad[2] != 0 {

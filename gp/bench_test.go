@@ -279,3 +279,37 @@ func BenchmarkAskLarge(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLML is one evaluation of the log marginal likelihood and its
+// gradient at T = 200, d = 6 (the benchmark data), the unit of every
+// hyperparameter fit, on one goroutine (as when restarts run in parallel)
+// and on two.
+func BenchmarkLML(b *testing.B) {
+	x, y, _ := loadBench(b)
+	g, err := Fit(x, y, Options{Kernel: Matern52, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ystd := make([]float64, len(y))
+	for i, v := range y {
+		ystd[i] = (v - g.out.Mean) / g.out.Std
+	}
+	p := &problem{kernel: Matern52, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: defaultNoise}
+	theta := p.toTheta(g.Hyper())
+	grad := make([]float64, len(theta))
+	for _, parallel := range []bool{false, true} {
+		name := "serial"
+		if parallel {
+			name = "parallel"
+		}
+		b.Run(name, func(b *testing.B) {
+			w := p.newWorkspace()
+			w.parallel = parallel
+			for b.Loop() {
+				if _, err := w.lml(theta, grad); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

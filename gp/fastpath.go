@@ -74,48 +74,82 @@ func (g *GP) crossKernelGeneric(ks, pe []float64, m int) {
 // solveRightUpper overwrites each of the m rows b_i of the m×n matrix b with
 // b_i·U⁻¹ for the upper-triangular n×n U (row-major), i.e. gonum's
 // Dtrsm(Right, Upper, NoTrans, NonUnit, alpha = 1) without its zero skips.
-// Four elimination steps are fused into one pass over the row, so the row is
-// loaded and stored a quarter as often; every element still receives the
-// updates b_j −= b_k·U_kj in increasing k, each rounded separately.
 func solveRightUpper(u []float64, n int, b []float64, m int) {
 	u = u[:n*n]
 	for i := 0; i < m; i++ {
-		r := b[i*n : (i+1)*n]
-		k := 0
-		for ; k+4 <= n; k += 4 {
-			u0 := u[k*n : (k+1)*n]
-			u1 := u[(k+1)*n : (k+2)*n]
-			u2 := u[(k+2)*n : (k+3)*n]
-			u3 := u[(k+3)*n : (k+4)*n]
-			r[k] /= u0[k]
-			a0 := r[k]
-			r[k+1] -= a0 * u0[k+1]
-			r[k+1] /= u1[k+1]
-			a1 := r[k+1]
-			r[k+2] = (r[k+2] - a0*u0[k+2]) - a1*u1[k+2]
-			r[k+2] /= u2[k+2]
-			a2 := r[k+2]
-			r[k+3] = ((r[k+3] - a0*u0[k+3]) - a1*u1[k+3]) - a2*u2[k+3]
-			r[k+3] /= u3[k+3]
-			a3 := r[k+3]
-			rest := r[k+4:]
-			v0 := u0[k+4:][:len(rest)]
-			v1 := u1[k+4:][:len(rest)]
-			v2 := u2[k+4:][:len(rest)]
-			v3 := u3[k+4:][:len(rest)]
-			for j := range rest {
-				rest[j] = (((rest[j] - a0*v0[j]) - a1*v1[j]) - a2*v2[j]) - a3*v3[j]
-			}
-		}
-		for ; k < n; k++ {
-			uk := u[k*n : (k+1)*n]
-			r[k] /= uk[k]
-			a := r[k]
-			for j := k + 1; j < n; j++ {
-				r[j] -= a * uk[j]
-			}
+		solveRowUpperFrom(u, n, 0, b[i*n:(i+1)*n])
+	}
+}
+
+// solveRowUpperFrom overwrites r[from:] with r[from:]·V⁻¹, V the trailing
+// block U[from:, from:] of the upper-triangular n×n U (row-major); r[:from]
+// is neither read nor written. Four elimination steps are fused into one
+// pass over the row, so the row is loaded and stored a quarter as often;
+// every element still receives the updates r_j −= r_k·U_kj in increasing k,
+// each rounded separately.
+func solveRowUpperFrom(u []float64, n, from int, r []float64) {
+	r = r[:n]
+	k := from
+	for ; k+4 <= n; k += 4 {
+		u0 := u[k*n : (k+1)*n]
+		u1 := u[(k+1)*n : (k+2)*n]
+		u2 := u[(k+2)*n : (k+3)*n]
+		u3 := u[(k+3)*n : (k+4)*n]
+		r[k] /= u0[k]
+		a0 := r[k]
+		r[k+1] -= a0 * u0[k+1]
+		r[k+1] /= u1[k+1]
+		a1 := r[k+1]
+		r[k+2] = (r[k+2] - a0*u0[k+2]) - a1*u1[k+2]
+		r[k+2] /= u2[k+2]
+		a2 := r[k+2]
+		r[k+3] = ((r[k+3] - a0*u0[k+3]) - a1*u1[k+3]) - a2*u2[k+3]
+		r[k+3] /= u3[k+3]
+		a3 := r[k+3]
+		rest := r[k+4:]
+		v0 := u0[k+4:][:len(rest)]
+		v1 := u1[k+4:][:len(rest)]
+		v2 := u2[k+4:][:len(rest)]
+		v3 := u3[k+4:][:len(rest)]
+		for j := range rest {
+			rest[j] = (((rest[j] - a0*v0[j]) - a1*v1[j]) - a2*v2[j]) - a3*v3[j]
 		}
 	}
+	for ; k < n; k++ {
+		uk := u[k*n : (k+1)*n]
+		r[k] /= uk[k]
+		a := r[k]
+		for j := k + 1; j < n; j++ {
+			r[j] -= a * uk[j]
+		}
+	}
+}
+
+// inverseFromFactor writes into the upper triangle of inv the inverse
+// (UᵀU)⁻¹ = U⁻¹U⁻ᵀ of the matrix whose upper Cholesky factor is u, with v
+// (n×n) as scratch for U⁻¹; it is LAPACK's Dpotri (Dtrtri then Dlauum) as
+// two passes over rows: row i of U⁻¹ is e_i·U⁻¹, which only touches columns
+// i.., and (U⁻¹U⁻ᵀ)_ik = Σ_{j≥k} (U⁻¹)_ij (U⁻¹)_kj for k ≥ i. Rows are
+// independent within a pass, so run spreads them over its partitions; a
+// row's cost is ∝ (n−i)² in both passes, so interleaved rows balance.
+func inverseFromFactor(u, v, inv []float64, n int, run func(func(part, parts int))) {
+	run(func(part, parts int) {
+		for i := part; i < n; i += parts {
+			row := v[i*n : (i+1)*n]
+			clear(row[i:])
+			row[i] = 1
+			solveRowUpperFrom(u, n, i, row)
+		}
+	})
+	run(func(part, parts int) {
+		for i := part; i < n; i += parts {
+			vi := v[i*n : (i+1)*n]
+			out := inv[i*n : (i+1)*n]
+			for k := i; k < n; k++ {
+				out[k] = floats.Dot(vi[k:], v[k*n+k:(k+1)*n])
+			}
+		}
+	})
 }
 
 // solveUpperVector overwrites b with U⁻¹b for the upper-triangular n×n U

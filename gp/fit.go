@@ -74,6 +74,7 @@ type workspace struct {
 	kf     []float64 // upper triangle: σ_f²·g(r_ik)
 	hb     []float64 // upper triangle: h(r_ik) = −2 dg/dr²
 	fac    []float64 // Cholesky factor, then the inverse (upper triangles)
+	inv    []float64 // scratch for the inverse of the Cholesky factor
 	alpha  []float64
 	invL2  []float64
 	gl     []float64 // per-partition gradient sums, lmlParts×(d+2)
@@ -90,6 +91,7 @@ func (p *problem) newWorkspace() *workspace {
 		kf:    make([]float64, n*n),
 		hb:    make([]float64, n*n),
 		fac:   make([]float64, n*n),
+		inv:   make([]float64, n*n),
 		alpha: make([]float64, n),
 		invL2: make([]float64, p.d),
 		gl:    make([]float64, lmlParts*(p.d+2)),
@@ -209,9 +211,10 @@ func (w *workspace) lml(theta, grad []float64) (float64, error) {
 	if grad == nil {
 		return l, nil
 	}
-	if _, ok := lapack64.Potri(blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: w.fac}); !ok {
-		return math.Inf(-1), errNotPD
-	}
+	// The factor is no longer needed: its buffer takes (K+σ_n²I)⁻¹.
+	inverseFromFactor(w.fac, w.inv, w.fac, n, func(f func(part, parts int)) {
+		w.partition(func(part int) { f(part, lmlParts) })
+	})
 	inv := w.fac
 	w.partition(func(part int) {
 		gl := w.gl[part*(d+2) : (part+1)*(d+2)]
