@@ -228,8 +228,9 @@ type Store interface {
 	// Ask hands out the oldest pending trial, or creates a running trial
 	// from propose. It does not expire overdue trials; call Expire first.
 	// With SQLite the proposal is made from a read snapshot, and made again
-	// under the write lock if another process created a trial meanwhile:
-	// propose may then be called twice, and must forget its first answer.
+	// if a trial was created meanwhile (finally under the write lock):
+	// propose may then be called more than once, and must forget its
+	// earlier answers.
 	Ask(ctx context.Context, study string, req AskRequest, propose ProposeFunc) (*Trial, error)
 	// AskBatch is Ask for several workers in one transaction (one commit):
 	// queued trials go to the first requests, the others get proposals.
