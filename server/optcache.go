@@ -125,11 +125,36 @@ func (s *Server) askTrial(ctx context.Context, study, worker string) (*store.Tri
 	}
 	select {
 	case r := <-w.done:
+		if r.err == nil && ctx.Err() != nil {
+			// The client is gone: the answer cannot reach it.
+			s.release(study, r.t)
+			return nil, timing{}, ctx.Err()
+		}
 		return r.t, r.tm, r.err
 	case <-ctx.Done():
-		// A trial made for this ask after all stays running until it
-		// expires.
+		// The ask may be in a batch already: a trial made for it after all
+		// goes back to the queue rather than waiting for its deadline (or
+		// forever, with no trial timeout).
+		go func() {
+			if r := <-w.done; r.err == nil {
+				s.release(study, r.t)
+			}
+		}()
 		return nil, timing{}, ctx.Err()
+	}
+}
+
+// release hands a trial made for an ask whose client went away back to the
+// queue, so the next ask gets it. The optimizer already holds it as
+// pending, so nothing else changes.
+func (s *Server) release(study string, t *store.Trial) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, released, err := s.st.Release(ctx, study, t.Number, s.now()); err != nil {
+		s.log.Error("release trial of a cancelled ask", "study", study, "trial", t.Number, "err", err)
+	} else if released {
+		s.log.Debug("released trial of a cancelled ask", "study", study, "trial", t.Number)
+		s.changed(study)
 	}
 }
 

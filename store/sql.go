@@ -657,12 +657,11 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 
 // askFromSnapshot is the common case of an optimistic ask: nothing is
 // queued, so the whole batch is proposed from a read snapshot and inserted
-// in one short write transaction, provided the study's next trial number has
-// not moved. Pending trials only come into being as new trials (enqueued or
-// requeued), which take numbers, so an unchanged next number also means
-// that the queue is still empty. done is false when the caller must take
-// the general path: the queue was not empty, or trials were created
-// meanwhile.
+// in one short write transaction, provided that the study's next trial
+// number has not moved and the queue is still empty (a released trial
+// rejoins the queue without a new number). done is false when the caller
+// must take the general path: the queue was not empty, or trials were
+// created or released meanwhile.
 func (s *sqlStore) askFromSnapshot(ctx context.Context, study string, reqs []AskRequest, propose BatchProposeFunc) (out []*Trial, done bool, err error) {
 	var snapshot *Study
 	var props []Proposal
@@ -695,6 +694,12 @@ func (s *sqlStore) askFromSnapshot(ctx context.Context, study string, reqs []Ask
 		}
 		if st.ID != snapshot.ID || st.NextNumber != snapshot.NextNumber {
 			moved = true
+			return nil
+		}
+		if err := q.queryRow(ctx, qPendingExists, st.ID)(&moved); err != nil {
+			return fmt.Errorf("store: queued trials: %w", err)
+		}
+		if moved {
 			return nil
 		}
 		out, err = s.insertProposals(ctx, q, st, reqs, props)
@@ -896,6 +901,38 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		return nil, false, fmt.Errorf("store: tell %q trial %d: %w", study, number, err)
 	}
 	return out, changed, nil
+}
+
+const qRelease = `UPDATE trials SET state = 'pending', worker = '', started_us = NULL, deadline_us = NULL,
+	version = $2, updated_us = $3 WHERE id = $1 RETURNING ` + trialColumns
+
+func (s *sqlStore) Release(ctx context.Context, study string, number int64, now time.Time) (*Trial, bool, error) {
+	var out *Trial
+	released := false
+	err := s.withTx(ctx, true, func(q tx) error {
+		studyID, t, err := s.lockTrial(ctx, q, study, number)
+		if err != nil {
+			return err
+		}
+		if t.State != Running {
+			out = t
+			return nil
+		}
+		v, err := s.stamp(ctx, q, studyID)
+		if err != nil {
+			return err
+		}
+		tt, err := scanTrial(q.queryRow(ctx, qRelease, t.ID, v, micros(now)))
+		if err != nil {
+			return err
+		}
+		out, released = &tt, true
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: release %q trial %d: %w", study, number, err)
+	}
+	return out, released, nil
 }
 
 func (s *sqlStore) ReportIntermediate(ctx context.Context, study string, number int64, rep Report) (*Trial, error) {

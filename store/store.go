@@ -240,6 +240,12 @@ type Store interface {
 	// Tell records a trial's outcome. It reports changed=false when the same
 	// outcome was already recorded and returns ErrConflict for a different one.
 	Tell(ctx context.Context, study string, number int64, r Result) (t *Trial, changed bool, err error)
+	// Release hands a running trial back to the queue: it becomes pending
+	// again, without worker or deadline, and the next ask hands it out. It
+	// is for a trial made for an ask whose client went away before the
+	// answer reached it. A trial that is not running is left as it is and
+	// returned with released=false.
+	Release(ctx context.Context, study string, number int64, now time.Time) (t *Trial, released bool, err error)
 	// ReportIntermediate records an intermediate value of an unfinished trial.
 	ReportIntermediate(ctx context.Context, study string, number int64, r Report) (*Trial, error)
 	// Expire marks running trials whose deadline is before now as expired and

@@ -570,3 +570,36 @@ func TestSQLiteTwoProcessesConflict(t *testing.T) {
 		t.Fatalf("%d trials", len(all))
 	}
 }
+
+func TestRelease(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		a := ask(t, s, "s", "w1", t0, 10*time.Second)
+		r, released, err := s.Release(ctx, "s", a.Number, t0.Add(time.Second))
+		if err != nil || !released || r.State != store.Pending || r.Worker != "" || r.Deadline != nil || r.StartedAt != nil || r.Version <= a.Version {
+			t.Fatalf("release: %+v %v %v", r, released, err)
+		}
+		// A released trial is the next ask's, with no new proposal.
+		noPropose := func(context.Context, store.AskView) (store.Proposal, error) {
+			return store.Proposal{}, errors.New("must not propose while the queue has trials")
+		}
+		b, err := s.Ask(ctx, "s", store.AskRequest{Worker: "w2", Now: t0.Add(2 * time.Second), Timeout: 10 * time.Second}, noPropose)
+		if err != nil || b.Number != a.Number || b.Worker != "w2" || b.State != store.Running || b.Params["x"] != a.Params["x"] {
+			t.Fatalf("ask after release: %+v %v", b, err)
+		}
+		// Only running trials are released.
+		if _, _, err := s.Tell(ctx, "s", b.Number, store.Result{State: store.Complete, Value: 1, Now: t0.Add(3 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		if r, released, err := s.Release(ctx, "s", b.Number, t0.Add(4*time.Second)); err != nil || released || r.State != store.Complete {
+			t.Fatalf("release of a complete trial: %+v %v %v", r, released, err)
+		}
+		if _, _, err := s.Release(ctx, "s", 99, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("release of an unknown trial: %v", err)
+		}
+		if _, _, err := s.Release(ctx, "nope", 0, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("release in an unknown study: %v", err)
+		}
+	})
+}
