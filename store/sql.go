@@ -277,7 +277,13 @@ func (s *sqlStore) Study(ctx context.Context, name string) (*Study, error) {
 		if st, err = getStudy(ctx, q, name); err != nil {
 			return err
 		}
-		return q.queryRow(ctx, `SELECT coalesce(max(version), 0) FROM trials WHERE study_id = $1`, st.ID)(&st.Version)
+		var n, sum int64
+		if err := q.queryRow(ctx, `SELECT coalesce(max(version), 0), count(*), CAST(coalesce(sum(version), 0) AS BIGINT)
+			FROM trials WHERE study_id = $1`, st.ID)(&st.Version, &n, &sum); err != nil {
+			return fmt.Errorf("store: study %q: %w", name, err)
+		}
+		st.Fingerprint = fmt.Sprintf("%d:%d:%d", st.ID, n, sum)
+		return nil
 	})
 	return st, err
 }

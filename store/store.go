@@ -86,6 +86,14 @@ type Study struct {
 	Version int64 `json:"version"`
 	// NextNumber is the number the next new trial will get.
 	NextNumber int64 `json:"next_number"`
+	// Fingerprint, set by Store.Study, changes whenever any trial of the
+	// study changes: it is the study's id, its number of trials and the sum
+	// of their versions, read in one snapshot. Versions only grow, so the
+	// sum moves with every committed change, even when (PostgreSQL) a
+	// change with a smaller version commits after one with a larger
+	// version, which Version alone would miss. Caches of results derived
+	// from the trials key on it.
+	Fingerprint string `json:"-"`
 }
 
 // StudySummary is a study with its trial counts and best value.
