@@ -38,6 +38,7 @@ type studyCache struct {
 	cfg     OptimizerConfig
 	o       *opt.Optimizer
 	next    int64                 // trials numbered below are in trials
+	seen    int64                 // highest version in trials
 	optID   map[int64]int64       // store trial number → optimizer trial id
 	state   map[int64]store.State // what the optimizer holds: Pending, Complete or Failed
 	trials  map[int64]store.Trial // every trial of the study as last read
@@ -301,19 +302,26 @@ func (c *studyCache) sync(ctx context.Context, view store.AskView) (bool, error)
 			return true, err
 		}
 	}
-	// Complete and failed trials never change again; everything else, and
-	// every trial numbered beyond those known, is read again.
-	var watch []int64
-	for n, t := range c.trials {
-		if !t.State.Finished() {
-			watch = append(watch, n)
+	var changed []store.Trial
+	var err error
+	if view.Ordered() && c.seen > 0 {
+		changed, _, err = view.Changed(ctx, c.seen)
+	} else {
+		// Complete and failed trials never change again; everything else,
+		// and every trial numbered beyond those known, is read again.
+		var watch []int64
+		for n, t := range c.trials {
+			if !t.State.Finished() {
+				watch = append(watch, n)
+			}
 		}
+		changed, err = view.Watch(ctx, watch, c.next)
 	}
-	changed, err := view.Watch(ctx, watch, c.next)
 	if err != nil {
 		return false, err
 	}
 	for _, t := range changed {
+		c.seen = max(c.seen, t.Version)
 		if _, had := c.trials[t.Number]; !had {
 			vals, err := c.sp.FromMap(t.Params)
 			if err != nil {
@@ -340,7 +348,7 @@ func (c *studyCache) reset(st *store.Study) error {
 	if err != nil {
 		return fmt.Errorf("stored optimizer of %q: %w", st.Name, err)
 	}
-	c.studyID, c.sp, c.cfg, c.o, c.next = st.ID, sp, cfg, nil, 0
+	c.studyID, c.sp, c.cfg, c.o, c.next, c.seen = st.ID, sp, cfg, nil, 0, 0
 	c.trials, c.vals = map[int64]store.Trial{}, map[int64][]float64{}
 	return nil
 }

@@ -46,6 +46,8 @@ type backend interface {
 	// transaction ends (an advisory lock in PostgreSQL; SQLite's immediate
 	// transactions already hold the database's write lock).
 	lockStudy(ctx context.Context, q querier, studyID int64) error
+	// lockStudyByName is lockStudy for the study of that name, if any.
+	lockStudyByName(ctx context.Context, q querier, name string) error
 	// rowLock is appended to SELECTs of trial rows that will be updated.
 	rowLock(skipLocked bool) string
 	// nextVersion stamps one change of a study's trials. SQLite counts on
@@ -63,6 +65,8 @@ type backend interface {
 	// directTell, when q is not nil, runs a tell of a trial that is not
 	// finished yet as the single statement sql (see qTellDirect).
 	directTell() (q querier, sql string)
+	// insertTrials inserts rows and returns them in the order given.
+	insertTrials(ctx context.Context, q querier, rows []trialRow) ([]*Trial, error)
 	// watchQuery is the statement of AskView.Watch and its argument $3
 	// standing for the listed trial numbers.
 	watchQuery(numbers []int64) (sql string, list any, err error)
@@ -186,6 +190,11 @@ func reserve(ctx context.Context, q querier, studyID int64, n int64) (firstNumbe
 
 // reserveVersioned reserves n numbers and stamps the change.
 func (s *sqlStore) reserveVersioned(ctx context.Context, q querier, studyID int64, n int64) (version, firstNumber int64, err error) {
+	if r, ok := s.b.(interface {
+		reserveVersioned(ctx context.Context, q querier, studyID int64, n int64) (int64, int64, error)
+	}); ok {
+		return r.reserveVersioned(ctx, q, studyID, n)
+	}
 	if firstNumber, err = reserve(ctx, q, studyID, n); err != nil {
 		return 0, 0, err
 	}
@@ -229,16 +238,20 @@ const qInsertTrial = `INSERT INTO trials
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 		RETURNING ` + trialColumns
 
-func insertTrial(ctx context.Context, q querier, r trialRow) (*Trial, error) {
+// args are the values of one row in qInsertTrial's order.
+func (r trialRow) args() []any {
 	if r.userAttrs == "" {
 		r.userAttrs = "{}"
 	}
 	if r.meta == "" {
 		r.meta = "{}"
 	}
-	t, err := scanTrial(q.queryRow(ctx, qInsertTrial,
-		r.studyID, r.number, string(r.state), r.params, r.value, r.userAttrs, r.worker, r.acquisition, r.requeuedFrom, r.meta,
-		r.created, r.started, r.deadline, r.finished, r.version, r.updated()))
+	return []any{r.studyID, r.number, string(r.state), r.params, r.value, r.userAttrs, r.worker, r.acquisition, r.requeuedFrom, r.meta,
+		r.created, r.started, r.deadline, r.finished, r.version, r.updated()}
+}
+
+func insertTrial(ctx context.Context, q querier, r trialRow) (*Trial, error) {
+	t, err := scanTrial(q.queryRow(ctx, qInsertTrial, r.args()...))
 	if err != nil {
 		return nil, fmt.Errorf("store: insert trial %d: %w", r.number, err)
 	}
@@ -432,6 +445,8 @@ const qWatch = `SELECT ` + trialColumns + ` FROM trials WHERE study_id = $1
 
 func (v *askView) Study() *Study { return v.study }
 
+func (v *askView) Ordered() bool { return v.b.orderedVersions() }
+
 func (v *askView) Watch(ctx context.Context, numbers []int64, from int64) ([]Trial, error) {
 	q, list, err := v.b.watchQuery(numbers)
 	if err != nil {
@@ -559,19 +574,16 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 	}
 	var out []*Trial
 	err := s.withTx(ctx, true, func(q tx) error {
+		// With the ask lock taken first, the study read next has the
+		// number the proposals will get.
+		if err := s.b.lockStudyByName(ctx, q, study); err != nil {
+			return err
+		}
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
 		}
-		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
-			return err
-		}
 		if out, err = s.claim(ctx, q, st, reqs); err != nil || len(out) == len(reqs) || !pessimistic {
-			return err
-		}
-		// The advisory lock is held: re-read the study so NextNumber is the
-		// first number the proposals will get.
-		if st, err = getStudy(ctx, q, study); err != nil {
 			return err
 		}
 		rest := reqs[len(out):]
@@ -760,9 +772,18 @@ func (s *sqlStore) insertProposals(ctx context.Context, q querier, st *Study, re
 	if first != st.NextNumber {
 		return nil, fmt.Errorf("%w: trial number %d was taken while proposing", ErrConflict, st.NextNumber)
 	}
+	for i := range rows {
+		rows[i].number, rows[i].version = first+int64(i), v
+	}
+	return s.b.insertTrials(ctx, q, rows)
+}
+
+// insertTrialsEach inserts rows one statement each: the way for SQLite,
+// where a statement is a function call and this one is prepared.
+func insertTrialsEach(ctx context.Context, q querier, rows []trialRow) ([]*Trial, error) {
 	out := make([]*Trial, len(rows))
 	for i, r := range rows {
-		r.number, r.version = first+int64(i), v
+		var err error
 		if out[i], err = insertTrial(ctx, q, r); err != nil {
 			return nil, err
 		}

@@ -107,9 +107,10 @@ func (b *sqliteBackend) begin(ctx context.Context, write bool) (tx, error) {
 	return sqlTx{t, stmts}, nil
 }
 
-func (b *sqliteBackend) lockStudy(context.Context, querier, int64) error { return nil }
-func (b *sqliteBackend) rowLock(bool) string                             { return "" }
-func (b *sqliteBackend) optimisticAsk() bool                             { return true }
+func (b *sqliteBackend) lockStudy(context.Context, querier, int64) error        { return nil }
+func (b *sqliteBackend) lockStudyByName(context.Context, querier, string) error { return nil }
+func (b *sqliteBackend) rowLock(bool) string                                    { return "" }
+func (b *sqliteBackend) optimisticAsk() bool                                    { return true }
 
 // directTell: a SQLite tell stamps the study row, so it needs a transaction.
 func (b *sqliteBackend) directTell() (querier, string) { return nil, "" }
@@ -205,6 +206,10 @@ func (b *sqliteBackend) nextVersion(ctx context.Context, q querier, studyID int6
 }
 
 func (b *sqliteBackend) orderedVersions() bool { return true }
+
+func (b *sqliteBackend) insertTrials(ctx context.Context, q querier, rows []trialRow) ([]*Trial, error) {
+	return insertTrialsEach(ctx, q, rows)
+}
 
 // watchQuery passes the listed numbers as one JSON array, so that the
 // statement's text does not depend on how many there are.
