@@ -203,7 +203,7 @@ func BenchmarkAskTell(b *testing.B) {
 		think, gp time.Duration // mean think time with random, with GP
 	}{
 		{"w32", 32, 0, 0},
-		{"w32-think", 32, 100 * time.Millisecond, 2 * time.Second},
+		{"w32-think", 32, 100 * time.Millisecond, 10 * time.Second},
 		{"w1", 1, 0, 0},
 	}
 	for _, backend := range []string{"sqlite", "postgres"} {

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"xbo/gp"
@@ -29,9 +28,9 @@ import (
 type studyCache struct {
 	qmu       sync.Mutex
 	queue     []*askWaiter
-	draining  bool         // a goroutine is serving the queue; only it touches the fields below
-	optSpent  atomic.Int64 // total optimizer time in ns, for timing.waitOpt
-	expiredAt time.Time    // last expiry check by an ask
+	draining  bool      // a goroutine is serving the queue; only it touches the fields below
+	opt       optClock  // for timing.waitOpt
+	expiredAt time.Time // last expiry check by an ask
 
 	studyID int64
 	sp      *space.Space
@@ -76,6 +75,42 @@ func (t timing) header() string {
 	return h
 }
 
+// optClock adds up the time a study's optimizer has spent proposing,
+// counting a proposal in progress up to the moment asked: an ask that
+// arrives in the middle of a proposal waits only for the rest of it.
+type optClock struct {
+	mu      sync.Mutex
+	spent   time.Duration
+	running time.Time // start of the proposal in progress; zero if none
+}
+
+func (c *optClock) at(now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running.IsZero() {
+		return c.spent
+	}
+	return c.spent + max(now.Sub(c.running), 0)
+}
+
+func (c *optClock) start() time.Time {
+	now := time.Now()
+	c.mu.Lock()
+	c.running = now
+	c.mu.Unlock()
+	return now
+}
+
+func (c *optClock) stop(started time.Time) time.Duration {
+	now := time.Now()
+	d := now.Sub(started)
+	c.mu.Lock()
+	c.spent += d
+	c.running = time.Time{}
+	c.mu.Unlock()
+	return d
+}
+
 func (s *Server) cache(study string) *studyCache {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -98,7 +133,7 @@ type askWaiter struct {
 	ctx     context.Context
 	worker  string
 	queued  time.Time
-	optMark int64 // studyCache.optSpent when queued
+	optMark time.Duration // studyCache.opt when queued
 	done    chan askResult
 }
 
@@ -115,7 +150,8 @@ type askResult struct {
 // are made one after the other, each conditioned on those before it.
 func (s *Server) askTrial(ctx context.Context, study, worker string) (*store.Trial, timing, error) {
 	c := s.cache(study)
-	w := &askWaiter{ctx: ctx, worker: worker, queued: time.Now(), optMark: c.optSpent.Load(), done: make(chan askResult, 1)}
+	now := time.Now()
+	w := &askWaiter{ctx: ctx, worker: worker, queued: now, optMark: c.opt.at(now), done: make(chan askResult, 1)}
 	c.qmu.Lock()
 	c.queue = append(c.queue, w)
 	start := !c.draining
@@ -184,10 +220,10 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	begun := time.Now()
-	waitedOpt := c.optSpent.Load()
+	waitedOpt := c.opt.at(begun)
 	deliver := func(w *askWaiter, r askResult) {
 		r.tm.wait = begun.Sub(w.queued)
-		r.tm.waitOpt = time.Duration(waitedOpt - w.optMark)
+		r.tm.waitOpt = waitedOpt - w.optMark
 		r.tm.batch = len(batch)
 		r.tm.total = time.Since(w.queued)
 		w.done <- r
@@ -237,11 +273,10 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 			}
 			// One AskBatch fits the surrogate once for the whole batch;
 			// its time is shared equally by the batch's asks.
-			t1 := time.Now()
+			t1 := c.opt.start()
 			ots, err := c.o.AskBatch(n)
-			d := time.Since(t1)
+			d := c.opt.stop(t1)
 			shared.batchPropose += d
-			c.optSpent.Add(int64(d))
 			if err != nil {
 				return nil, err
 			}
