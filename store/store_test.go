@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -602,4 +603,37 @@ func TestRelease(t *testing.T) {
 			t.Fatalf("release in an unknown study: %v", err)
 		}
 	})
+}
+
+// TestSQLiteWALCheckpointed writes in rounds and checks that the WAL file
+// stops growing: commits do not checkpoint it, so without the background
+// checkpointer it would grow by every page written, round after round.
+func TestSQLiteWALCheckpointed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "xbo.db")
+	s, err := store.Open(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	mkStudy(t, s, "s")
+	var sizes []int64
+	const rounds, perRound = 6, 250
+	for r := 0; r < rounds; r++ {
+		for i := 0; i < perRound; i++ {
+			if _, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": float64(i) / perRound}, Now: t0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fi, err := os.Stat(file + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, fi.Size())
+		time.Sleep(400 * time.Millisecond)
+	}
+	if last := sizes[len(sizes)-1]; last > 3*sizes[0] {
+		t.Fatalf("WAL sizes after each round of %d commits: %v; it keeps growing", perRound, sizes)
+	}
+	t.Logf("WAL sizes after each round of %d commits: %v", perRound, sizes)
 }
