@@ -637,3 +637,49 @@ func TestSQLiteWALCheckpointed(t *testing.T) {
 	}
 	t.Logf("WAL sizes after each round of %d commits: %v", perRound, sizes)
 }
+
+// TestWatch checks that Watch returns the trials from a number on and the
+// listed ones, whatever their state.
+func TestWatch(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		var seen []*store.Trial
+		for i := 0; i < 4; i++ {
+			seen = append(seen, ask(t, s, "s", "w", t0, 0))
+		}
+		if _, _, err := s.Tell(ctx, "s", 1, store.Result{State: store.Complete, Value: 1, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReportIntermediate(ctx, "s", 2, store.Report{Step: 1, Value: 2, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		watched := []int64{seen[1].Number, seen[2].Number}
+		var got [][]int64
+		_, err := s.Ask(ctx, "s", store.AskRequest{Worker: "w", Now: t0}, func(ctx context.Context, v store.AskView) (store.Proposal, error) {
+			for _, from := range []int64{3, 4} {
+				trials, err := v.Watch(ctx, watched, from)
+				if err != nil {
+					return store.Proposal{}, err
+				}
+				var nums []int64
+				for _, tr := range trials {
+					nums = append(nums, tr.Number)
+				}
+				got = append(got, nums)
+			}
+			none, err := v.Watch(ctx, nil, 4)
+			if err != nil || len(none) != 0 {
+				return store.Proposal{}, fmt.Errorf("nothing watched, nothing new: %v %v", none, err)
+			}
+			return store.Proposal{Params: map[string]any{"x": 0.5}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Trial 0 is not listed; 1 was told, 2 got a report; 3 is new from 3.
+		if want := [][]int64{{1, 2, 3}, {1, 2}}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("watched trials %v, want %v", got, want)
+		}
+	})
+}
