@@ -117,6 +117,14 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 		go func() {
 			defer wg.Done()
 			wrng := rand.New(rand.NewPCG(uint64(w), 7))
+			if think > 0 {
+				// Start as if training were under way: by memorylessness
+				// the rest of an exponential training time is again
+				// exponential with the same mean, so asks arrive as in
+				// the steady state from the start, not as one burst of 32
+				// (which would be 32 of the slowest samples).
+				time.Sleep(time.Duration(wrng.ExpFloat64() * float64(think)))
+			}
 			for next.Add(1) <= int64(b.N) {
 				t0 := time.Now()
 				num, tr, tm, err := askRaw(ctx, hc, askURL)
@@ -182,20 +190,27 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 //     by the throughput whatever the service does: trials/s is the
 //     service's capacity, and its latencies measure queueing.
 //   - w32-think: 32 workers that each train for an exponential time
-//     between ask and tell (mean 100 ms with the random strategy, 2 s with
-//     GP), the way real workers use the service. The means keep the
-//     offered load (32 / mean think time: 320 asks/s, 16 asks/s) well under
-//     the capacity the w32 runs measure on either backend, so the latencies
-//     are those of a service that is busy but not saturated. This is the
-//     run the target (under 5 ms p99 over the optimizer's own
-//     proposal time) is about.
+//     between ask and tell, the way real workers use the service: mean
+//     100 ms with the random strategy, 10 s with GP. The offered load, 32
+//     divided by the mean think time (320 asks/s, 3.2 asks/s), is about a
+//     quarter of the capacity the w32 runs measure on the slower backend
+//     (PostgreSQL: about 1200 trials/s random, 30 trials/s GP on this
+//     2-core machine), so the service is busy but not saturated. This is
+//     the load the target (under 5 ms p99 over the optimizer's own
+//     proposal time) is about. Its trials/s is the offered load, not a
+//     capacity.
 //   - w1: one worker, no think time: the service's latency with no
 //     queueing at all.
 //
-// Commands (the think runs take about 12 s each, mostly thinking):
+// Commands (the random think runs take about 7 s each; the GP ones about
+// 80 s at 128x, since each worker trains 4 times for 10 s on average and
+// the run waits for the slowest):
 //
 //	go test -run '^$' -bench 'AskTell/.*/random' -benchtime 2000x ./server
 //	go test -run '^$' -bench 'AskTell/.*/gp' -benchtime 128x ./server
+//
+// Figures (README.md, docs/api.md) came from these commands with the test
+// binaries of the old and new code run alternately.
 func BenchmarkAskTell(b *testing.B) {
 	loads := []struct {
 		name      string
