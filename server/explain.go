@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -113,6 +114,15 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
+	// Explanations are deterministic functions of the study's trials and
+	// the query: one computed for the same trial state is served again.
+	key := name + "\x00" + kind + "\x00" + r.URL.Query().Encode()
+	if body, ok := s.explained.get(key, st.Fingerprint); ok {
+		w.Header().Set("X-Explain-Cache", "hit")
+		w.Header().Set("Content-Type", "application/json")
+		w.Write(body)
+		return nil
+	}
 	sp, err := space.Parse(st.Space)
 	if err != nil {
 		return fmt.Errorf("stored space of %q: %w", name, err)
@@ -152,5 +162,74 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	case err != nil:
 		return fmt.Errorf("explain %s: %w", kind, err)
 	}
-	return writeJSON(w, http.StatusOK, out)
+	body, err := json.Marshal(out)
+	if err != nil {
+		return fmt.Errorf("explain %s: encode: %w", kind, err)
+	}
+	body = append(body, '\n')
+	// Stored under the fingerprint read before the trials: if they changed
+	// meanwhile, later requests see a newer fingerprint and miss.
+	s.explained.put(key, st.Fingerprint, body)
+	w.Header().Set("X-Explain-Cache", "miss")
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(body)
+	return nil
+}
+
+// explainCache keeps the latest explanations, each with the fingerprint
+// (store.Study.Fingerprint) of the trials it was computed from, so that a
+// dashboard showing the same views again does not refit a surrogate while
+// nothing changed. Any change of any trial (ask, tell, report, expiry,
+// release, in this process or another one sharing the database) changes the
+// fingerprint, and the next request recomputes. Entries are evicted oldest
+// first beyond explainCacheEntries or explainCacheBytes.
+type explainCache struct {
+	mu      sync.Mutex
+	entries map[string]explainEntry
+	order   []string // keys, oldest first
+	bytes   int
+}
+
+type explainEntry struct {
+	fingerprint string
+	body        []byte
+}
+
+const (
+	explainCacheEntries = 256
+	explainCacheBytes   = 64 << 20
+)
+
+func (c *explainCache) get(key, fingerprint string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.entries[key]
+	if !ok || e.fingerprint != fingerprint {
+		return nil, false
+	}
+	return e.body, true
+}
+
+func (c *explainCache) put(key, fingerprint string, body []byte) {
+	if len(body) > explainCacheBytes/4 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.entries == nil {
+		c.entries = map[string]explainEntry{}
+	}
+	if old, ok := c.entries[key]; ok {
+		c.bytes -= len(old.body)
+	} else {
+		c.order = append(c.order, key)
+	}
+	c.entries[key] = explainEntry{fingerprint, body}
+	c.bytes += len(body)
+	for len(c.order) > explainCacheEntries || c.bytes > explainCacheBytes {
+		oldest := c.order[0]
+		c.order = c.order[1:]
+		c.bytes -= len(c.entries[oldest].body)
+		delete(c.entries, oldest)
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"xbo/gp"
@@ -29,15 +28,16 @@ import (
 type studyCache struct {
 	qmu       sync.Mutex
 	queue     []*askWaiter
-	draining  bool         // a goroutine is serving the queue; only it touches the fields below
-	optSpent  atomic.Int64 // total optimizer time in ns, for timing.waitOpt
-	expiredAt time.Time    // last expiry check by an ask
+	draining  bool      // a goroutine is serving the queue; only it touches the fields below
+	opt       optClock  // for timing.waitOpt
+	expiredAt time.Time // last expiry check by an ask
 
 	studyID int64
 	sp      *space.Space
 	cfg     OptimizerConfig
 	o       *opt.Optimizer
 	next    int64                 // trials numbered below are in trials
+	seen    int64                 // highest version in trials
 	optID   map[int64]int64       // store trial number → optimizer trial id
 	state   map[int64]store.State // what the optimizer holds: Pending, Complete or Failed
 	trials  map[int64]store.Trial // every trial of the study as last read
@@ -75,6 +75,42 @@ func (t timing) header() string {
 	return h
 }
 
+// optClock adds up the time a study's optimizer has spent proposing,
+// counting a proposal in progress up to the moment asked: an ask that
+// arrives in the middle of a proposal waits only for the rest of it.
+type optClock struct {
+	mu      sync.Mutex
+	spent   time.Duration
+	running time.Time // start of the proposal in progress; zero if none
+}
+
+func (c *optClock) at(now time.Time) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running.IsZero() {
+		return c.spent
+	}
+	return c.spent + max(now.Sub(c.running), 0)
+}
+
+func (c *optClock) start() time.Time {
+	now := time.Now()
+	c.mu.Lock()
+	c.running = now
+	c.mu.Unlock()
+	return now
+}
+
+func (c *optClock) stop(started time.Time) time.Duration {
+	now := time.Now()
+	d := now.Sub(started)
+	c.mu.Lock()
+	c.spent += d
+	c.running = time.Time{}
+	c.mu.Unlock()
+	return d
+}
+
 func (s *Server) cache(study string) *studyCache {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -97,7 +133,7 @@ type askWaiter struct {
 	ctx     context.Context
 	worker  string
 	queued  time.Time
-	optMark int64 // studyCache.optSpent when queued
+	optMark time.Duration // studyCache.opt when queued
 	done    chan askResult
 }
 
@@ -114,7 +150,8 @@ type askResult struct {
 // are made one after the other, each conditioned on those before it.
 func (s *Server) askTrial(ctx context.Context, study, worker string) (*store.Trial, timing, error) {
 	c := s.cache(study)
-	w := &askWaiter{ctx: ctx, worker: worker, queued: time.Now(), optMark: c.optSpent.Load(), done: make(chan askResult, 1)}
+	now := time.Now()
+	w := &askWaiter{ctx: ctx, worker: worker, queued: now, optMark: c.opt.at(now), done: make(chan askResult, 1)}
 	c.qmu.Lock()
 	c.queue = append(c.queue, w)
 	start := !c.draining
@@ -125,11 +162,36 @@ func (s *Server) askTrial(ctx context.Context, study, worker string) (*store.Tri
 	}
 	select {
 	case r := <-w.done:
+		if r.err == nil && ctx.Err() != nil {
+			// The client is gone: the answer cannot reach it.
+			s.release(study, r.t)
+			return nil, timing{}, ctx.Err()
+		}
 		return r.t, r.tm, r.err
 	case <-ctx.Done():
-		// A trial made for this ask after all stays running until it
-		// expires.
+		// The ask may be in a batch already: a trial made for it after all
+		// goes back to the queue rather than waiting for its deadline (or
+		// forever, with no trial timeout).
+		go func() {
+			if r := <-w.done; r.err == nil {
+				s.release(study, r.t)
+			}
+		}()
 		return nil, timing{}, ctx.Err()
+	}
+}
+
+// release hands a trial made for an ask whose client went away back to the
+// queue, so the next ask gets it. The optimizer already holds it as
+// pending, so nothing else changes.
+func (s *Server) release(study string, t *store.Trial) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, released, err := s.st.Release(ctx, study, t.Number, s.now()); err != nil {
+		s.log.Error("release trial of a cancelled ask", "study", study, "trial", t.Number, "err", err)
+	} else if released {
+		s.log.Debug("released trial of a cancelled ask", "study", study, "trial", t.Number)
+		s.changed(study)
 	}
 }
 
@@ -158,10 +220,10 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	begun := time.Now()
-	waitedOpt := c.optSpent.Load()
+	waitedOpt := c.opt.at(begun)
 	deliver := func(w *askWaiter, r askResult) {
 		r.tm.wait = begun.Sub(w.queued)
-		r.tm.waitOpt = time.Duration(waitedOpt - w.optMark)
+		r.tm.waitOpt = waitedOpt - w.optMark
 		r.tm.batch = len(batch)
 		r.tm.total = time.Since(w.queued)
 		w.done <- r
@@ -211,11 +273,10 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 			}
 			// One AskBatch fits the surrogate once for the whole batch;
 			// its time is shared equally by the batch's asks.
-			t1 := time.Now()
+			t1 := c.opt.start()
 			ots, err := c.o.AskBatch(n)
-			d := time.Since(t1)
+			d := c.opt.stop(t1)
 			shared.batchPropose += d
-			c.optSpent.Add(int64(d))
 			if err != nil {
 				return nil, err
 			}
@@ -276,19 +337,26 @@ func (c *studyCache) sync(ctx context.Context, view store.AskView) (bool, error)
 			return true, err
 		}
 	}
-	// Complete and failed trials never change again; everything else, and
-	// every trial numbered beyond those known, is read again.
-	var watch []int64
-	for n, t := range c.trials {
-		if !t.State.Finished() {
-			watch = append(watch, n)
+	var changed []store.Trial
+	var err error
+	if view.Ordered() && c.seen > 0 {
+		changed, _, err = view.Changed(ctx, c.seen)
+	} else {
+		// Complete and failed trials never change again; everything else,
+		// and every trial numbered beyond those known, is read again.
+		var watch []int64
+		for n, t := range c.trials {
+			if !t.State.Finished() {
+				watch = append(watch, n)
+			}
 		}
+		changed, err = view.Watch(ctx, watch, c.next)
 	}
-	changed, err := view.Watch(ctx, watch, c.next)
 	if err != nil {
 		return false, err
 	}
 	for _, t := range changed {
+		c.seen = max(c.seen, t.Version)
 		if _, had := c.trials[t.Number]; !had {
 			vals, err := c.sp.FromMap(t.Params)
 			if err != nil {
@@ -315,7 +383,7 @@ func (c *studyCache) reset(st *store.Study) error {
 	if err != nil {
 		return fmt.Errorf("stored optimizer of %q: %w", st.Name, err)
 	}
-	c.studyID, c.sp, c.cfg, c.o, c.next = st.ID, sp, cfg, nil, 0
+	c.studyID, c.sp, c.cfg, c.o, c.next, c.seen = st.ID, sp, cfg, nil, 0, 0
 	c.trials, c.vals = map[int64]store.Trial{}, map[int64][]float64{}
 	return nil
 }

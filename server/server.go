@@ -75,6 +75,8 @@ type Server struct {
 	routes     []string
 	explainers map[string]Explainer
 
+	explained explainCache
+
 	mu     sync.Mutex
 	caches map[string]*studyCache
 	notify map[string]chan struct{}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -74,6 +76,14 @@ func (b *postgresBackend) lockStudy(ctx context.Context, q querier, studyID int6
 	return nil
 }
 
+func (b *postgresBackend) lockStudyByName(ctx context.Context, q querier, name string) error {
+	if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':xbo-study'), (id % 2147483647)::int)
+		FROM studies WHERE name = $1`, name); err != nil {
+		return fmt.Errorf("store: lock study %q: %w", name, err)
+	}
+	return nil
+}
+
 func (b *postgresBackend) rowLock(skipLocked bool) string {
 	if skipLocked {
 		return " FOR UPDATE SKIP LOCKED"
@@ -93,8 +103,29 @@ func (b *postgresBackend) close() error {
 	return nil
 }
 
-// pgTx adapts a pgx transaction to querier.
-type pgTx struct{ t pgx.Tx }
+// qTellDirect completes or fails an unfinished trial in one statement, with
+// its own version, user attributes unchanged. It returns no row when the
+// study or trial does not exist or the trial is finished already.
+var qTellDirect = `UPDATE trials t SET state = $3, value = $4, fail_reason = $5, finished_us = $6, updated_us = $6,
+	version = nextval('trial_version')
+	FROM studies s WHERE s.name = $1 AND t.study_id = s.id AND t.number = $2 AND t.state NOT IN ('complete', 'failed')
+	RETURNING ` + trialColumnsT
+
+// directTell runs on the pool, outside an explicit transaction: a tell is
+// then one round trip instead of five (BEGIN, row lock, version, update,
+// COMMIT), and still atomic, being one statement.
+func (b *postgresBackend) directTell() (querier, string) { return pgTx{b.pool}, qTellDirect }
+
+// pgQuerier is what pgx transactions and pools have in common.
+type pgQuerier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// pgTx adapts a pgx transaction (or, for single statements, the pool) to
+// querier.
+type pgTx struct{ t pgQuerier }
 
 func (t pgTx) exec(ctx context.Context, q string, args ...any) (int64, error) {
 	tag, err := t.t.Exec(ctx, q, args...)
@@ -123,8 +154,8 @@ func (t pgTx) query(ctx context.Context, q string, args ...any) (rows, error) {
 	return pgRows{r}, nil
 }
 
-func (t pgTx) commit(ctx context.Context) error { return t.t.Commit(ctx) }
-func (t pgTx) rollback(ctx context.Context)     { _ = t.t.Rollback(context.WithoutCancel(ctx)) }
+func (t pgTx) commit(ctx context.Context) error { return t.t.(pgx.Tx).Commit(ctx) }
+func (t pgTx) rollback(ctx context.Context)     { _ = t.t.(pgx.Tx).Rollback(context.WithoutCancel(ctx)) }
 
 type pgRows struct{ pgx.Rows }
 
@@ -137,3 +168,77 @@ func (b *postgresBackend) nextVersion(ctx context.Context, q querier, _ int64) (
 }
 
 func (b *postgresBackend) orderedVersions() bool { return false }
+
+// insertTrials inserts every row in one statement: one round trip for a
+// batch of asks instead of one per trial, while the study's ask lock is
+// held. (pgx prepares and caches the statement for each batch size.)
+func (b *postgresBackend) insertTrials(ctx context.Context, q querier, rows []trialRow) ([]*Trial, error) {
+	if len(rows) == 1 {
+		return insertTrialsEach(ctx, q, rows)
+	}
+	var sb strings.Builder
+	sb.WriteString(`INSERT INTO trials
+		(study_id, number, state, params, value, user_attrs, worker, acquisition, requeued_from, meta,
+		 created_us, started_us, deadline_us, finished_us, version, updated_us) VALUES `)
+	args := make([]any, 0, 16*len(rows))
+	for i, r := range rows {
+		if i > 0 {
+			sb.WriteString(", ")
+		}
+		ra := r.args()
+		sb.WriteByte('(')
+		for j := range ra {
+			if j > 0 {
+				sb.WriteString(", ")
+			}
+			sb.WriteByte('$')
+			sb.WriteString(strconv.Itoa(len(args) + j + 1))
+		}
+		sb.WriteByte(')')
+		args = append(args, ra...)
+	}
+	sb.WriteString(` RETURNING ` + trialColumns)
+	rs, err := q.query(ctx, sb.String(), args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: insert %d trials: %w", len(rows), err)
+	}
+	defer rs.Close()
+	byNumber := make(map[int64]*Trial, len(rows))
+	for rs.Next() {
+		t, err := scanTrial(rs.Scan)
+		if err != nil {
+			return nil, fmt.Errorf("store: insert %d trials: %w", len(rows), err)
+		}
+		byNumber[t.Number] = &t
+	}
+	if err := rs.Err(); err != nil {
+		return nil, fmt.Errorf("store: insert %d trials: %w", len(rows), err)
+	}
+	// RETURNING promises no order.
+	out := make([]*Trial, len(rows))
+	for i, r := range rows {
+		if out[i] = byNumber[r.number]; out[i] == nil {
+			return nil, fmt.Errorf("store: insert %d trials: trial %d was not returned", len(rows), r.number)
+		}
+	}
+	return out, nil
+}
+
+// reserveVersioned takes n trial numbers and a version in one round trip.
+func (b *postgresBackend) reserveVersioned(ctx context.Context, q querier, studyID int64, n int64) (version, firstNumber int64, err error) {
+	err = q.queryRow(ctx, `WITH r AS (UPDATE studies SET next_number = next_number + $2 WHERE id = $1 RETURNING next_number - $2 AS first)
+		SELECT first, nextval('trial_version') FROM r`, studyID, n)(&firstNumber, &version)
+	if err != nil {
+		return 0, 0, fmt.Errorf("store: reserve trial numbers: %w", err)
+	}
+	return version, firstNumber, nil
+}
+
+const qWatchPG = `SELECT ` + trialColumns + ` FROM trials WHERE study_id = $1 AND (number >= $2 OR number = ANY($3::bigint[])) ORDER BY number`
+
+func (b *postgresBackend) watchQuery(numbers []int64) (string, any, error) {
+	if numbers == nil {
+		numbers = []int64{}
+	}
+	return qWatchPG, numbers, nil
+}

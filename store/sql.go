@@ -46,6 +46,8 @@ type backend interface {
 	// transaction ends (an advisory lock in PostgreSQL; SQLite's immediate
 	// transactions already hold the database's write lock).
 	lockStudy(ctx context.Context, q querier, studyID int64) error
+	// lockStudyByName is lockStudy for the study of that name, if any.
+	lockStudyByName(ctx context.Context, q querier, name string) error
 	// rowLock is appended to SELECTs of trial rows that will be updated.
 	rowLock(skipLocked bool) string
 	// nextVersion stamps one change of a study's trials. SQLite counts on
@@ -60,6 +62,14 @@ type backend interface {
 	// lock through a proposal would stall every tell).
 	optimisticAsk() bool
 	isUniqueViolation(err error) bool
+	// directTell, when q is not nil, runs a tell of a trial that is not
+	// finished yet as the single statement sql (see qTellDirect).
+	directTell() (q querier, sql string)
+	// insertTrials inserts rows and returns them in the order given.
+	insertTrials(ctx context.Context, q querier, rows []trialRow) ([]*Trial, error)
+	// watchQuery is the statement of AskView.Watch and its argument $3
+	// standing for the listed trial numbers.
+	watchQuery(numbers []int64) (sql string, list any, err error)
 	close() error
 }
 
@@ -106,8 +116,10 @@ func scanStudy(scan func(dest ...any) error) (*Study, error) {
 	return &st, nil
 }
 
+const qStudyByName = `SELECT ` + studyColumns + ` FROM studies WHERE name = $1`
+
 func getStudy(ctx context.Context, q querier, name string) (*Study, error) {
-	st, err := scanStudy(q.queryRow(ctx, `SELECT `+studyColumns+` FROM studies WHERE name = $1`, name))
+	st, err := scanStudy(q.queryRow(ctx, qStudyByName, name))
 	if errors.Is(err, errNoRows) {
 		return nil, fmt.Errorf("study %q: %w", name, ErrNotFound)
 	}
@@ -128,6 +140,9 @@ func trialColumnsOf(alias string) string {
 
 var trialColumnsT = trialColumnsOf("t")
 
+var qLockTrial = `SELECT s.id, ` + trialColumnsT + ` FROM studies s JOIN trials t ON t.study_id = s.id
+		WHERE s.name = $1 AND t.number = $2`
+
 // lockTrial reads (and in PostgreSQL row-locks) a trial by study name and
 // number in one round trip.
 func (s *sqlStore) lockTrial(ctx context.Context, q querier, study string, number int64) (int64, *Trial, error) {
@@ -136,8 +151,7 @@ func (s *sqlStore) lockTrial(ctx context.Context, q querier, study string, numbe
 	if l := s.b.rowLock(false); l != "" {
 		lock = l + " OF t"
 	}
-	row := q.queryRow(ctx, `SELECT s.id, `+trialColumnsT+` FROM studies s JOIN trials t ON t.study_id = s.id
-		WHERE s.name = $1 AND t.number = $2`+lock, study, number)
+	row := q.queryRow(ctx, qLockTrial+lock, study, number)
 	t, err := scanTrial(func(dest ...any) error { return row(append([]any{&studyID}, dest...)...) })
 	if errors.Is(err, errNoRows) {
 		if _, err := getStudy(ctx, q, study); err != nil {
@@ -162,10 +176,12 @@ func getTrial(ctx context.Context, q querier, studyID, number int64, lock string
 	return &t, nil
 }
 
+const qReserve = `UPDATE studies SET next_number = next_number + $2
+		WHERE id = $1 RETURNING next_number - $2`
+
 // reserve takes n trial numbers; callers hold the study's ask lock.
 func reserve(ctx context.Context, q querier, studyID int64, n int64) (firstNumber int64, err error) {
-	err = q.queryRow(ctx, `UPDATE studies SET next_number = next_number + $2
-		WHERE id = $1 RETURNING next_number - $2`, studyID, n)(&firstNumber)
+	err = q.queryRow(ctx, qReserve, studyID, n)(&firstNumber)
 	if err != nil {
 		return 0, fmt.Errorf("store: reserve trial numbers: %w", err)
 	}
@@ -174,6 +190,11 @@ func reserve(ctx context.Context, q querier, studyID int64, n int64) (firstNumbe
 
 // reserveVersioned reserves n numbers and stamps the change.
 func (s *sqlStore) reserveVersioned(ctx context.Context, q querier, studyID int64, n int64) (version, firstNumber int64, err error) {
+	if r, ok := s.b.(interface {
+		reserveVersioned(ctx context.Context, q querier, studyID int64, n int64) (int64, int64, error)
+	}); ok {
+		return r.reserveVersioned(ctx, q, studyID, n)
+	}
 	if firstNumber, err = reserve(ctx, q, studyID, n); err != nil {
 		return 0, 0, err
 	}
@@ -211,20 +232,26 @@ type trialRow struct {
 
 func (r trialRow) updated() int64 { return r.created }
 
-func insertTrial(ctx context.Context, q querier, r trialRow) (*Trial, error) {
+const qInsertTrial = `INSERT INTO trials
+		(study_id, number, state, params, value, user_attrs, worker, acquisition, requeued_from, meta,
+		 created_us, started_us, deadline_us, finished_us, version, updated_us)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		RETURNING ` + trialColumns
+
+// args are the values of one row in qInsertTrial's order.
+func (r trialRow) args() []any {
 	if r.userAttrs == "" {
 		r.userAttrs = "{}"
 	}
 	if r.meta == "" {
 		r.meta = "{}"
 	}
-	t, err := scanTrial(q.queryRow(ctx, `INSERT INTO trials
-		(study_id, number, state, params, value, user_attrs, worker, acquisition, requeued_from, meta,
-		 created_us, started_us, deadline_us, finished_us, version, updated_us)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
-		RETURNING `+trialColumns,
-		r.studyID, r.number, string(r.state), r.params, r.value, r.userAttrs, r.worker, r.acquisition, r.requeuedFrom, r.meta,
-		r.created, r.started, r.deadline, r.finished, r.version, r.updated()))
+	return []any{r.studyID, r.number, string(r.state), r.params, r.value, r.userAttrs, r.worker, r.acquisition, r.requeuedFrom, r.meta,
+		r.created, r.started, r.deadline, r.finished, r.version, r.updated()}
+}
+
+func insertTrial(ctx context.Context, q querier, r trialRow) (*Trial, error) {
+	t, err := scanTrial(q.queryRow(ctx, qInsertTrial, r.args()...))
 	if err != nil {
 		return nil, fmt.Errorf("store: insert trial %d: %w", r.number, err)
 	}
@@ -263,7 +290,13 @@ func (s *sqlStore) Study(ctx context.Context, name string) (*Study, error) {
 		if st, err = getStudy(ctx, q, name); err != nil {
 			return err
 		}
-		return q.queryRow(ctx, `SELECT coalesce(max(version), 0) FROM trials WHERE study_id = $1`, st.ID)(&st.Version)
+		var n, sum int64
+		if err := q.queryRow(ctx, `SELECT coalesce(max(version), 0), count(*), CAST(coalesce(sum(version), 0) AS BIGINT)
+			FROM trials WHERE study_id = $1`, st.ID)(&st.Version, &n, &sum); err != nil {
+			return fmt.Errorf("store: study %q: %w", name, err)
+		}
+		st.Fingerprint = fmt.Sprintf("%d:%d:%d", st.ID, n, sum)
+		return nil
 	})
 	return st, err
 }
@@ -402,28 +435,24 @@ func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Tr
 
 // askView reads trials for a proposer inside an ask.
 type askView struct {
+	b     backend
 	q     querier
 	study *Study
 }
 
+const qWatch = `SELECT ` + trialColumns + ` FROM trials WHERE study_id = $1
+	AND (number >= $2 OR number IN (SELECT value FROM json_each($3))) ORDER BY number`
+
 func (v *askView) Study() *Study { return v.study }
 
+func (v *askView) Ordered() bool { return v.b.orderedVersions() }
+
 func (v *askView) Watch(ctx context.Context, numbers []int64, from int64) ([]Trial, error) {
-	if len(numbers) > 500 {
-		all, _, err := v.Changed(ctx, 0)
-		return all, err
+	q, list, err := v.b.watchQuery(numbers)
+	if err != nil {
+		return nil, fmt.Errorf("store: watched trials: %w", err)
 	}
-	where := `number >= $2`
-	args := []any{v.study.ID, from}
-	if len(numbers) > 0 {
-		marks := make([]string, len(numbers))
-		for i, n := range numbers {
-			args = append(args, n)
-			marks[i] = "$" + strconv.Itoa(len(args))
-		}
-		where += ` OR number IN (` + strings.Join(marks, ", ") + `)`
-	}
-	r, err := v.q.query(ctx, `SELECT `+trialColumns+` FROM trials WHERE study_id = $1 AND (`+where+`) ORDER BY number`, args...)
+	r, err := v.q.query(ctx, q, v.study.ID, from, list)
 	if err != nil {
 		return nil, fmt.Errorf("store: watched trials: %w", err)
 	}
@@ -464,10 +493,21 @@ func (v *askView) Changed(ctx context.Context, since int64) ([]Trial, int64, err
 	return out, maxV, nil
 }
 
+const (
+	qClaimSelect = `SELECT id FROM trials WHERE study_id = $1 AND state = 'pending' ORDER BY number LIMIT $2`
+	qClaimUpdate = `UPDATE trials SET state = 'running', worker = $2, started_us = $3, deadline_us = $4, version = $5, updated_us = $3
+		WHERE id = $1 RETURNING ` + trialColumns
+	qPendingExists = `SELECT EXISTS (SELECT 1 FROM trials WHERE study_id = $1 AND state = 'pending')`
+	qOverdueCount  = `SELECT count(*) FROM trials WHERE study_id = $1 AND state = 'running'
+			AND deadline_us IS NOT NULL AND deadline_us < $2`
+	qTellUpdate = `UPDATE trials SET state = $2, value = $3, fail_reason = $4, user_attrs = $5,
+			finished_us = $6, version = $7, updated_us = $6 WHERE id = $1 RETURNING ` + trialColumns
+)
+
 // claim hands the oldest pending trials to the first workers of reqs (as
 // many as are queued) and returns them.
 func (s *sqlStore) claim(ctx context.Context, q querier, st *Study, reqs []AskRequest) ([]*Trial, error) {
-	r, err := q.query(ctx, `SELECT id FROM trials WHERE study_id = $1 AND state = 'pending' ORDER BY number LIMIT $2`+s.b.rowLock(true), st.ID, len(reqs))
+	r, err := q.query(ctx, qClaimSelect+s.b.rowLock(true), st.ID, len(reqs))
 	if err != nil {
 		return nil, fmt.Errorf("store: claim pending trials: %w", err)
 	}
@@ -495,8 +535,7 @@ func (s *sqlStore) claim(ctx context.Context, q querier, st *Study, reqs []AskRe
 	for i, id := range ids {
 		req := reqs[i]
 		now := micros(req.Now)
-		t, err := scanTrial(q.queryRow(ctx, `UPDATE trials SET state = 'running', worker = $2, started_us = $3, deadline_us = $4, version = $5, updated_us = $3
-		WHERE id = $1 RETURNING `+trialColumns, id, req.Worker, now, deadlineMicros(req.Now, req.Timeout), v))
+		t, err := scanTrial(q.queryRow(ctx, qClaimUpdate, id, req.Worker, now, deadlineMicros(req.Now, req.Timeout), v))
 		if err != nil {
 			return nil, fmt.Errorf("store: claim pending trial: %w", err)
 		}
@@ -526,26 +565,29 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 	if len(reqs) == 0 {
 		return nil, nil
 	}
-	var out []*Trial
 	pessimistic := !s.b.optimisticAsk()
+	if !pessimistic {
+		out, done, err := s.askFromSnapshot(ctx, study, reqs, propose)
+		if done || err != nil {
+			return out, err
+		}
+	}
+	var out []*Trial
 	err := s.withTx(ctx, true, func(q tx) error {
-		st, err := getStudy(ctx, q, study)
-		if err != nil {
+		// With the ask lock taken first, the study read next has the
+		// number the proposals will get.
+		if err := s.b.lockStudyByName(ctx, q, study); err != nil {
 			return err
 		}
-		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
 			return err
 		}
 		if out, err = s.claim(ctx, q, st, reqs); err != nil || len(out) == len(reqs) || !pessimistic {
 			return err
 		}
-		// The advisory lock is held: re-read the study so NextNumber is the
-		// first number the proposals will get.
-		if st, err = getStudy(ctx, q, study); err != nil {
-			return err
-		}
 		rest := reqs[len(out):]
-		props, err := callPropose(ctx, propose, &askView{q: q, study: st}, len(rest))
+		props, err := callPropose(ctx, propose, &askView{b: s.b, q: q, study: st}, len(rest))
 		if err != nil {
 			return err
 		}
@@ -570,7 +612,7 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 		if snapshot, err = getStudy(ctx, q, study); err != nil {
 			return err
 		}
-		props, err = callPropose(ctx, propose, &askView{q: q, study: snapshot}, len(rest))
+		props, err = callPropose(ctx, propose, &askView{b: s.b, q: q, study: snapshot}, len(rest))
 		return err
 	})
 	if err != nil {
@@ -614,7 +656,7 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 			if st, err = getStudy(ctx, q, study); err != nil {
 				return err
 			}
-			props, err := callPropose(ctx, propose, &askView{q: q, study: st}, len(rest2))
+			props, err := callPropose(ctx, propose, &askView{b: s.b, q: q, study: st}, len(rest2))
 			if err != nil {
 				return err
 			}
@@ -629,6 +671,62 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 		return out, fmt.Errorf("store: ask %q: %w", study, err)
 	}
 	return out, nil
+}
+
+// askFromSnapshot is the common case of an optimistic ask: nothing is
+// queued, so the whole batch is proposed from a read snapshot and inserted
+// in one short write transaction, provided that the study's next trial
+// number has not moved and the queue is still empty (a released trial
+// rejoins the queue without a new number). done is false when the caller
+// must take the general path: the queue was not empty, or trials were
+// created or released meanwhile.
+func (s *sqlStore) askFromSnapshot(ctx context.Context, study string, reqs []AskRequest, propose BatchProposeFunc) (out []*Trial, done bool, err error) {
+	var snapshot *Study
+	var props []Proposal
+	queued := false
+	err = s.withTx(ctx, false, func(q tx) error {
+		var err error
+		if snapshot, err = getStudy(ctx, q, study); err != nil {
+			return err
+		}
+		if err := q.queryRow(ctx, qPendingExists, snapshot.ID)(&queued); err != nil {
+			return fmt.Errorf("store: queued trials: %w", err)
+		}
+		if queued {
+			return nil
+		}
+		props, err = callPropose(ctx, propose, &askView{b: s.b, q: q, study: snapshot}, len(reqs))
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: ask %q: %w", study, err)
+	}
+	if queued {
+		return nil, false, nil
+	}
+	moved := false
+	err = s.withTx(ctx, true, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		if st.ID != snapshot.ID || st.NextNumber != snapshot.NextNumber {
+			moved = true
+			return nil
+		}
+		if err := q.queryRow(ctx, qPendingExists, st.ID)(&moved); err != nil {
+			return fmt.Errorf("store: queued trials: %w", err)
+		}
+		if moved {
+			return nil
+		}
+		out, err = s.insertProposals(ctx, q, st, reqs, props)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: ask %q: %w", study, err)
+	}
+	return out, !moved, nil
 }
 
 func callPropose(ctx context.Context, propose BatchProposeFunc, view AskView, n int) ([]Proposal, error) {
@@ -674,9 +772,18 @@ func (s *sqlStore) insertProposals(ctx context.Context, q querier, st *Study, re
 	if first != st.NextNumber {
 		return nil, fmt.Errorf("%w: trial number %d was taken while proposing", ErrConflict, st.NextNumber)
 	}
+	for i := range rows {
+		rows[i].number, rows[i].version = first+int64(i), v
+	}
+	return s.b.insertTrials(ctx, q, rows)
+}
+
+// insertTrialsEach inserts rows one statement each: the way for SQLite,
+// where a statement is a function call and this one is prepared.
+func insertTrialsEach(ctx context.Context, q querier, rows []trialRow) ([]*Trial, error) {
 	out := make([]*Trial, len(rows))
 	for i, r := range rows {
-		r.number, r.version = first+int64(i), v
+		var err error
 		if out[i], err = insertTrial(ctx, q, r); err != nil {
 			return nil, err
 		}
@@ -694,8 +801,7 @@ func (s *sqlStore) Expire(ctx context.Context, study string, now time.Time) ([]T
 		if err != nil {
 			return err
 		}
-		return q.queryRow(ctx, `SELECT count(*) FROM trials WHERE study_id = $1 AND state = 'running'
-			AND deadline_us IS NOT NULL AND deadline_us < $2`, st.ID, micros(now))(&overdueCount)
+		return q.queryRow(ctx, qOverdueCount, st.ID, micros(now))(&overdueCount)
 	})
 	if err != nil || overdueCount == 0 {
 		if err != nil {
@@ -765,6 +871,21 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 	if err := checkResult(r); err != nil {
 		return nil, false, fmt.Errorf("store: tell trial %d: %w", number, err)
 	}
+	if q, sql := s.b.directTell(); q != nil && len(r.UserAttrs) == 0 {
+		var value *float64
+		if r.State == Complete {
+			value = &r.Value
+		}
+		t, err := scanTrial(q.queryRow(ctx, sql, study, number, string(r.State), value, r.Reason, micros(r.Now)))
+		if err == nil {
+			return &t, true, nil
+		}
+		if !errors.Is(err, errNoRows) {
+			return nil, false, fmt.Errorf("store: tell %q trial %d: %w", study, number, err)
+		}
+		// Unknown or finished: the transaction below tells which, and
+		// whether a repeated tell is the same.
+	}
 	attrs := ""
 	var out *Trial
 	changed := false
@@ -795,8 +916,7 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		if r.State == Complete {
 			value = &r.Value
 		}
-		tt, err := scanTrial(q.queryRow(ctx, `UPDATE trials SET state = $2, value = $3, fail_reason = $4, user_attrs = $5,
-			finished_us = $6, version = $7, updated_us = $6 WHERE id = $1 RETURNING `+trialColumns,
+		tt, err := scanTrial(q.queryRow(ctx, qTellUpdate,
 			t.ID, string(r.State), value, r.Reason, attrs, micros(r.Now), v))
 		if err != nil {
 			return err
@@ -808,6 +928,38 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		return nil, false, fmt.Errorf("store: tell %q trial %d: %w", study, number, err)
 	}
 	return out, changed, nil
+}
+
+const qRelease = `UPDATE trials SET state = 'pending', worker = '', started_us = NULL, deadline_us = NULL,
+	version = $2, updated_us = $3 WHERE id = $1 RETURNING ` + trialColumns
+
+func (s *sqlStore) Release(ctx context.Context, study string, number int64, now time.Time) (*Trial, bool, error) {
+	var out *Trial
+	released := false
+	err := s.withTx(ctx, true, func(q tx) error {
+		studyID, t, err := s.lockTrial(ctx, q, study, number)
+		if err != nil {
+			return err
+		}
+		if t.State != Running {
+			out = t
+			return nil
+		}
+		v, err := s.stamp(ctx, q, studyID)
+		if err != nil {
+			return err
+		}
+		tt, err := scanTrial(q.queryRow(ctx, qRelease, t.ID, v, micros(now)))
+		if err != nil {
+			return err
+		}
+		out, released = &tt, true
+		return nil
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("store: release %q trial %d: %w", study, number, err)
+	}
+	return out, released, nil
 }
 
 func (s *sqlStore) ReportIntermediate(ctx context.Context, study string, number int64, rep Report) (*Trial, error) {

@@ -86,6 +86,14 @@ type Study struct {
 	Version int64 `json:"version"`
 	// NextNumber is the number the next new trial will get.
 	NextNumber int64 `json:"next_number"`
+	// Fingerprint, set by Store.Study, changes whenever any trial of the
+	// study changes: it is the study's id, its number of trials and the sum
+	// of their versions, read in one snapshot. Versions only grow, so the
+	// sum moves with every committed change, even when (PostgreSQL) a
+	// change with a smaller version commits after one with a larger
+	// version, which Version alone would miss. Caches of results derived
+	// from the trials key on it.
+	Fingerprint string `json:"-"`
 }
 
 // StudySummary is a study with its trial counts and best value.
@@ -177,6 +185,11 @@ type AskView interface {
 	// Changed returns, in number order, every trial whose version is above
 	// since, and the highest version among them (since when there are none).
 	Changed(ctx context.Context, since int64) ([]Trial, int64, error)
+	// Ordered reports whether versions become visible in the order they
+	// were taken (SQLite). A proposer that has seen every trial up to
+	// version v then catches up exactly, and more cheaply than with Watch,
+	// with Changed(v).
+	Ordered() bool
 }
 
 // ProposeFunc computes a new configuration when the queue is empty. It runs
@@ -228,8 +241,9 @@ type Store interface {
 	// Ask hands out the oldest pending trial, or creates a running trial
 	// from propose. It does not expire overdue trials; call Expire first.
 	// With SQLite the proposal is made from a read snapshot, and made again
-	// under the write lock if another process created a trial meanwhile:
-	// propose may then be called twice, and must forget its first answer.
+	// if a trial was created meanwhile (finally under the write lock):
+	// propose may then be called more than once, and must forget its
+	// earlier answers.
 	Ask(ctx context.Context, study string, req AskRequest, propose ProposeFunc) (*Trial, error)
 	// AskBatch is Ask for several workers in one transaction (one commit):
 	// queued trials go to the first requests, the others get proposals.
@@ -239,6 +253,12 @@ type Store interface {
 	// Tell records a trial's outcome. It reports changed=false when the same
 	// outcome was already recorded and returns ErrConflict for a different one.
 	Tell(ctx context.Context, study string, number int64, r Result) (t *Trial, changed bool, err error)
+	// Release hands a running trial back to the queue: it becomes pending
+	// again, without worker or deadline, and the next ask hands it out. It
+	// is for a trial made for an ask whose client went away before the
+	// answer reached it. A trial that is not running is left as it is and
+	// returned with released=false.
+	Release(ctx context.Context, study string, number int64, now time.Time) (t *Trial, released bool, err error)
 	// ReportIntermediate records an intermediate value of an unfinished trial.
 	ReportIntermediate(ctx context.Context, study string, number int64, r Report) (*Trial, error)
 	// Expire marks running trials whose deadline is before now as expired and

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 	"reflect"
 	"sync"
@@ -569,4 +570,116 @@ func TestSQLiteTwoProcessesConflict(t *testing.T) {
 	if len(all) != 3 {
 		t.Fatalf("%d trials", len(all))
 	}
+}
+
+func TestRelease(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		a := ask(t, s, "s", "w1", t0, 10*time.Second)
+		r, released, err := s.Release(ctx, "s", a.Number, t0.Add(time.Second))
+		if err != nil || !released || r.State != store.Pending || r.Worker != "" || r.Deadline != nil || r.StartedAt != nil || r.Version <= a.Version {
+			t.Fatalf("release: %+v %v %v", r, released, err)
+		}
+		// A released trial is the next ask's, with no new proposal.
+		noPropose := func(context.Context, store.AskView) (store.Proposal, error) {
+			return store.Proposal{}, errors.New("must not propose while the queue has trials")
+		}
+		b, err := s.Ask(ctx, "s", store.AskRequest{Worker: "w2", Now: t0.Add(2 * time.Second), Timeout: 10 * time.Second}, noPropose)
+		if err != nil || b.Number != a.Number || b.Worker != "w2" || b.State != store.Running || b.Params["x"] != a.Params["x"] {
+			t.Fatalf("ask after release: %+v %v", b, err)
+		}
+		// Only running trials are released.
+		if _, _, err := s.Tell(ctx, "s", b.Number, store.Result{State: store.Complete, Value: 1, Now: t0.Add(3 * time.Second)}); err != nil {
+			t.Fatal(err)
+		}
+		if r, released, err := s.Release(ctx, "s", b.Number, t0.Add(4*time.Second)); err != nil || released || r.State != store.Complete {
+			t.Fatalf("release of a complete trial: %+v %v %v", r, released, err)
+		}
+		if _, _, err := s.Release(ctx, "s", 99, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("release of an unknown trial: %v", err)
+		}
+		if _, _, err := s.Release(ctx, "nope", 0, t0); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("release in an unknown study: %v", err)
+		}
+	})
+}
+
+// TestSQLiteWALCheckpointed writes in rounds and checks that the WAL file
+// stops growing: commits do not checkpoint it, so without the background
+// checkpointer it would grow by every page written, round after round.
+func TestSQLiteWALCheckpointed(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "xbo.db")
+	s, err := store.Open(context.Background(), file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	ctx := context.Background()
+	mkStudy(t, s, "s")
+	var sizes []int64
+	const rounds, perRound = 6, 250
+	for r := 0; r < rounds; r++ {
+		for i := 0; i < perRound; i++ {
+			if _, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": float64(i) / perRound}, Now: t0}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		fi, err := os.Stat(file + "-wal")
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, fi.Size())
+		time.Sleep(400 * time.Millisecond)
+	}
+	if last := sizes[len(sizes)-1]; last > 3*sizes[0] {
+		t.Fatalf("WAL sizes after each round of %d commits: %v; it keeps growing", perRound, sizes)
+	}
+	t.Logf("WAL sizes after each round of %d commits: %v", perRound, sizes)
+}
+
+// TestWatch checks that Watch returns the trials from a number on and the
+// listed ones, whatever their state.
+func TestWatch(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		var seen []*store.Trial
+		for i := 0; i < 4; i++ {
+			seen = append(seen, ask(t, s, "s", "w", t0, 0))
+		}
+		if _, _, err := s.Tell(ctx, "s", 1, store.Result{State: store.Complete, Value: 1, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.ReportIntermediate(ctx, "s", 2, store.Report{Step: 1, Value: 2, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		watched := []int64{seen[1].Number, seen[2].Number}
+		var got [][]int64
+		_, err := s.Ask(ctx, "s", store.AskRequest{Worker: "w", Now: t0}, func(ctx context.Context, v store.AskView) (store.Proposal, error) {
+			for _, from := range []int64{3, 4} {
+				trials, err := v.Watch(ctx, watched, from)
+				if err != nil {
+					return store.Proposal{}, err
+				}
+				var nums []int64
+				for _, tr := range trials {
+					nums = append(nums, tr.Number)
+				}
+				got = append(got, nums)
+			}
+			none, err := v.Watch(ctx, nil, 4)
+			if err != nil || len(none) != 0 {
+				return store.Proposal{}, fmt.Errorf("nothing watched, nothing new: %v %v", none, err)
+			}
+			return store.Proposal{Params: map[string]any{"x": 0.5}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Trial 0 is not listed; 1 was told, 2 got a report; 3 is new from 3.
+		if want := [][]int64{{1, 2, 3}, {1, 2}}; !reflect.DeepEqual(got, want) {
+			t.Fatalf("watched trials %v, want %v", got, want)
+		}
+	})
 }
