@@ -762,7 +762,7 @@ func (st *eigState) score(x [][]float64, out []float64) error {
 		}
 	}
 	chunks := (m + eigChunk - 1) / eigChunk
-	parallel(chunks, func() func(int) {
+	parallel(chunks, 0, func() func(int) {
 		kc := make([]float64, eigChunk*max(T, 1))
 		cv := make([]float64, eigChunk*P)
 		acc := make([]float64, len(p.Params))

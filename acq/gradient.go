@@ -338,7 +338,7 @@ func (c *climber) climb(u []float64, score float64) ([]float64, float64, int, er
 
 // climbAll refines every start (in parallel: the model and the acquisition
 // are read-only) and returns the best result.
-func climbAll(c *climber, starts [][]float64, startScores []float64) ([]float64, float64, int, error) {
+func climbAll(c *climber, starts [][]float64, startScores []float64, workers int) ([]float64, float64, int, error) {
 	type result struct {
 		u     []float64
 		score float64
@@ -346,7 +346,7 @@ func climbAll(c *climber, starts [][]float64, startScores []float64) ([]float64,
 		err   error
 	}
 	results := make([]result, len(starts))
-	parallel(len(starts), func() func(int) {
+	parallel(len(starts), workers, func() func(int) {
 		return func(i int) {
 			u, score, n, err := c.refine(starts[i], startScores[i])
 			results[i] = result{u, score, n, err}
@@ -365,12 +365,16 @@ func climbAll(c *climber, starts [][]float64, startScores []float64) ([]float64,
 	return results[best].u, results[best].score, evals, nil
 }
 
-// parallel runs jobs 0..n−1 on up to two goroutines: the machines xbo
-// targets are small and several searches often run at once. newWorker is
-// called once per goroutine and returns the function that does one job with
-// that goroutine's own scratch memory.
-func parallel(n int, newWorker func() func(job int)) {
-	workers := max(1, min(n, runtime.GOMAXPROCS(0), 2))
+// parallel runs jobs 0..n−1 on up to limit goroutines (0: two, as the
+// machines xbo targets are small and several searches often run at once;
+// never more than GOMAXPROCS). newWorker is called once per goroutine and
+// returns the function that does one job with that goroutine's own scratch
+// memory.
+func parallel(n, limit int, newWorker func() func(job int)) {
+	if limit <= 0 {
+		limit = 2
+	}
+	workers := max(1, min(n, runtime.GOMAXPROCS(0), limit))
 	next := make(chan int, n)
 	for i := range n {
 		next <- i

@@ -63,6 +63,9 @@ type RandomSearch struct {
 	// only the candidates whose bound can reach the best are scored
 	// exactly; the proposal is the same.
 	Exhaustive bool
+	// Workers bounds the goroutines of the refinement [2]; 1 keeps it on
+	// the caller's goroutine. The result does not depend on it.
+	Workers int
 	// Pattern forces the pattern search even when the acquisition and the
 	// surrogate are differentiable (see Differentiable), where the default
 	// is to climb the gradient on the float parameters.
@@ -90,6 +93,8 @@ type FocusSearch struct {
 	// Pattern forces the pattern search for that refinement (see
 	// RandomSearch.Pattern).
 	Pattern bool
+	// Workers bounds the refinement's goroutines (see RandomSearch.Workers).
+	Workers int
 	// Exhaustive scores every point of every iteration exactly (see
 	// RandomSearch.Exhaustive); the search takes the same path either way.
 	Exhaustive bool
@@ -141,7 +146,7 @@ func (r RandomSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space,
 	if err != nil {
 		return Result{}, fmt.Errorf("acq: random search: %w", err)
 	}
-	res, err := refineTop(a, m, s, scored, scores, refine, patternSettings{r.InitialStep, r.MinStep, r.MaxRounds, r.Pattern})
+	res, err := refineTop(a, m, s, scored, scores, refine, patternSettings{r.InitialStep, r.MinStep, r.MaxRounds, r.Pattern, r.Workers})
 	if err != nil {
 		return Result{}, fmt.Errorf("acq: random search: %w", err)
 	}
@@ -252,7 +257,7 @@ func (f FocusSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, 
 		return Result{}, errors.New("acq: focus search: no point was scored")
 	}
 	if f.Refine > 0 {
-		res, err := refineTop(a, m, s, finalists, finalScores, f.Refine, patternSettings{pattern: f.Pattern})
+		res, err := refineTop(a, m, s, finalists, finalScores, f.Refine, patternSettings{pattern: f.Pattern, workers: f.Workers})
 		if err != nil {
 			return Result{}, fmt.Errorf("acq: focus search: %w", err)
 		}
@@ -296,6 +301,8 @@ type patternSettings struct {
 	rounds       int
 	// pattern: no gradient climb even where one is available.
 	pattern bool
+	// workers bounds the goroutines of a gradient climb (0: two).
+	workers int
 }
 
 // refineTop takes the top `count` points by score (count < 0: none) and
@@ -340,7 +347,7 @@ func refineTop(a Acquisition, m surrogate.Model, s *space.Space, pts [][]float64
 	var evals int
 	var err error
 	if c := climberFor(a, m, s, ps); c != nil {
-		u, score, evals, err = climbAll(c, starts, startScores)
+		u, score, evals, err = climbAll(c, starts, startScores, ps.workers)
 	} else {
 		u, score, evals, err = patternSearch(a, m, s, starts, startScores, ps)
 	}

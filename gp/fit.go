@@ -4,7 +4,6 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -22,6 +21,7 @@ type problem struct {
 	y        []float64 // standardized outputs
 	cat      []bool
 	minNoise float64
+	workers  int // goroutines a fit may use (Options.Workers)
 }
 
 // The optimizer works on θ = (log ℓ_1..log ℓ_d, log σ_f², log σ_n²).
@@ -484,7 +484,7 @@ func (p *problem) subset(idx []int) *problem {
 // warmFirst, starts[0] is a warm start (see optimizerSettings).
 func (p *problem) runStarts(starts [][]float64, lo, hi []float64, warmFirst bool) []startResult {
 	results := make([]startResult, len(starts))
-	workers := min(len(starts), runtime.GOMAXPROCS(0), maxWorkers)
+	workers := workerCount(len(starts), p.workers)
 	next := make(chan int, len(starts))
 	for s := range starts {
 		next <- s
@@ -496,7 +496,7 @@ func (p *problem) runStarts(starts [][]float64, lo, hi []float64, warmFirst bool
 		go func() {
 			defer wg.Done()
 			w := p.newWorkspace()
-			w.parallel = workers == 1 && runtime.GOMAXPROCS(0) > 1
+			w.parallel = workers == 1 && workerCount(lmlParts, p.workers) > 1
 			for s := range next {
 				results[s] = runStart(w, lo, hi, starts[s], warmFirst && s == 0)
 			}

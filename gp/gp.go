@@ -64,6 +64,11 @@ type Options struct {
 	// Restarts is the number of L-BFGS runs (default 3): the first starts at
 	// Init (or a default), the others at random points drawn with Seed.
 	Restarts int
+	// Workers bounds the goroutines of the fit and of every later call on
+	// the fitted GP [2, and never more than GOMAXPROCS]; 1 keeps each call
+	// on its caller's goroutine, e.g. to leave a core to a server's
+	// handlers. Results do not depend on it.
+	Workers int
 	Seed     uint64
 	// Init is a warm start (e.g. the previous fit's Hyper), tried first.
 	Init *Hyper
@@ -104,6 +109,8 @@ type GP struct {
 	u      []float64 // upper Cholesky factor of K+(σ_n²+jitter)I, n×n row-major
 	alpha  []float64 // (K+(σ_n²+jitter)I)⁻¹ y_std
 	lml    float64
+	// workers bounds the goroutines of one call (Options.Workers).
+	workers int
 }
 
 var (
@@ -148,6 +155,12 @@ func fit(x [][]float64, y []float64, opt Options) (*GP, error) {
 	}
 	if opt.Restarts == 0 {
 		opt.Restarts = defaultStarts
+	}
+	if opt.Workers < 0 {
+		return nil, fmt.Errorf("workers %d, want >= 0", opt.Workers)
+	}
+	if opt.Workers == 0 {
+		opt.Workers = maxWorkers
 	}
 	if opt.MinNoise < 0 || math.IsNaN(opt.MinNoise) || opt.MinNoise >= maxNoise {
 		return nil, fmt.Errorf("min noise %v, want in [0, %v)", opt.MinNoise, float64(maxNoise))
@@ -201,7 +214,7 @@ func fit(x [][]float64, y []float64, opt Options) (*GP, error) {
 		ystd[i] = (v - out.Mean) / out.Std
 	}
 
-	p := &problem{kernel: opt.Kernel, n: n, d: dim, x: enc, y: ystd, cat: cat, minNoise: opt.MinNoise}
+	p := &problem{kernel: opt.Kernel, n: n, d: dim, x: enc, y: ystd, cat: cat, minNoise: opt.MinNoise, workers: opt.Workers}
 	var hyper Hyper
 	switch {
 	case opt.Fixed != nil:
@@ -240,8 +253,9 @@ func fit(x [][]float64, y []float64, opt Options) (*GP, error) {
 		x:      enc,
 		y:      slices.Clone(y),
 		out:    out,
-		hyper:  hyper,
-		met:    newMetric(hyper.Lengthscales, cat),
+		hyper:   hyper,
+		met:     newMetric(hyper.Lengthscales, cat),
+		workers: opt.Workers,
 	}
 	if err := g.factorize(ystd, 0); err != nil {
 		return nil, err

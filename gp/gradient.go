@@ -120,7 +120,7 @@ func (g *GP) PredictBound(x [][]float64, mean, bound []float64) error {
 	s2 := g.hyper.SignalVariance
 	diag := s2 + g.hyper.NoiseVariance + g.jitter
 	scale := g.out.Std
-	forChunks(len(x), predictChunk, n, func(lo, hi int, ks []float64) {
+	forChunks(len(x), predictChunk, n, g.workers, func(lo, hi int, ks []float64) {
 		m := hi - lo
 		ks = ks[:m*n]
 		g.crossKernel(ks, pe[lo*d:hi*d], m)

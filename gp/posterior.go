@@ -27,8 +27,11 @@ const predictChunk = 128
 // small and several models are often queried at once.
 const maxWorkers = 2
 
-func workerCount(jobs int) int {
-	return max(1, min(jobs, runtime.GOMAXPROCS(0), maxWorkers))
+func workerCount(jobs, limit int) int {
+	if limit <= 0 {
+		limit = maxWorkers
+	}
+	return max(1, min(jobs, runtime.GOMAXPROCS(0), limit))
 }
 
 // encodeAll validates points and encodes them (see encodePoint) into one m×d slice.
@@ -75,16 +78,19 @@ func getScratch(size int) *[]float64 {
 // smaller than two full chunks are split evenly over the workers, so the
 // small batches of a pattern search also use both cores. Every row is
 // computed independently of its chunk, so results do not depend on the split.
-func forChunks(m, size, scratchPerRow int, work func(lo, hi int, scratch []float64)) {
+func forChunks(m, size, scratchPerRow, limit int, work func(lo, hi int, scratch []float64)) {
 	if m == 0 {
 		return
 	}
-	if m < maxWorkers*size {
-		size = max(minChunk, (m+maxWorkers-1)/maxWorkers)
+	if limit <= 0 {
+		limit = maxWorkers
+	}
+	if m < limit*size {
+		size = max(minChunk, (m+limit-1)/limit)
 	}
 	size = min(size, m)
 	chunks := (m + size - 1) / size
-	workers := workerCount(chunks)
+	workers := workerCount(chunks, limit)
 	run := func(next func() (int, bool)) {
 		sp := getScratch(size * scratchPerRow)
 		for lo, ok := next(); ok; lo, ok = next() {
@@ -146,7 +152,7 @@ func (g *GP) predict(x [][]float64, mean, variance []float64) error {
 	n, d := g.n, g.dim
 	s2 := g.hyper.SignalVariance
 	scale := g.out.Std
-	forChunks(len(x), predictChunk, n, func(lo, hi int, ks []float64) {
+	forChunks(len(x), predictChunk, n, g.workers, func(lo, hi int, ks []float64) {
 		m := hi - lo
 		ks = ks[:m*n]
 		g.crossKernel(ks, pe[lo*d:hi*d], m)
@@ -295,7 +301,7 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 	}
 	m, n, d := len(points), g.n, g.dim
 	s2 := g.hyper.SignalVariance
-	workers := workerCount(m / 64)
+	workers := workerCount(m/64, g.workers)
 	sums := make([]float64, workers)
 	vs := make([][]float64, workers)
 	var wg sync.WaitGroup
@@ -470,7 +476,7 @@ func (g *GP) condition(x []float64, y float64) (*GP, error) {
 	c := &GP{
 		kernel: g.kernel, dim: d, levels: g.levels, cat: g.cat, n: n + 1,
 		x: append(slices.Clone(g.x), xe...), y: append(slices.Clone(g.y), y),
-		out: g.out, hyper: g.hyper.Clone(), jitter: g.jitter,
+		out: g.out, hyper: g.hyper.Clone(), jitter: g.jitter, workers: g.workers,
 	}
 	c.met = newMetric(c.hyper.Lengthscales, c.cat)
 	ystd := make([]float64, n+1)

@@ -239,6 +239,12 @@ type Config struct {
 	// to a run.
 	DuplicateTolerance float64
 
+	// Workers bounds the goroutines one proposal uses (the GP fit and
+	// predictions, the acquisition refinement, a forest's trees) [2, never
+	// more than GOMAXPROCS]. Proposals do not depend on it. A server sets 1
+	// on a 2-core machine, so a proposal leaves a core to the handlers.
+	Workers int
+
 	// Seed makes the run reproducible.
 	Seed uint64
 	// History is a prior run to resume from (e.g. trials read back from a
@@ -392,17 +398,23 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	case cfg.DuplicateTolerance < 0:
 		cfg.DuplicateTolerance = 0
 	}
+	if cfg.Workers < 0 {
+		return nil, fmt.Errorf("workers %d must be ≥ 0", cfg.Workers)
+	}
+	if cfg.Workers > 0 && cfg.Forest.Workers == 0 {
+		cfg.Forest.Workers = cfg.Workers
+	}
 	var maxim acq.Maximizer
 	switch strings.ToLower(strings.TrimSpace(cfg.AcqOptimizer)) {
 	case "", "random":
 		cfg.AcqOptimizer = "random"
-		maxim = acq.RandomSearch{Candidates: cfg.Candidates, Refine: cfg.Refine}
+		maxim = acq.RandomSearch{Candidates: cfg.Candidates, Refine: cfg.Refine, Workers: cfg.Workers}
 	case "focus":
 		cfg.AcqOptimizer = "focus"
 		if cfg.FocusRestarts < 0 || cfg.FocusIterations < 0 || cfg.FocusPoints < 0 {
 			return nil, errors.New("focus search settings must be ≥ 0")
 		}
-		maxim = acq.FocusSearch{Restarts: cfg.FocusRestarts, Iterations: cfg.FocusIterations, Points: cfg.FocusPoints, Refine: max(cfg.Refine, 0)}
+		maxim = acq.FocusSearch{Restarts: cfg.FocusRestarts, Iterations: cfg.FocusIterations, Points: cfg.FocusPoints, Refine: max(cfg.Refine, 0), Workers: cfg.Workers}
 	default:
 		return nil, fmt.Errorf("unknown acquisition optimizer %q (want random or focus)", cfg.AcqOptimizer)
 	}
@@ -714,6 +726,7 @@ func (o *Optimizer) fit(x [][]float64, y []float64, warm bool) (surrogate.Model,
 		Levels:   o.levels,
 		Restarts: o.cfg.GPRestarts,
 		Seed:     o.seedFor(streamFit, len(x)),
+		Workers:  o.cfg.Workers,
 	}
 	full := true
 	if warm && o.hyper != nil {
@@ -1075,7 +1088,7 @@ func (o *Optimizer) snapshot(t int) ([][]float64, []float64, error) {
 // it touches no mutable optimizer state, so it runs without o.mu.
 func (o *Optimizer) fitSnapshot(x [][]float64, y []float64, hyper *gp.Hyper) (surrogate.Model, error) {
 	if o.cfg.Surrogate == "gp" && hyper != nil {
-		return gp.Fit(x, y, gp.Options{Kernel: o.kernel, Levels: o.levels, Fixed: hyper})
+		return gp.Fit(x, y, gp.Options{Kernel: o.kernel, Levels: o.levels, Fixed: hyper, Workers: o.cfg.Workers})
 	}
 	m, _, err := o.fit(x, y, false)
 	return m, err

@@ -468,3 +468,34 @@ func TestDuplicateProposalReplaced(t *testing.T) {
 		t.Error("NaN duplicate tolerance accepted")
 	}
 }
+
+// TestWorkersDoNotChangeProposals: a proposal on one goroutine is the
+// proposal on two, to the last bit (the service runs proposals on one).
+func TestWorkersDoNotChangeProposals(t *testing.T) {
+	s := mustSpace(t, square2)
+	var runs [2][]Trial
+	for k, workers := range []int{1, 0} {
+		o, err := New(Config{Space: s, Seed: 4, Workers: workers})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 20 {
+			tr, err := o.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs[k] = append(runs[k], tr)
+			if err := o.Tell(tr.ID, bowl2(tr.Params)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := range runs[0] {
+		if !slices.Equal(runs[0][i].U, runs[1][i].U) {
+			t.Fatalf("trial %d: %v with one worker, %v with two", i, runs[0][i].U, runs[1][i].U)
+		}
+	}
+	if _, err := New(Config{Space: s, Workers: -1}); err == nil {
+		t.Error("negative workers accepted")
+	}
+}

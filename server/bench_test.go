@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -61,6 +62,10 @@ func askRaw(ctx context.Context, hc *http.Client, url string) (int64, *client.Tr
 	return t.Number, &t, serverTiming(resp.Header.Get("Server-Timing")), nil
 }
 
+// benchOptimizerWorkers compares proposal parallelism in the service:
+// go test -bench 'AskTell/.*/gp' -optimizer-workers 2 ./server.
+var benchOptimizerWorkers = flag.Int("optimizer-workers", 0, "server.Config.OptimizerWorkers of the ask/tell benchmarks (0: the server's default)")
+
 // benchAskTell measures ask/tell round trips by concurrent workers over
 // loopback HTTP. Each worker asks, thinks (trains its model: an exponential
 // pause with mean think, none when think is 0), evaluates Branin and tells.
@@ -76,7 +81,7 @@ func askRaw(ctx context.Context, hc *http.Client, url string) (int64, *client.Tr
 //	tell_p50_ms, tell_p99_ms  tell latency
 func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int, think time.Duration) {
 	st, _ := openStore(b, backend)
-	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour})
+	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -32,6 +32,7 @@ type studyCache struct {
 	opt       optClock  // for timing.waitOpt
 	expiredAt time.Time // last expiry check by an ask
 
+	workers int // Config.OptimizerWorkers
 	studyID int64
 	sp      *space.Space
 	cfg     OptimizerConfig
@@ -116,7 +117,7 @@ func (s *Server) cache(study string) *studyCache {
 	defer s.mu.Unlock()
 	c, ok := s.caches[study]
 	if !ok {
-		c = &studyCache{}
+		c = &studyCache{workers: s.cfg.OptimizerWorkers}
 		s.caches[study] = c
 	}
 	return c
@@ -441,7 +442,7 @@ func (c *studyCache) rebuild(st *store.Study) error {
 	if err != nil {
 		return fmt.Errorf("study %q: %w", st.Name, err)
 	}
-	o, err := c.cfg.build(c.sp, hist)
+	o, err := c.cfg.build(c.sp, hist, c.workers)
 	if err != nil {
 		return fmt.Errorf("study %q: rebuild optimizer: %w", st.Name, err)
 	}

@@ -202,7 +202,7 @@ func rebuildOptimizer(st *store.Study, sp *space.Space, all []store.Trial) (*opt
 	if err != nil {
 		return nil, nil, fmt.Errorf("study %q: %w", st.Name, err)
 	}
-	o, err := cfg.build(sp, hist)
+	o, err := cfg.build(sp, hist, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("study %q: rebuild optimizer: %w", st.Name, err)
 	}
