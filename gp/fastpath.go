@@ -131,7 +131,8 @@ func solveRowUpperFrom(u []float64, n, from int, r []float64) {
 // two passes over rows: row i of U⁻¹ is e_i·U⁻¹, which only touches columns
 // i.., and (U⁻¹U⁻ᵀ)_ik = Σ_{j≥k} (U⁻¹)_ij (U⁻¹)_kj for k ≥ i. Rows are
 // independent within a pass, so run spreads them over its partitions; a
-// row's cost is ∝ (n−i)² in both passes, so interleaved rows balance.
+// row's cost is ∝ (n−i)² in both passes, so interleaved rows balance. The
+// first pass alone reads u, so inv may be u's own buffer.
 func inverseFromFactor(u, v, inv []float64, n int, run func(func(part, parts int))) {
 	run(func(part, parts int) {
 		for i := part; i < n; i += parts {

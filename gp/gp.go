@@ -64,12 +64,12 @@ type Options struct {
 	// Restarts is the number of L-BFGS runs (default 3): the first starts at
 	// Init (or a default), the others at random points drawn with Seed.
 	Restarts int
+	Seed     uint64
 	// Workers bounds the goroutines of the fit and of every later call on
 	// the fitted GP [2, and never more than GOMAXPROCS]; 1 keeps each call
 	// on its caller's goroutine, e.g. to leave a core to a server's
 	// handlers. Results do not depend on it.
 	Workers int
-	Seed     uint64
 	// Init is a warm start (e.g. the previous fit's Hyper), tried first.
 	Init *Hyper
 	// MinNoise is the lower bound of the fitted NoiseVariance in standardized
@@ -245,14 +245,14 @@ func fit(x [][]float64, y []float64, opt Options) (*GP, error) {
 	}
 
 	g := &GP{
-		kernel: opt.Kernel,
-		dim:    dim,
-		levels: levels,
-		cat:    cat,
-		n:      n,
-		x:      enc,
-		y:      slices.Clone(y),
-		out:    out,
+		kernel:  opt.Kernel,
+		dim:     dim,
+		levels:  levels,
+		cat:     cat,
+		n:       n,
+		x:       enc,
+		y:       slices.Clone(y),
+		out:     out,
 		hyper:   hyper,
 		met:     newMetric(hyper.Lengthscales, cat),
 		workers: opt.Workers,

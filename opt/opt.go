@@ -241,8 +241,9 @@ type Config struct {
 
 	// Workers bounds the goroutines one proposal uses (the GP fit and
 	// predictions, the acquisition refinement, a forest's trees) [2, never
-	// more than GOMAXPROCS]. Proposals do not depend on it. A server sets 1
-	// on a 2-core machine, so a proposal leaves a core to the handlers.
+	// more than GOMAXPROCS]. Proposals do not depend on it. 1 leaves the
+	// other cores to whatever runs beside the optimizer, e.g. a server's
+	// handlers (xbo serve --optimizer-workers).
 	Workers int
 
 	// Seed makes the run reproducible.
@@ -680,11 +681,7 @@ func (o *Optimizer) nearCopy(u []float64) (number int, dist float64, ok bool) {
 		return 0, 0, false
 	}
 	for i := range o.trials {
-		var d2 float64
-		for j, v := range o.trials[i].U {
-			d2 += (v - u[j]) * (v - u[j])
-		}
-		if d2 <= tol2 {
+		if d2 := squaredDistance(o.trials[i].U, u); d2 <= tol2 {
 			return o.trials[i].Number, math.Sqrt(d2), true
 		}
 	}
@@ -924,15 +921,20 @@ func (e excluding) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []
 
 func (e excluding) excluded(c []float64) bool {
 	for _, p := range e.points {
-		var d2 float64
-		for j := range c {
-			d2 += (c[j] - p[j]) * (c[j] - p[j])
-		}
-		if d2 < e.r2 {
+		if squaredDistance(c, p) < e.r2 {
 			return true
 		}
 	}
 	return false
+}
+
+// squaredDistance is the squared Euclidean distance of two unit-cube points.
+func squaredDistance(a, b []float64) float64 {
+	var d2 float64
+	for j, v := range a {
+		d2 += (v - b[j]) * (v - b[j])
+	}
+	return d2
 }
 
 // Tell completes a pending trial with its objective value.
