@@ -8,6 +8,7 @@ import (
 	"slices"
 	"sync"
 
+	"xbo/internal/lowprio"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -383,13 +384,13 @@ func parallel(n, limit int, newWorker func() func(job int)) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
-		go func() {
+		lowprio.Go(func() {
 			defer wg.Done()
 			work := newWorker()
 			for i := range next {
 				work(i)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

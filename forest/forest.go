@@ -40,6 +40,7 @@ import (
 	"sort"
 	"sync"
 
+	"xbo/internal/lowprio"
 	"xbo/surrogate"
 )
 
@@ -208,13 +209,13 @@ func Fit(x [][]float64, y []float64, opts Options) (*Forest, error) {
 	next := make(chan int)
 	for range r.workers {
 		wg.Add(1)
-		go func() {
+		lowprio.Go(func() {
 			defer wg.Done()
 			b := newBuilder(data, r, !opts.NoBootstrap)
 			for t := range next {
 				f.trees[t] = b.grow(treeSeed(opts.Seed, t))
 			}
-		}()
+		})
 	}
 	for t := range r.trees {
 		next <- t

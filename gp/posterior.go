@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
+	"xbo/internal/lowprio"
 	"xbo/surrogate"
 )
 
@@ -111,10 +112,10 @@ func forChunks(m, size, scratchPerRow, limit int, work func(lo, hi int, scratch 
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Add(1)
-		go func() {
+		lowprio.Go(func() {
 			defer wg.Done()
 			run(next)
-		}()
+		})
 	}
 	run(next)
 	wg.Wait()
@@ -307,7 +308,7 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
-		go func() {
+		lowprio.Go(func() {
 			defer wg.Done()
 			v := make([]float64, n)
 			s := 0.0
@@ -326,7 +327,7 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 				}
 			}
 			sums[w], vs[w] = s, v
-		}()
+		})
 	}
 	wg.Wait()
 	total := 0.0

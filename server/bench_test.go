@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"xbo/client"
+	"xbo/internal/lowprio"
 	"xbo/server"
 )
 
@@ -66,6 +68,11 @@ func askRaw(ctx context.Context, hc *http.Client, url string) (int64, *client.Tr
 // go test -bench 'AskTell/.*/gp' -optimizer-workers 2 ./server.
 var benchOptimizerWorkers = flag.Int("optimizer-workers", 0, "server.Config.OptimizerWorkers of the ask/tell benchmarks (0: the server's default)")
 
+// benchNice is xbo serve's --background-nice for the ask/tell benchmarks;
+// with it, give the processors xbo serve would reserve with -cpu (cores
+// plus optimizer workers): go test -bench AskTell -cpu 4 -background-nice 10.
+var benchNice = flag.Int("background-nice", 0, "lowprio.SetNice for the ask/tell benchmarks (0: normal priority)")
+
 // benchAskTell measures ask/tell round trips by concurrent workers over
 // loopback HTTP. Each worker asks, thinks (trains its model: an exponential
 // pause with mean think, none when think is 0), evaluates Branin and tells.
@@ -80,6 +87,10 @@ var benchOptimizerWorkers = flag.Int("optimizer-workers", 0, "server.Config.Opti
 //	                  it queued): what the service adds
 //	tell_p50_ms, tell_p99_ms  tell latency
 func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int, think time.Duration) {
+	defer lowprio.SetNice(lowprio.Nice())
+	if err := lowprio.SetNice(*benchNice); err != nil {
+		b.Fatal(err)
+	}
 	st, _ := openStore(b, backend)
 	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
 	if err != nil {
@@ -111,6 +122,7 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 	var (
 		mu                                    sync.Mutex
 		rts, asks, tells, overheads, optTimes []time.Duration
+		outside, queued, synced, stored       []time.Duration
 		next                                  atomic.Int64
 	)
 	b.ResetTimer()
@@ -153,6 +165,10 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 				asks = append(asks, t1.Sub(t0))
 				tells = append(tells, t3.Sub(t2))
 				overheads = append(overheads, t1.Sub(t0)-tm["waitopt"]-tm["batchopt"])
+				outside = append(outside, t1.Sub(t0)-tm["total"])
+				queued = append(queued, tm["wait"]-tm["waitopt"])
+				synced = append(synced, tm["sync"])
+				stored = append(stored, tm["total"]-tm["wait"]-tm["sync"]-tm["batchopt"])
 				if tm["opt"] > 0 {
 					optTimes = append(optTimes, tm["opt"])
 				}
@@ -183,6 +199,10 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 	}
 	b.ReportMetric(quantile(overheads, 0.5), "overhead_p50_ms")
 	b.ReportMetric(quantile(overheads, 0.99), "overhead_p99_ms")
+	b.ReportMetric(quantile(outside, 0.99), "http_p99_ms")
+	b.ReportMetric(quantile(queued, 0.99), "queue_p99_ms")
+	b.ReportMetric(quantile(synced, 0.99), "sync_p99_ms")
+	b.ReportMetric(quantile(stored, 0.99), "store_p99_ms")
 	b.ReportMetric(0, "ns/op")
 }
 
@@ -236,4 +256,122 @@ func BenchmarkAskTell(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkProbeDuringProposals measures what back-to-back GP proposals
+// (T = 200, one worker asking without pause, so the optimizer keeps every
+// core it may use busy) do to the latency of other requests: a probe asks
+// and tells on a second study with the random strategy every 5 ms or so,
+// so its ask latency is all service. Sub-benchmarks vary GOMAXPROCS (the
+// machine's cores plus 0, 1 or 2 spare processors; "idle" runs no
+// proposals, for reference) and the nice increment
+// of the background threads proposals run on (0: normal priority). Reported:
+// probe_ask_p50_ms, probe_ask_p99_ms, probe_tell_p99_ms and opt_ms, the
+// mean proposal time of the GP study, which pays for the probes' priority.
+//
+//	go test -run '^$' -bench ProbeDuringProposals -benchtime 400x -count 3 ./server
+func BenchmarkProbeDuringProposals(b *testing.B) {
+	cores := runtime.NumCPU()
+	b.Run("idle", func(b *testing.B) { probeDuringProposals(b, false) })
+	for _, spare := range []int{0, 1, 2} {
+		for _, nice := range []int{0, lowprio.DefaultNice} {
+			b.Run(fmt.Sprintf("procs=%d/nice=%d", cores+spare, nice), func(b *testing.B) {
+				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores + spare))
+				defer lowprio.SetNice(lowprio.Nice())
+				if err := lowprio.SetNice(nice); err != nil {
+					b.Fatal(err)
+				}
+				probeDuringProposals(b, true)
+			})
+		}
+	}
+}
+
+func probeDuringProposals(b *testing.B, load bool) {
+	st, _ := openStore(b, "sqlite")
+	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	ctx := context.Background()
+	c := client.New(hs.URL, client.WithToken(token))
+	for name, optimizer := range map[string]string{"gp": `{"seed":1}`, "probe": `{"strategy":"random","seed":1}`} {
+		if _, err := c.CreateStudy(ctx, client.StudySpec{Name: name, Space: json.RawMessage(space2D), Optimizer: json.RawMessage(optimizer)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 200 {
+		x, y := -5+15*rng.Float64(), 15*rng.Float64()
+		if _, err := c.AddResult(ctx, "gp", map[string]any{"x": x, "y": y}, branin(x, y)); err != nil {
+			b.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	loadDone := make(chan error, 1)
+	var optTimes []time.Duration
+	go func() {
+		if !load {
+			<-stop
+			loadDone <- nil
+			return
+		}
+		url := hs.URL + "/api/studies/gp/ask"
+		for {
+			select {
+			case <-stop:
+				loadDone <- nil
+				return
+			default:
+			}
+			num, tr, tm, err := askRaw(ctx, http.DefaultClient, url)
+			if err != nil {
+				loadDone <- err
+				return
+			}
+			optTimes = append(optTimes, tm["opt"])
+			v, _ := evalBranin(tr)
+			if err := c.Tell(ctx, "gp", num, v); err != nil {
+				loadDone <- err
+				return
+			}
+		}
+	}()
+	// Let the first proposal (a cold fit) pass before probing.
+	time.Sleep(time.Second)
+	probeURL := hs.URL + "/api/studies/probe/ask"
+	asks := make([]time.Duration, 0, b.N)
+	tells := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for range b.N {
+		time.Sleep(time.Duration((2.5 + 5*rng.Float64()) * float64(time.Millisecond)))
+		t0 := time.Now()
+		num, tr, _, err := askRaw(ctx, http.DefaultClient, probeURL)
+		if err != nil {
+			b.Fatal(err)
+		}
+		t1 := time.Now()
+		v, _ := evalBranin(tr)
+		if err := c.Tell(ctx, "probe", num, v); err != nil {
+			b.Fatal(err)
+		}
+		asks = append(asks, t1.Sub(t0))
+		tells = append(tells, time.Since(t1))
+	}
+	b.StopTimer()
+	close(stop)
+	if err := <-loadDone; err != nil {
+		b.Fatal(err)
+	}
+	var sum time.Duration
+	for _, d := range optTimes[min(1, len(optTimes)):] {
+		sum += d
+	}
+	b.ReportMetric(quantile(asks, 0.5), "probe_ask_p50_ms")
+	b.ReportMetric(quantile(asks, 0.99), "probe_ask_p99_ms")
+	b.ReportMetric(quantile(tells, 0.99), "probe_tell_p99_ms")
+	b.ReportMetric(float64(sum.Microseconds())/1000/float64(max(len(optTimes)-1, 1)), "opt_ms")
+	b.ReportMetric(0, "ns/op")
 }

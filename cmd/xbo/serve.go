@@ -9,9 +9,12 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
 	"time"
 
+	"xbo/internal/lowprio"
 	"xbo/server"
 	"xbo/store"
 )
@@ -26,6 +29,7 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	db := fs.String("db", "xbo.db", "SQLite file, or postgres://... for PostgreSQL")
 	token := fs.String("token", os.Getenv("XBO_TOKEN"), "bearer token required on every write (default $XBO_TOKEN; empty: no auth)")
 	timeout := fs.Duration("trial-timeout", time.Hour, "a running trial not told or reported within this time expires and its configuration is queued again (0: never)")
+	nice := fs.Int("background-nice", 0, "run proposals and explanations on threads this much nicer (1-19; 0: normal priority) so asks and tells preempt them; best when workers run on other machines, since on a shared one their training then wins over proposals")
 	optWorkers := fs.Int("optimizer-workers", 0, "goroutines one proposal may use (0: the optimizer's default, 2; 1 leaves a core to the handlers: lower service overhead, slower proposals)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	fs.Usage = func() {
@@ -43,6 +47,14 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 		return usagef("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+
+	if *nice < 0 || *nice > 19 {
+		return usagef("--background-nice %d: want 0 to 19", *nice)
+	}
+	if err := lowprio.SetNice(*nice); err != nil {
+		return err
+	}
+	reserveProcessors(*optWorkers)
 
 	st, err := store.Open(ctx, *db)
 	if err != nil {
@@ -82,4 +94,22 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	log.Info("xbo serve stopped")
 	return nil
+}
+
+var reserveOnce sync.Once
+
+// reserveProcessors raises GOMAXPROCS by the goroutines a proposal runs on
+// (server.Config.OptimizerWorkers, default 2), unless the user set
+// GOMAXPROCS. Proposals run on background-priority threads (package
+// lowprio), but each still holds a Go processor while it computes; without
+// spare processors a request would wait for the runtime's 10 ms preemption
+// before the OS priority could matter.
+func reserveProcessors(optimizerWorkers int) {
+	if os.Getenv("GOMAXPROCS") != "" {
+		return
+	}
+	if optimizerWorkers <= 0 {
+		optimizerWorkers = 2
+	}
+	reserveOnce.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + optimizerWorkers) })
 }

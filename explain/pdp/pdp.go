@@ -33,6 +33,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"xbo/internal/lowprio"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -562,7 +563,7 @@ func parallel(count, workers int, f func(int) error) error {
 	)
 	for range workers {
 		wg.Add(1)
-		go func() {
+		lowprio.Go(func() {
 			defer wg.Done()
 			for {
 				mu.Lock()
@@ -582,7 +583,7 @@ func parallel(count, workers int, f func(int) error) error {
 					return
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return firstErr

@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"xbo/internal/lowprio"
 )
 
 // parallel runs work(w, job) for job = 0..jobs−1 on up to workers goroutines,
@@ -39,7 +41,7 @@ func parallel(ctx context.Context, workers, jobs int, work func(w, job int) erro
 	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
-		go func(w int) {
+		lowprio.Go(func() {
 			defer wg.Done()
 			for !stop.Load() {
 				j := int(next.Add(1) - 1)
@@ -55,7 +57,7 @@ func parallel(ctx context.Context, workers, jobs int, work func(w, job int) erro
 					return
 				}
 			}
-		}(w)
+		})
 	}
 	wg.Wait()
 	return firstErr
