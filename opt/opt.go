@@ -167,6 +167,10 @@ type Iteration struct {
 	Rng *rand.Rand
 }
 
+// DefaultWorkers is the number of goroutines a proposal uses by default:
+// the machines xbo targets are small, and a GP fit gains little from more.
+const DefaultWorkers = 2
+
 // Config configures an Optimizer. Only Space is required; the zero value of
 // every other field means the default given in brackets.
 type Config struct {
@@ -240,8 +244,9 @@ type Config struct {
 	DuplicateTolerance float64
 
 	// Workers bounds the goroutines one proposal uses (the GP fit and
-	// predictions, the acquisition refinement, a forest's trees) [2, never
-	// more than GOMAXPROCS]. Proposals do not depend on it. 1 leaves the
+	// predictions, the acquisition refinement, a forest's trees)
+	// [DefaultWorkers, never more than GOMAXPROCS; a forest's default is
+	// GOMAXPROCS]. Proposals do not depend on it. 1 leaves the
 	// other cores to whatever runs beside the optimizer, e.g. a server's
 	// handlers (xbo serve --optimizer-workers).
 	Workers int

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"xbo/internal/lowprio"
+	"xbo/opt"
 	"xbo/server"
 	"xbo/store"
 )
@@ -53,6 +54,11 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	if err := lowprio.SetNice(*nice); err != nil {
 		return err
+	}
+	if *optWorkers == 0 {
+		// Explicit, so that a forest's trees too use only the processors
+		// reserved below.
+		*optWorkers = opt.DefaultWorkers
 	}
 	reserveProcessors(*optWorkers)
 
@@ -99,17 +105,21 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 var reserveOnce sync.Once
 
 // reserveProcessors raises GOMAXPROCS by the goroutines a proposal runs on
-// (server.Config.OptimizerWorkers, default 2), unless the user set
-// GOMAXPROCS. Proposals run on background-priority threads (package
+// (server.Config.OptimizerWorkers), unless the user set GOMAXPROCS. Proposals run on background-priority threads (package
 // lowprio), but each still holds a Go processor while it computes; without
 // spare processors a request would wait for the runtime's 10 ms preemption
 // before the OS priority could matter.
 func reserveProcessors(optimizerWorkers int) {
-	if os.Getenv("GOMAXPROCS") != "" {
-		return
+	reserveOnce.Do(func() {
+		runtime.GOMAXPROCS(processors(runtime.GOMAXPROCS(0), optimizerWorkers, os.Getenv("GOMAXPROCS")))
+	})
+}
+
+// processors is the GOMAXPROCS xbo serve runs with: the default plus the
+// optimizer's workers, or the user's own setting.
+func processors(current, optimizerWorkers int, env string) int {
+	if env != "" {
+		return current
 	}
-	if optimizerWorkers <= 0 {
-		optimizerWorkers = 2
-	}
-	reserveOnce.Do(func() { runtime.GOMAXPROCS(runtime.GOMAXPROCS(0) + optimizerWorkers) })
+	return current + optimizerWorkers
 }

@@ -113,10 +113,25 @@ func TestServeFlags(t *testing.T) {
 	if code, _, errOut := runCLI(t, "serve", "--trial-timeout", "-1s"); code != 2 || !strings.Contains(errOut, "negative") {
 		t.Fatalf("negative timeout: %d %q", code, errOut)
 	}
+	if code, _, errOut := runCLI(t, "serve", "--background-nice", "20"); code != 2 || !strings.Contains(errOut, "background-nice") {
+		t.Fatalf("serve --background-nice 20: %d %s", code, errOut)
+	}
 	if code, _, _ := runCLI(t, "serve", "--log-level", "loud"); code != 2 {
 		t.Fatalf("bad log level: %d", code)
 	}
 	if code, _, errOut := runCLI(t, "serve", "--db", filepath.Join(t.TempDir(), "a.db"), "--addr", "256.0.0.1:1"); code != 1 || !strings.Contains(errOut, "listen") {
 		t.Fatalf("bad address: %d %q", code, errOut)
+	}
+}
+
+func TestServeReservesProcessors(t *testing.T) {
+	if got := processors(2, 2, ""); got != 4 {
+		t.Fatalf("2 cores, 2 optimizer workers: GOMAXPROCS %d, want 4", got)
+	}
+	if got := processors(2, 1, ""); got != 3 {
+		t.Fatalf("2 cores, 1 optimizer worker: GOMAXPROCS %d, want 3", got)
+	}
+	if got := processors(6, 2, "6"); got != 6 {
+		t.Fatalf("GOMAXPROCS set by the user: %d, want it kept at 6", got)
 	}
 }
