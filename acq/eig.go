@@ -72,7 +72,6 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"xbo/gp"
-	"xbo/internal/lowprio"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -431,13 +430,13 @@ func (ks *kernelState) priorCov() []float64 {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			r := make([]float64, n*n)
 			for pr := range jobs {
 				work(pr, r)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return out

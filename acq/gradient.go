@@ -8,7 +8,6 @@ import (
 	"slices"
 	"sync"
 
-	"xbo/internal/lowprio"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -384,13 +383,13 @@ func parallel(n, limit int, newWorker func() func(job int)) {
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			work := newWorker()
 			for i := range next {
 				work(i)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 }

@@ -40,7 +40,6 @@ import (
 	"sort"
 	"sync"
 
-	"xbo/internal/lowprio"
 	"xbo/surrogate"
 )
 
@@ -209,13 +208,13 @@ func Fit(x [][]float64, y []float64, opts Options) (*Forest, error) {
 	next := make(chan int)
 	for range r.workers {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			b := newBuilder(data, r, !opts.NoBootstrap)
 			for t := range next {
 				f.trees[t] = b.grow(treeSeed(opts.Seed, t))
 			}
-		})
+		}()
 	}
 	for t := range r.trees {
 		next <- t

@@ -11,8 +11,6 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/optimize"
-
-	"xbo/internal/lowprio"
 )
 
 // problem is the data of one fit in the form the likelihood needs.
@@ -166,10 +164,10 @@ func (w *workspace) partition(f func(part int)) {
 	var wg sync.WaitGroup
 	for part := 1; part < lmlParts; part++ {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			f(part)
-		})
+		}()
 	}
 	f(0)
 	wg.Wait()
@@ -495,14 +493,14 @@ func (p *problem) runStarts(starts [][]float64, lo, hi []float64, warmFirst bool
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			w := p.newWorkspace()
 			w.parallel = workers == 1 && workerCount(lmlParts, p.workers) > 1
 			for s := range next {
 				results[s] = runStart(w, lo, hi, starts[s], warmFirst && s == 0)
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return results

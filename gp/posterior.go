@@ -15,7 +15,6 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
-	"xbo/internal/lowprio"
 	"xbo/surrogate"
 )
 
@@ -112,10 +111,10 @@ func forChunks(m, size, scratchPerRow, limit int, work func(lo, hi int, scratch 
 	var wg sync.WaitGroup
 	for range workers - 1 {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			run(next)
-		})
+		}()
 	}
 	run(next)
 	wg.Wait()
@@ -308,7 +307,7 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			v := make([]float64, n)
 			s := 0.0
@@ -327,7 +326,7 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 				}
 			}
 			sums[w], vs[w] = s, v
-		})
+		}()
 	}
 	wg.Wait()
 	total := 0.0

@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"xbo/client"
-	"xbo/internal/lowprio"
 	"xbo/server"
 )
 
@@ -68,11 +67,6 @@ func askRaw(ctx context.Context, hc *http.Client, url string) (int64, *client.Tr
 // go test -bench 'AskTell/.*/gp' -optimizer-workers 2 ./server.
 var benchOptimizerWorkers = flag.Int("optimizer-workers", 0, "server.Config.OptimizerWorkers of the ask/tell benchmarks (0: the server's default)")
 
-// benchNice is xbo serve's --background-nice for the ask/tell benchmarks;
-// with it, give the processors xbo serve would reserve with -cpu (cores
-// plus optimizer workers): go test -bench AskTell -cpu 4 -background-nice 10.
-var benchNice = flag.Int("background-nice", 0, "lowprio.SetNice for the ask/tell benchmarks (0: normal priority)")
-
 // benchAskTell measures ask/tell round trips by concurrent workers over
 // loopback HTTP. Each worker asks, thinks (trains its model: an exponential
 // pause with mean think, none when think is 0), evaluates Branin and tells.
@@ -87,10 +81,6 @@ var benchNice = flag.Int("background-nice", 0, "lowprio.SetNice for the ask/tell
 //	                  it queued): what the service adds
 //	tell_p50_ms, tell_p99_ms  tell latency
 func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int, think time.Duration) {
-	defer lowprio.SetNice(lowprio.Nice())
-	if err := lowprio.SetNice(*benchNice); err != nil {
-		b.Fatal(err)
-	}
 	st, _ := openStore(b, backend)
 	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
 	if err != nil {
@@ -259,31 +249,29 @@ func BenchmarkAskTell(b *testing.B) {
 }
 
 // BenchmarkProbeDuringProposals measures what back-to-back GP proposals
-// (T = 200, one worker asking without pause, so the optimizer keeps every
-// core it may use busy) do to the latency of other requests: a probe asks
-// and tells on a second study with the random strategy every 5 ms or so,
-// so its ask latency is all service. Sub-benchmarks vary GOMAXPROCS (the
-// machine's cores plus 0, 1 or 2 spare processors; "idle" runs no
-// proposals, for reference) and the nice increment
-// of the background threads proposals run on (0: normal priority). Reported:
-// probe_ask_p50_ms, probe_ask_p99_ms, probe_tell_p99_ms and opt_ms, the
-// mean proposal time of the GP study, which pays for the probes' priority.
+// (T = 200, one worker asking without pause, so the optimizer keeps both of
+// its goroutines busy) do to the latency of other requests: a probe asks and
+// tells on a second study with the random strategy every 5 ms or so, so its
+// ask latency is all service. Sub-benchmarks vary GOMAXPROCS: the machine's
+// cores plus 0, 1 or 2 spare processors ("idle" runs no proposals, for
+// reference). Reported: probe_ask_p50_ms, probe_ask_p99_ms,
+// probe_tell_p99_ms and opt_ms, the GP study's mean proposal time.
 //
 //	go test -run '^$' -bench ProbeDuringProposals -benchtime 400x -count 3 ./server
+//
+// With no spare processor, a request that arrives while both run proposal
+// code waits for the Go scheduler's 10 ms preemption, and network readiness
+// is only polled when a processor is free or by the runtime's monitor
+// thread; xbo serve therefore runs with one processor more than the
+// machine's default (cmd/xbo serve.go, reserveProcessors).
 func BenchmarkProbeDuringProposals(b *testing.B) {
 	cores := runtime.NumCPU()
 	b.Run("idle", func(b *testing.B) { probeDuringProposals(b, false) })
 	for _, spare := range []int{0, 1, 2} {
-		for _, nice := range []int{0, lowprio.DefaultNice} {
-			b.Run(fmt.Sprintf("procs=%d/nice=%d", cores+spare, nice), func(b *testing.B) {
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores + spare))
-				defer lowprio.SetNice(lowprio.Nice())
-				if err := lowprio.SetNice(nice); err != nil {
-					b.Fatal(err)
-				}
-				probeDuringProposals(b, true)
-			})
-		}
+		b.Run(fmt.Sprintf("procs=%d", cores+spare), func(b *testing.B) {
+			defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cores + spare))
+			probeDuringProposals(b, true)
+		})
 	}
 }
 

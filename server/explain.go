@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"xbo/gp"
-	"xbo/internal/lowprio"
 	"xbo/space"
 	"xbo/store"
 	"xbo/surrogate"
@@ -154,10 +153,7 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 		in.X = append(in.X, u)
 		in.Y = append(in.Y, *t.Value)
 	}
-	// Explanations can take seconds of every core; like proposals they run
-	// below normal priority so that asks and tells are not held up.
-	var out any
-	lowprio.Run(func() { out, err = e.Explain(r.Context(), in) })
+	out, err := e.Explain(r.Context(), in)
 	switch {
 	case errors.Is(err, ErrBadExplainRequest):
 		return &httpError{http.StatusBadRequest, err}

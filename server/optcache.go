@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"xbo/gp"
-	"xbo/internal/lowprio"
 	"xbo/opt"
 	"xbo/space"
 	"xbo/store"
@@ -275,11 +274,8 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 			}
 			// One AskBatch fits the surrogate once for the whole batch;
 			// its time is shared equally by the batch's asks.
-			// Proposals run below normal priority so that HTTP
-			// handlers (other asks, tells, reads) preempt them.
 			t1 := c.opt.start()
-			var ots []opt.Trial
-			lowprio.Run(func() { ots, err = c.o.AskBatch(n) })
+			ots, err := c.o.AskBatch(n)
 			d := c.opt.stop(t1)
 			shared.batchPropose += d
 			if err != nil {

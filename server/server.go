@@ -70,7 +70,10 @@ type Config struct {
 	// overhead p99 from 13–14 to 6–7 ms on SQLite and from 30 to 10 ms on
 	// PostgreSQL, and tells' p99 from 30–55 to 7–12 ms, but proposals took
 	// 17% longer and the ask p99, queueing for the optimizer included, rose
-	// from 0.33–0.36 to 0.61–0.64 s; so the default keeps both cores.
+	// from 0.33–0.36 to 0.61–0.64 s; so the default keeps both cores, and
+	// xbo serve instead runs with a spare Go processor (GOMAXPROCS one
+	// above the workers), which gives most of that gain without slowing
+	// proposals (docs/api.md, "Performance").
 	OptimizerWorkers int
 }
 

@@ -11,7 +11,6 @@ import (
 	"net/http/httptest"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -19,7 +18,6 @@ import (
 	"time"
 
 	"xbo/client"
-	"xbo/internal/lowprio"
 	"xbo/server"
 	"xbo/store"
 	"xbo/store/storetest"
@@ -542,44 +540,6 @@ func TestExplainEndpoints(t *testing.T) {
 	resp.Body.Close()
 	if resp.StatusCode != 501 || !strings.Contains(string(body), "not available") {
 		t.Fatalf("missing explainer: %d %s", resp.StatusCode, body)
-	}
-}
-
-// TestExplainRunsInBackground checks that explanations are computed below
-// normal priority (package lowprio) when that is turned on, so asks and
-// tells preempt them.
-func TestExplainRunsInBackground(t *testing.T) {
-	defer lowprio.SetNice(lowprio.Nice())
-	if err := lowprio.SetNice(lowprio.DefaultNice); err != nil {
-		t.Fatal(err)
-	}
-	st, _ := openStore(t, "sqlite")
-	probe := server.ExplainerFunc(func(context.Context, *server.ExplainInput) (any, error) {
-		return map[string]bool{"background": lowprio.Active()}, nil
-	})
-	srv, err := server.New(server.Config{Store: st, Explainers: map[string]server.Explainer{"pdp": probe}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	c := client.New(hs.URL)
-	ctx := context.Background()
-	if _, err := c.CreateStudy(ctx, client.StudySpec{Name: "s", Space: json.RawMessage(space2D), Optimizer: json.RawMessage(`{"strategy":"random","seed":5}`)}); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.Optimize(ctx, "s", server.MinTrials, func(_ context.Context, t *client.Trial) (float64, error) { return evalBranin(t) }); err != nil {
-		t.Fatal(err)
-	}
-	resp, err := http.Get(hs.URL + "/api/studies/s/explain/pdp")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	want := `{"background":` + fmt.Sprint(runtime.GOOS == "linux") + `}`
-	if resp.StatusCode != 200 || strings.TrimSpace(string(body)) != want {
-		t.Fatalf("explain: %d %s, want %s", resp.StatusCode, body, want)
 	}
 }
 

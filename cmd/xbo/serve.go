@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"xbo/internal/lowprio"
 	"xbo/opt"
 	"xbo/server"
 	"xbo/store"
@@ -30,7 +29,6 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	db := fs.String("db", "xbo.db", "SQLite file, or postgres://... for PostgreSQL")
 	token := fs.String("token", os.Getenv("XBO_TOKEN"), "bearer token required on every write (default $XBO_TOKEN; empty: no auth)")
 	timeout := fs.Duration("trial-timeout", time.Hour, "a running trial not told or reported within this time expires and its configuration is queued again (0: never)")
-	nice := fs.Int("background-nice", 0, "run proposals and explanations on threads this much nicer (1-19; 0: normal priority) so asks and tells preempt them; best when workers run on other machines, since on a shared one their training then wins over proposals")
 	optWorkers := fs.Int("optimizer-workers", 0, "goroutines one proposal may use (0: the optimizer's default, 2; 1 leaves a core to the handlers: lower service overhead, slower proposals)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	fs.Usage = func() {
@@ -49,12 +47,6 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
 
-	if *nice < 0 || *nice > 19 {
-		return usagef("--background-nice %d: want 0 to 19", *nice)
-	}
-	if err := lowprio.SetNice(*nice); err != nil {
-		return err
-	}
 	if *optWorkers == 0 {
 		// Explicit, so that a forest's trees too use only the processors
 		// reserved below.
@@ -104,22 +96,25 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 
 var reserveOnce sync.Once
 
-// reserveProcessors raises GOMAXPROCS by the goroutines a proposal runs on
-// (server.Config.OptimizerWorkers), unless the user set GOMAXPROCS. Proposals run on background-priority threads (package
-// lowprio), but each still holds a Go processor while it computes; without
-// spare processors a request would wait for the runtime's 10 ms preemption
-// before the OS priority could matter.
+// reserveProcessors makes sure one proposal cannot occupy every Go
+// processor, unless the user set GOMAXPROCS. A request that arrives while
+// every processor runs proposal code waits for the scheduler's 10 ms
+// preemption (the network is then polled only by the runtime's monitor
+// thread); with one processor to spare it is served at once, and the OS
+// shares the cores. On 2 cores, a probe ask's p99 while GP proposals ran
+// back to back fell from 36–44 ms to 6.8–7.6 ms with one spare processor,
+// and no further with two (BenchmarkProbeDuringProposals in server).
 func reserveProcessors(optimizerWorkers int) {
 	reserveOnce.Do(func() {
 		runtime.GOMAXPROCS(processors(runtime.GOMAXPROCS(0), optimizerWorkers, os.Getenv("GOMAXPROCS")))
 	})
 }
 
-// processors is the GOMAXPROCS xbo serve runs with: the default plus the
-// optimizer's workers, or the user's own setting.
+// processors is the GOMAXPROCS xbo serve runs with: at least one more than
+// a proposal's goroutines, or the user's own setting.
 func processors(current, optimizerWorkers int, env string) int {
 	if env != "" {
 		return current
 	}
-	return current + optimizerWorkers
+	return max(current, optimizerWorkers+1)
 }

@@ -48,7 +48,6 @@ import (
 	"sync"
 
 	"xbo/forest"
-	"xbo/internal/lowprio"
 )
 
 // Options configure an Explainer.
@@ -130,13 +129,13 @@ func (e *Explainer) parallel(n int, fn func(i int, s *scratch) error) error {
 	var wg sync.WaitGroup
 	for range min(e.workers, n) {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			s := &scratch{}
 			for i := range next {
 				errs[i] = fn(i, s)
 			}
-		})
+		}()
 	}
 	for i := range n {
 		next <- i

@@ -33,7 +33,6 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
-	"xbo/internal/lowprio"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -563,7 +562,7 @@ func parallel(count, workers int, f func(int) error) error {
 	)
 	for range workers {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func() {
 			defer wg.Done()
 			for {
 				mu.Lock()
@@ -583,7 +582,7 @@ func parallel(count, workers int, f func(int) error) error {
 					return
 				}
 			}
-		})
+		}()
 	}
 	wg.Wait()
 	return firstErr

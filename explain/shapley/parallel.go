@@ -5,8 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-
-	"xbo/internal/lowprio"
 )
 
 // parallel runs work(w, job) for job = 0..jobs−1 on up to workers goroutines,
@@ -41,7 +39,7 @@ func parallel(ctx context.Context, workers, jobs int, work func(w, job int) erro
 	}
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
-		lowprio.Go(func() {
+		go func(w int) {
 			defer wg.Done()
 			for !stop.Load() {
 				j := int(next.Add(1) - 1)
@@ -57,7 +55,7 @@ func parallel(ctx context.Context, workers, jobs int, work func(w, job int) erro
 					return
 				}
 			}
-		})
+		}(w)
 	}
 	wg.Wait()
 	return firstErr
