@@ -67,6 +67,19 @@ func askRaw(ctx context.Context, hc *http.Client, url string) (int64, *client.Tr
 // go test -bench 'AskTell/.*/gp' -optimizer-workers 2 ./server.
 var benchOptimizerWorkers = flag.Int("optimizer-workers", 0, "server.Config.OptimizerWorkers of the ask/tell benchmarks (0: the server's default)")
 
+// benchServer points the ask/tell benchmarks at a running xbo serve (started
+// with --token s3cret) instead of a server in the benchmark's process, the
+// way workers meet it in a deployment; the backend in the benchmark's name
+// is then the server's, whatever it is:
+//
+//	xbo serve --db /tmp/bench.db --token s3cret --trial-timeout 1h &
+//	go test -run '^$' -bench 'AskTell/sqlite/gp-T200/w32-think' -benchtime 128x ./server -args -server http://127.0.0.1:8080
+var benchServer = flag.String("server", "", "URL of a running xbo serve for the ask/tell benchmarks (default: one in the benchmark's process)")
+
+// benchStudies numbers the studies the benchmarks create, so that runs
+// against one external server do not collide.
+var benchStudies atomic.Int64
+
 // benchAskTell measures ask/tell round trips by concurrent workers over
 // loopback HTTP. Each worker asks, thinks (trains its model: an exponential
 // pause with mean think, none when think is 0), evaluates Branin and tells.
@@ -80,18 +93,27 @@ var benchOptimizerWorkers = flag.Int("optimizer-workers", 0, "server.Config.Opti
 //	                  it waited for (its batch and the batches served while
 //	                  it queued): what the service adds
 //	tell_p50_ms, tell_p99_ms  tell latency
+//	http_*, queue_*, sync_*, store_*  the overhead's parts (p50, p99):
+//	                  outside the server's ask code (HTTP, scheduling),
+//	                  queueing beyond the optimizer time waited, catching
+//	                  the optimizer up with the store, and the store's
+//	                  transaction without the proposals
 func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int, think time.Duration) {
-	st, _ := openStore(b, backend)
-	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
-	if err != nil {
-		b.Fatal(err)
+	url := *benchServer
+	if url == "" {
+		st, _ := openStore(b, backend)
+		srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
+		if err != nil {
+			b.Fatal(err)
+		}
+		hs := httptest.NewServer(srv)
+		defer hs.Close()
+		url = hs.URL
 	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
 	ctx := context.Background()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
-	c := client.New(hs.URL, client.WithToken(token), client.WithHTTPClient(hc))
-	name := "bench"
+	c := client.New(url, client.WithToken(token), client.WithHTTPClient(hc))
+	name := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), benchStudies.Add(1))
 	if _, err := c.CreateStudy(ctx, client.StudySpec{Name: name, Space: json.RawMessage(space2D), Optimizer: json.RawMessage(optimizer)}); err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +130,7 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 	} else if v, err := evalBranin(t); err != nil || c.Tell(ctx, name, t.Number, v) != nil {
 		b.Fatal("warm-up tell failed")
 	}
-	askURL := hs.URL + "/api/studies/" + name + "/ask"
+	askURL := url + "/api/studies/" + name + "/ask"
 	var (
 		mu                                    sync.Mutex
 		rts, asks, tells, overheads, optTimes []time.Duration
@@ -189,10 +211,13 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 	}
 	b.ReportMetric(quantile(overheads, 0.5), "overhead_p50_ms")
 	b.ReportMetric(quantile(overheads, 0.99), "overhead_p99_ms")
-	b.ReportMetric(quantile(outside, 0.99), "http_p99_ms")
-	b.ReportMetric(quantile(queued, 0.99), "queue_p99_ms")
-	b.ReportMetric(quantile(synced, 0.99), "sync_p99_ms")
-	b.ReportMetric(quantile(stored, 0.99), "store_p99_ms")
+	for _, part := range []struct {
+		name string
+		d    []time.Duration
+	}{{"http", outside}, {"queue", queued}, {"sync", synced}, {"store", stored}} {
+		b.ReportMetric(quantile(part.d, 0.5), part.name+"_p50_ms")
+		b.ReportMetric(quantile(part.d, 0.99), part.name+"_p99_ms")
+	}
 	b.ReportMetric(0, "ns/op")
 }
 
