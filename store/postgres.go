@@ -76,12 +76,52 @@ func (b *postgresBackend) lockStudy(ctx context.Context, q querier, studyID int6
 	return nil
 }
 
-func (b *postgresBackend) lockStudyByName(ctx context.Context, q querier, name string) error {
-	if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':xbo-study'), (id % 2147483647)::int)
-		FROM studies WHERE name = $1`, name); err != nil {
-		return fmt.Errorf("store: lock study %q: %w", name, err)
+// lockForAsk sends the lock, the study read and the selection of queued
+// trials as one batch: PostgreSQL runs a batch's statements one after the
+// other, each with a snapshot taken when it starts, so the reads see every
+// commit made before the lock was granted, as they would in separate round
+// trips.
+func (b *postgresBackend) lockForAsk(ctx context.Context, q querier, name string, limit int) (*Study, []int64, error) {
+	t, ok := q.(pgTx)
+	if !ok {
+		return nil, nil, fmt.Errorf("store: lock study %q: not in a PostgreSQL transaction", name)
 	}
-	return nil
+	sender, ok := t.t.(interface {
+		SendBatch(context.Context, *pgx.Batch) pgx.BatchResults
+	})
+	if !ok {
+		return nil, nil, fmt.Errorf("store: lock study %q: not in a PostgreSQL transaction", name)
+	}
+	batch := &pgx.Batch{}
+	batch.Queue(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':xbo-study'), (id % 2147483647)::int)
+		FROM studies WHERE name = $1`, name)
+	batch.Queue(qStudyByName, name)
+	batch.Queue(`SELECT t.id FROM trials t WHERE t.study_id = (SELECT id FROM studies WHERE name = $1)
+		AND t.state = 'pending' ORDER BY t.number LIMIT $2 FOR UPDATE OF t SKIP LOCKED`, name, limit)
+	res := sender.SendBatch(ctx, batch)
+	defer res.Close()
+	if _, err := res.Exec(); err != nil {
+		return nil, nil, fmt.Errorf("store: lock study %q: %w", name, err)
+	}
+	st, err := scanStudy(res.QueryRow().Scan)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, fmt.Errorf("study %q: %w", name, ErrNotFound)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: study %q: %w", name, err)
+	}
+	r, err := res.Query()
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: claim pending trials: %w", err)
+	}
+	ids, err := scanIDs(pgRows{r})
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: claim pending trials: %w", err)
+	}
+	if err := res.Close(); err != nil {
+		return nil, nil, fmt.Errorf("store: lock study %q: %w", name, err)
+	}
+	return st, ids, nil
 }
 
 func (b *postgresBackend) rowLock(skipLocked bool) string {

@@ -46,8 +46,12 @@ type backend interface {
 	// transaction ends (an advisory lock in PostgreSQL; SQLite's immediate
 	// transactions already hold the database's write lock).
 	lockStudy(ctx context.Context, q querier, studyID int64) error
-	// lockStudyByName is lockStudy for the study of that name, if any.
-	lockStudyByName(ctx context.Context, q querier, name string) error
+	// lockForAsk takes the ask lock of the study of that name (as
+	// lockStudy), then reads the study and the ids of up to limit queued
+	// trials, row-locked for claiming: on PostgreSQL the three statements
+	// go in one round trip, and each still runs after the one before, so
+	// the study read sees every trial created before the lock was granted.
+	lockForAsk(ctx context.Context, q querier, name string, limit int) (*Study, []int64, error)
 	// rowLock is appended to SELECTs of trial rows that will be updated.
 	rowLock(skipLocked bool) string
 	// nextVersion stamps one change of a study's trials. SQLite counts on
@@ -511,21 +515,35 @@ func (s *sqlStore) claim(ctx context.Context, q querier, st *Study, reqs []AskRe
 	if err != nil {
 		return nil, fmt.Errorf("store: claim pending trials: %w", err)
 	}
+	ids, err := scanIDs(r)
+	if err != nil {
+		return nil, fmt.Errorf("store: claim pending trials: %w", err)
+	}
+	return s.claimIDs(ctx, q, st, reqs, ids)
+}
+
+// scanIDs reads and closes a result of one integer column.
+func scanIDs(r rows) ([]int64, error) {
+	defer r.Close()
 	var ids []int64
 	for r.Next() {
 		var id int64
 		if err := r.Scan(&id); err != nil {
-			r.Close()
-			return nil, fmt.Errorf("store: claim pending trials: %w", err)
+			return nil, err
 		}
 		ids = append(ids, id)
 	}
-	r.Close()
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("store: claim pending trials: %w", err)
-	}
+	return ids, r.Err()
+}
+
+// claimIDs hands the queued trials ids (selected and row-locked by the
+// caller, at most one per request) to the first requests.
+func (s *sqlStore) claimIDs(ctx context.Context, q querier, st *Study, reqs []AskRequest, ids []int64) ([]*Trial, error) {
 	if len(ids) == 0 {
 		return nil, nil
+	}
+	if len(ids) > len(reqs) {
+		return nil, fmt.Errorf("store: claim: %d queued trials for %d asks", len(ids), len(reqs))
 	}
 	v, err := s.stamp(ctx, q, st.ID)
 	if err != nil {
@@ -576,14 +594,11 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 	err := s.withTx(ctx, true, func(q tx) error {
 		// With the ask lock taken first, the study read next has the
 		// number the proposals will get.
-		if err := s.b.lockStudyByName(ctx, q, study); err != nil {
-			return err
-		}
-		st, err := getStudy(ctx, q, study)
+		st, ids, err := s.b.lockForAsk(ctx, q, study, len(reqs))
 		if err != nil {
 			return err
 		}
-		if out, err = s.claim(ctx, q, st, reqs); err != nil || len(out) == len(reqs) || !pessimistic {
+		if out, err = s.claimIDs(ctx, q, st, reqs, ids); err != nil || len(out) == len(reqs) || !pessimistic {
 			return err
 		}
 		rest := reqs[len(out):]

@@ -142,10 +142,26 @@ func (b *sqliteBackend) begin(ctx context.Context, write bool) (tx, error) {
 	return sqlTx{t, stmts}, nil
 }
 
-func (b *sqliteBackend) lockStudy(context.Context, querier, int64) error        { return nil }
-func (b *sqliteBackend) lockStudyByName(context.Context, querier, string) error { return nil }
-func (b *sqliteBackend) rowLock(bool) string                                    { return "" }
-func (b *sqliteBackend) optimisticAsk() bool                                    { return true }
+func (b *sqliteBackend) lockStudy(context.Context, querier, int64) error { return nil }
+
+// lockForAsk: SQLite's immediate transaction already holds the write lock.
+func (b *sqliteBackend) lockForAsk(ctx context.Context, q querier, name string, limit int) (*Study, []int64, error) {
+	st, err := getStudy(ctx, q, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := q.query(ctx, qClaimSelect, st.ID, limit)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: claim pending trials: %w", err)
+	}
+	ids, err := scanIDs(r)
+	if err != nil {
+		return nil, nil, fmt.Errorf("store: claim pending trials: %w", err)
+	}
+	return st, ids, nil
+}
+func (b *sqliteBackend) rowLock(bool) string { return "" }
+func (b *sqliteBackend) optimisticAsk() bool { return true }
 
 // directTell: a SQLite tell stamps the study row, so it needs a transaction.
 func (b *sqliteBackend) directTell() (querier, string) { return nil, "" }
