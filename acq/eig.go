@@ -62,7 +62,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 
@@ -72,6 +71,7 @@ import (
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"xbo/gp"
+	"xbo/internal/parallel"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -421,24 +421,10 @@ func (ks *kernelState) priorCov() []float64 {
 			}
 		}
 	}
-	jobs := make(chan pair, len(pairs))
-	for _, pr := range pairs {
-		jobs <- pr
-	}
-	close(jobs)
-	workers := max(1, min(len(pairs), runtime.GOMAXPROCS(0), 2))
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			r := make([]float64, n*n)
-			for pr := range jobs {
-				work(pr, r)
-			}
-		}()
-	}
-	wg.Wait()
+	parallel.Run(len(pairs), 0, func() func(int) {
+		r := make([]float64, n*n)
+		return func(i int) { work(pairs[i], r) }
+	})
 	return out
 }
 
@@ -762,7 +748,7 @@ func (st *eigState) score(x [][]float64, out []float64) error {
 		}
 	}
 	chunks := (m + eigChunk - 1) / eigChunk
-	parallel(chunks, 0, func() func(int) {
+	parallel.Run(chunks, 0, func() func(int) {
 		kc := make([]float64, eigChunk*max(T, 1))
 		cv := make([]float64, eigChunk*P)
 		acc := make([]float64, len(p.Params))

@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"runtime"
 	"slices"
-	"sync"
 
+	"xbo/internal/parallel"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -346,7 +345,7 @@ func climbAll(c *climber, starts [][]float64, startScores []float64, workers int
 		err   error
 	}
 	results := make([]result, len(starts))
-	parallel(len(starts), workers, func() func(int) {
+	parallel.Run(len(starts), workers, func() func(int) {
 		return func(i int) {
 			u, score, n, err := c.refine(starts[i], startScores[i])
 			results[i] = result{u, score, n, err}
@@ -363,33 +362,4 @@ func climbAll(c *climber, starts [][]float64, startScores []float64, workers int
 		}
 	}
 	return results[best].u, results[best].score, evals, nil
-}
-
-// parallel runs jobs 0..n−1 on up to limit goroutines (0: two, as the
-// machines xbo targets are small and several searches often run at once;
-// never more than GOMAXPROCS). newWorker is called once per goroutine and
-// returns the function that does one job with that goroutine's own scratch
-// memory.
-func parallel(n, limit int, newWorker func() func(job int)) {
-	if limit <= 0 {
-		limit = 2
-	}
-	workers := max(1, min(n, runtime.GOMAXPROCS(0), limit))
-	next := make(chan int, n)
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work := newWorker()
-			for i := range next {
-				work(i)
-			}
-		}()
-	}
-	wg.Wait()
 }

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/gonum/blas/blas64"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/optimize"
+
+	"xbo/internal/parallel"
 )
 
 // problem is the data of one fit in the form the likelihood needs.
@@ -484,25 +486,13 @@ func (p *problem) subset(idx []int) *problem {
 // warmFirst, starts[0] is a warm start (see optimizerSettings).
 func (p *problem) runStarts(starts [][]float64, lo, hi []float64, warmFirst bool) []startResult {
 	results := make([]startResult, len(starts))
-	workers := workerCount(len(starts), p.workers)
-	next := make(chan int, len(starts))
-	for s := range starts {
-		next <- s
-	}
-	close(next)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			w := p.newWorkspace()
-			w.parallel = workers == 1 && workerCount(lmlParts, p.workers) > 1
-			for s := range next {
-				results[s] = runStart(w, lo, hi, starts[s], warmFirst && s == 0)
-			}
-		}()
-	}
-	wg.Wait()
+	// One start at a time splits each likelihood evaluation instead.
+	split := parallel.Workers(len(starts), p.workers) == 1 && parallel.Workers(lmlParts, p.workers) > 1
+	parallel.Run(len(starts), p.workers, func() func(int) {
+		w := p.newWorkspace()
+		w.parallel = split
+		return func(s int) { results[s] = runStart(w, lo, hi, starts[s], warmFirst && s == 0) }
+	})
 	return results
 }
 

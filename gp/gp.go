@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"xbo/internal/parallel"
 	"xbo/surrogate"
 )
 
@@ -160,7 +161,7 @@ func fit(x [][]float64, y []float64, opt Options) (*GP, error) {
 		return nil, fmt.Errorf("workers %d, want >= 0", opt.Workers)
 	}
 	if opt.Workers == 0 {
-		opt.Workers = maxWorkers
+		opt.Workers = parallel.DefaultWorkers
 	}
 	if opt.MinNoise < 0 || math.IsNaN(opt.MinNoise) || opt.MinNoise >= maxNoise {
 		return nil, fmt.Errorf("min noise %v, want in [0, %v)", opt.MinNoise, float64(maxNoise))

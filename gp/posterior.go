@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
+	"xbo/internal/parallel"
 	"xbo/surrogate"
 )
 
@@ -22,17 +22,6 @@ import (
 // solve to run at level-3 speed, small enough that the chunk×n buffer stays
 // in cache-friendly sizes and memory is bounded for any number of points.
 const predictChunk = 128
-
-// maxWorkers bounds the goroutines of one call: the machines xbo targets are
-// small and several models are often queried at once.
-const maxWorkers = 2
-
-func workerCount(jobs, limit int) int {
-	if limit <= 0 {
-		limit = maxWorkers
-	}
-	return max(1, min(jobs, runtime.GOMAXPROCS(0), limit))
-}
 
 // encodeAll validates points and encodes them (see encodePoint) into one m×d slice.
 func (g *GP) encodeAll(x [][]float64) ([]float64, error) {
@@ -83,14 +72,14 @@ func forChunks(m, size, scratchPerRow, limit int, work func(lo, hi int, scratch 
 		return
 	}
 	if limit <= 0 {
-		limit = maxWorkers
+		limit = parallel.DefaultWorkers
 	}
 	if m < limit*size {
 		size = max(minChunk, (m+limit-1)/limit)
 	}
 	size = min(size, m)
 	chunks := (m + size - 1) / size
-	workers := workerCount(chunks, limit)
+	workers := parallel.Workers(chunks, limit)
 	run := func(next func() (int, bool)) {
 		sp := getScratch(size * scratchPerRow)
 		for lo, ok := next(); ok; lo, ok = next() {
@@ -301,7 +290,7 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 	}
 	m, n, d := len(points), g.n, g.dim
 	s2 := g.hyper.SignalVariance
-	workers := workerCount(m/64, g.workers)
+	workers := parallel.Workers(m/64, g.workers)
 	sums := make([]float64, workers)
 	vs := make([][]float64, workers)
 	var wg sync.WaitGroup

@@ -68,6 +68,7 @@ import (
 	"xbo/design"
 	"xbo/forest"
 	"xbo/gp"
+	"xbo/internal/parallel"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -169,7 +170,7 @@ type Iteration struct {
 
 // DefaultWorkers is the number of goroutines a proposal uses by default:
 // the machines xbo targets are small, and a GP fit gains little from more.
-const DefaultWorkers = 2
+const DefaultWorkers = parallel.DefaultWorkers
 
 // Config configures an Optimizer. Only Space is required; the zero value of
 // every other field means the default given in brackets.
