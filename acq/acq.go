@@ -172,6 +172,13 @@ func predict(m surrogate.Model, x [][]float64, out []float64) (mean, variance []
 	if m == nil {
 		return nil, nil, errors.New("nil surrogate")
 	}
+	return predictWith(m.Predict, x, out)
+}
+
+// predictWith checks x against out, calls predictFn for the mean and the
+// variance (or a bound on it) of every point, refuses NaN and clamps
+// negative variances to 0.
+func predictWith(predictFn func(x [][]float64, mean, variance []float64) error, x [][]float64, out []float64) (mean, variance []float64, err error) {
 	if len(out) != len(x) {
 		return nil, nil, fmt.Errorf("output has %d slots for %d points", len(out), len(x))
 	}
@@ -180,7 +187,7 @@ func predict(m surrogate.Model, x [][]float64, out []float64) (mean, variance []
 	if len(x) == 0 {
 		return mean, variance, nil
 	}
-	if err := m.Predict(x, mean, variance); err != nil {
+	if err := predictFn(x, mean, variance); err != nil {
 		return nil, nil, err
 	}
 	for i := range mean {
@@ -233,10 +240,16 @@ func (a EI) Score(m surrogate.Model, x [][]float64, out []float64) error {
 	if err != nil {
 		return fmt.Errorf("acq: ei: %w", err)
 	}
+	a.fromMoments(mean, variance, out)
+	return nil
+}
+
+// fromMoments writes EI at every (mean, variance) into out; ScoreBound
+// passes a variance bound, EI growing with s.
+func (a EI) fromMoments(mean, variance, out []float64) {
 	for i := range out {
 		out[i] = ExpectedImprovement(mean[i], math.Sqrt(variance[i]), a.Best, a.Xi)
 	}
-	return nil
 }
 
 // Score implements Acquisition.
@@ -257,10 +270,16 @@ func (a LCB) Score(m surrogate.Model, x [][]float64, out []float64) error {
 	if err != nil {
 		return fmt.Errorf("acq: lcb: %w", err)
 	}
+	a.fromMoments(mean, variance, out)
+	return nil
+}
+
+// fromMoments writes τ·s − m at every (mean, variance) into out; ScoreBound
+// passes a variance bound, τ·s − m growing with s.
+func (a LCB) fromMoments(mean, variance, out []float64) {
 	for i := range out {
 		out[i] = a.Tau*math.Sqrt(variance[i]) - mean[i]
 	}
-	return nil
 }
 
 // Score implements Acquisition.

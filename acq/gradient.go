@@ -183,7 +183,7 @@ func newClimber(a Differentiable, m surrogate.Gradienter, s *space.Space, initia
 // climberFor returns a climber when a gradient refinement applies: a
 // differentiable acquisition, a surrogate.Gradienter model, a float
 // parameter, and no request for the pattern search.
-func climberFor(a Acquisition, m surrogate.Model, s *space.Space, ps patternSettings) *climber {
+func climberFor(a Acquisition, m surrogate.Model, s *space.Space, ps refineSettings) *climber {
 	if ps.pattern {
 		return nil
 	}

@@ -7,7 +7,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
-	"sort"
 
 	"xbo/space"
 	"xbo/surrogate"
@@ -146,7 +145,7 @@ func (r RandomSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space,
 	if err != nil {
 		return Result{}, fmt.Errorf("acq: random search: %w", err)
 	}
-	res, err := refineTop(a, m, s, scored, scores, refine, patternSettings{r.InitialStep, r.MinStep, r.MaxRounds, r.Pattern, r.Workers})
+	res, err := refineTop(a, m, s, scored, scores, refine, refineSettings{r.InitialStep, r.MinStep, r.MaxRounds, r.Pattern, r.Workers})
 	if err != nil {
 		return Result{}, fmt.Errorf("acq: random search: %w", err)
 	}
@@ -257,7 +256,7 @@ func (f FocusSearch) Maximize(a Acquisition, m surrogate.Model, s *space.Space, 
 		return Result{}, errors.New("acq: focus search: no point was scored")
 	}
 	if f.Refine > 0 {
-		res, err := refineTop(a, m, s, finalists, finalScores, f.Refine, patternSettings{pattern: f.Pattern, workers: f.Workers})
+		res, err := refineTop(a, m, s, finalists, finalScores, f.Refine, refineSettings{pattern: f.Pattern, workers: f.Workers})
 		if err != nil {
 			return Result{}, fmt.Errorf("acq: focus search: %w", err)
 		}
@@ -296,7 +295,10 @@ func argmax(x []float64) int {
 	return ib
 }
 
-type patternSettings struct {
+// refineSettings configures refineTop: the pattern search's steps and
+// rounds (initial is also the climb's first step), and the choice and
+// parallelism of the refinement.
+type refineSettings struct {
 	initial, min float64
 	rounds       int
 	// pattern: no gradient climb even where one is available.
@@ -309,38 +311,19 @@ type patternSettings struct {
 // improves them, by a gradient climb where the acquisition and the model are
 // differentiable and the space has float parameters, otherwise by a batched
 // steepest-ascent pattern search; it returns the best point seen.
-func refineTop(a Acquisition, m surrogate.Model, s *space.Space, pts [][]float64, scores []float64, count int, ps patternSettings) (Result, error) {
-	order := make([]int, 0, len(pts))
-	for i := range pts {
-		if !math.IsNaN(scores[i]) {
-			order = append(order, i)
-		}
-	}
-	if len(order) == 0 {
+func refineTop(a Acquisition, m surrogate.Model, s *space.Space, pts [][]float64, scores []float64, count int, ps refineSettings) (Result, error) {
+	top := topDistinct(pts, scores, max(count, 1))
+	if len(top) == 0 {
 		return Result{}, errors.New("every candidate scored NaN")
 	}
-	sort.SliceStable(order, func(i, j int) bool { return scores[order[i]] > scores[order[j]] })
-	best := Result{U: slices.Clone(pts[order[0]]), Score: scores[order[0]]}
+	best := Result{U: slices.Clone(pts[top[0]]), Score: scores[top[0]]}
 	if count <= 0 {
 		return best, nil
 	}
-	starts := make([][]float64, 0, count)
-	startScores := make([]float64, 0, count)
-	for _, i := range order {
-		if len(starts) == count {
-			break
-		}
-		dup := false
-		for _, st := range starts {
-			if slices.Equal(st, pts[i]) {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			starts = append(starts, slices.Clone(pts[i]))
-			startScores = append(startScores, scores[i])
-		}
+	starts := make([][]float64, len(top))
+	startScores := make([]float64, len(top))
+	for k, i := range top {
+		starts[k], startScores[k] = slices.Clone(pts[i]), scores[i]
 	}
 	var u []float64
 	var score float64
@@ -367,7 +350,7 @@ func refineTop(a Acquisition, m surrogate.Model, s *space.Space, pts [][]float64
 // ±step, halved when no neighbour improves; int coordinates move to the next
 // integer on either side; categoricals try every other level. Every neighbour
 // is repaired, so conditions switch children on and off consistently.
-func patternSearch(a Acquisition, m surrogate.Model, s *space.Space, starts [][]float64, startScores []float64, ps patternSettings) ([]float64, float64, int, error) {
+func patternSearch(a Acquisition, m surrogate.Model, s *space.Space, starts [][]float64, startScores []float64, ps refineSettings) ([]float64, float64, int, error) {
 	if ps.initial <= 0 {
 		ps.initial = 0.05
 	}

@@ -1,6 +1,7 @@
 package acq
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -40,27 +41,13 @@ func (LCB) Bounded() bool { return true }
 // Bounded implements Bounded.
 func (PVAR) Bounded() bool { return true }
 
-// predictBound is predict with a variance bound in place of the variance.
+// predictBound is predict with a variance bound in place of the variance
+// (clamped at 0 like the variance, so a bound never falls below the score).
 func predictBound(m surrogate.VarianceBounder, x [][]float64, out []float64) (mean, bound []float64, err error) {
 	if m == nil {
-		return nil, nil, fmt.Errorf("nil surrogate")
+		return nil, nil, errors.New("nil surrogate")
 	}
-	if len(out) != len(x) {
-		return nil, nil, fmt.Errorf("output has %d slots for %d points", len(out), len(x))
-	}
-	mean, bound = make([]float64, len(x)), make([]float64, len(x))
-	if len(x) == 0 {
-		return mean, bound, nil
-	}
-	if err := m.PredictBound(x, mean, bound); err != nil {
-		return nil, nil, err
-	}
-	for i := range mean {
-		if math.IsNaN(mean[i]) || math.IsNaN(bound[i]) {
-			return nil, nil, fmt.Errorf("surrogate predicted NaN at point %d", i)
-		}
-	}
-	return mean, bound, nil
+	return predictWith(m.PredictBound, x, out)
 }
 
 // ScoreBound implements Bounded: EI grows with s (∂EI/∂s = φ(z) > 0).
@@ -69,9 +56,7 @@ func (a EI) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []float64
 	if err != nil {
 		return fmt.Errorf("acq: ei bound: %w", err)
 	}
-	for i := range out {
-		out[i] = ExpectedImprovement(mean[i], math.Sqrt(math.Max(bound[i], 0)), a.Best, a.Xi)
-	}
+	a.fromMoments(mean, bound, out)
 	return nil
 }
 
@@ -88,7 +73,7 @@ func (a PI) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []float64
 			out[i] = 1
 			continue
 		}
-		out[i] = ProbabilityOfImprovement(mean[i], math.Sqrt(math.Max(bound[i], 0)), a.Best, a.Xi)
+		out[i] = ProbabilityOfImprovement(mean[i], math.Sqrt(bound[i]), a.Best, a.Xi)
 	}
 	return nil
 }
@@ -99,9 +84,7 @@ func (a LCB) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []float6
 	if err != nil {
 		return fmt.Errorf("acq: lcb bound: %w", err)
 	}
-	for i := range out {
-		out[i] = a.Tau*math.Sqrt(math.Max(bound[i], 0)) - mean[i]
-	}
+	a.fromMoments(mean, bound, out)
 	return nil
 }
 
@@ -180,6 +163,17 @@ func topExact(b Bounded, m surrogate.VarianceBounder, cands [][]float64, keep in
 // kthDistinct is the keep-th highest score among distinct points (NaN
 // skipped), and false when there are fewer than keep of them.
 func kthDistinct(pts [][]float64, scores []float64, keep int) (float64, bool) {
+	top := topDistinct(pts, scores, keep)
+	if len(top) < keep {
+		return 0, false
+	}
+	return scores[top[keep-1]], true
+}
+
+// topDistinct returns the indices of the (up to) keep best-scoring distinct
+// points, best first, NaN scores skipped; of equal points the first in
+// order of decreasing score (then of index) stands for all.
+func topDistinct(pts [][]float64, scores []float64, keep int) []int {
 	order := make([]int, 0, len(pts))
 	for i, v := range scores {
 		if !math.IsNaN(v) {
@@ -187,17 +181,16 @@ func kthDistinct(pts [][]float64, scores []float64, keep int) (float64, bool) {
 		}
 	}
 	sortDescending(order, scores)
-	var distinct [][]float64
+	var top []int
 	for _, i := range order {
-		if slices.ContainsFunc(distinct, func(p []float64) bool { return slices.Equal(p, pts[i]) }) {
-			continue
+		if len(top) == keep {
+			break
 		}
-		distinct = append(distinct, pts[i])
-		if len(distinct) == keep {
-			return scores[i], true
+		if !slices.ContainsFunc(top, func(k int) bool { return slices.Equal(pts[k], pts[i]) }) {
+			top = append(top, i)
 		}
 	}
-	return 0, false
+	return top
 }
 
 // sortDescending sorts indices by decreasing value, stable on ties so that
