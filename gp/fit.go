@@ -73,10 +73,11 @@ func (p *problem) defaultHyper() Hyper {
 // restarts running in parallel do not share memory.
 type workspace struct {
 	p      *problem
-	kf     []float64 // upper triangle: σ_f²·g(r_ik)
-	hb     []float64 // upper triangle: h(r_ik) = −2 dg/dr²
-	fac    []float64 // Cholesky factor, then the inverse (upper triangles)
-	inv    []float64 // scratch for the inverse of the Cholesky factor
+	buf    *[]float64 // the pooled memory behind the slices below
+	kf     []float64  // upper triangle: σ_f²·g(r_ik)
+	hb     []float64  // upper triangle: h(r_ik) = −2 dg/dr²
+	fac    []float64  // Cholesky factor, then the inverse (upper triangles)
+	inv    []float64  // scratch for the inverse of the Cholesky factor
 	alpha  []float64
 	invL2  []float64
 	gl     []float64 // per-partition gradient sums, lmlParts×(d+2)
@@ -86,17 +87,41 @@ type workspace struct {
 	parallel bool
 }
 
+// workspacePool and kernelPool recycle the buffers of workspaces and of
+// factorize's kernel matrix: a fit at n = 200 needs four 320 kB matrices
+// per start goroutine, and allocating them for every Ask made the garbage
+// collector run about twice per proposal, each time pausing the service's
+// handlers too.
+var workspacePool, kernelPool bufferPool
+
+// newWorkspace returns a zeroed workspace; release hands its memory back.
 func (p *problem) newWorkspace() *workspace {
-	n := p.n
+	n, d := p.n, p.d
+	buf := workspacePool.get(4*n*n+n+d+lmlParts*(d+2), true)
+	b := *buf
+	carve := func(size int) []float64 {
+		s := b[:size:size]
+		b = b[size:]
+		return s
+	}
 	return &workspace{
 		p:     p,
-		kf:    make([]float64, n*n),
-		hb:    make([]float64, n*n),
-		fac:   make([]float64, n*n),
-		inv:   make([]float64, n*n),
-		alpha: make([]float64, n),
-		invL2: make([]float64, p.d),
-		gl:    make([]float64, lmlParts*(p.d+2)),
+		buf:   buf,
+		kf:    carve(n * n),
+		hb:    carve(n * n),
+		fac:   carve(n * n),
+		inv:   carve(n * n),
+		alpha: carve(n),
+		invL2: carve(d),
+		gl:    carve(lmlParts * (d + 2)),
+	}
+}
+
+// release returns w's memory to the pool; w must not be used afterwards.
+func (w *workspace) release() {
+	if w.buf != nil {
+		workspacePool.put(w.buf)
+		*w = workspace{}
 	}
 }
 
@@ -488,11 +513,19 @@ func (p *problem) runStarts(starts [][]float64, lo, hi []float64, warmFirst bool
 	results := make([]startResult, len(starts))
 	// One start at a time splits each likelihood evaluation instead.
 	split := parallel.Workers(len(starts), p.workers) == 1 && parallel.Workers(lmlParts, p.workers) > 1
+	var mu sync.Mutex
+	var used []*workspace
 	parallel.Run(len(starts), p.workers, func() func(int) {
 		w := p.newWorkspace()
 		w.parallel = split
+		mu.Lock()
+		used = append(used, w)
+		mu.Unlock()
 		return func(s int) { results[s] = runStart(w, lo, hi, starts[s], warmFirst && s == 0) }
 	})
+	for _, w := range used {
+		w.release()
+	}
 	return results
 }
 
@@ -514,7 +547,9 @@ func runStart(w *workspace, lo, hi, theta0 []float64, warm bool) startResult {
 func (g *GP) factorize(ystd []float64, minJitter float64) error {
 	n, d := g.n, g.dim
 	s2 := g.hyper.SignalVariance
-	k := make([]float64, n*n)
+	kbuf := kernelPool.get(n*n, false)
+	defer kernelPool.put(kbuf)
+	k := *kbuf
 	for i := 0; i < n; i++ {
 		xi := g.x[i*d : (i+1)*d]
 		k[i*n+i] = s2

@@ -48,19 +48,75 @@ func (g *GP) whiten(ks []float64, m int) {
 // goroutine hand-off costs more than the rows.
 const minChunk = 16
 
-// scratchPool recycles the chunk×n cross-kernel buffers: an Ask's pattern
-// search predicts dozens of small batches, and a fresh 200 kB buffer per call
-// mostly feeds the garbage collector.
-var scratchPool sync.Pool
+// bufferPool recycles large float64 buffers of one use. Unlike a
+// sync.Pool, which the garbage collector empties, it keeps its buffers
+// across collections (a proposal triggers about one, which would empty a
+// sync.Pool between proposals), up to maxPooled buffers and maxPooledFloats
+// floats in all, so an occasional huge GP does not pin its memory. Each use
+// has its own pool, so a pool's buffers have one typical size.
+type bufferPool struct {
+	mu     sync.Mutex
+	free   []*[]float64
+	floats int
+}
 
-func getScratch(size int) *[]float64 {
-	if p, ok := scratchPool.Get().(*[]float64); ok && cap(*p) >= size {
-		*p = (*p)[:size]
-		return p
+const (
+	maxPooled       = 8
+	maxPooledFloats = 8 << 20 // 64 MB
+)
+
+// get returns a buffer of size floats; their values are arbitrary unless
+// zeroed is set.
+func (bp *bufferPool) get(size int, zeroed bool) *[]float64 {
+	bp.mu.Lock()
+	for i := len(bp.free) - 1; i >= 0; i-- {
+		if p := bp.free[i]; cap(*p) >= size {
+			bp.free = slices.Delete(bp.free, i, i+1)
+			bp.floats -= cap(*p)
+			bp.mu.Unlock()
+			*p = (*p)[:size]
+			if zeroed {
+				clear(*p)
+			}
+			return p
+		}
 	}
+	bp.mu.Unlock()
 	s := make([]float64, size)
 	return &s
 }
+
+// put hands b back. A full pool keeps its largest buffers, so that buffers
+// from a study's early, smaller fits give way as it grows.
+func (bp *bufferPool) put(b *[]float64) {
+	if cap(*b) > maxPooledFloats {
+		return
+	}
+	bp.mu.Lock()
+	defer bp.mu.Unlock()
+	if len(bp.free) == maxPooled {
+		smallest := 0
+		for j, p := range bp.free {
+			if cap(*p) < cap(*bp.free[smallest]) {
+				smallest = j
+			}
+		}
+		if cap(*bp.free[smallest]) >= cap(*b) {
+			return
+		}
+		bp.floats -= cap(*bp.free[smallest])
+		bp.free = slices.Delete(bp.free, smallest, smallest+1)
+	}
+	if bp.floats+cap(*b) <= maxPooledFloats {
+		bp.free = append(bp.free, b)
+		bp.floats += cap(*b)
+	}
+}
+
+// scratchPool recycles the chunk×n cross-kernel buffers: an Ask's pattern
+// search predicts dozens of small batches, and a fresh 200 kB buffer per call
+// mostly feeds the garbage collector.
+var scratchPool bufferPool
 
 // forChunks runs work on [lo, hi) row ranges of m rows in parallel, giving
 // each worker its own scratch slice of size·scratchPerRow floats. Batches
@@ -81,11 +137,11 @@ func forChunks(m, size, scratchPerRow, limit int, work func(lo, hi int, scratch 
 	chunks := (m + size - 1) / size
 	workers := parallel.Workers(chunks, limit)
 	run := func(next func() (int, bool)) {
-		sp := getScratch(size * scratchPerRow)
+		sp := scratchPool.get(size*scratchPerRow, false)
 		for lo, ok := next(); ok; lo, ok = next() {
 			work(lo, min(lo+size, m), *sp)
 		}
-		scratchPool.Put(sp)
+		scratchPool.put(sp)
 	}
 	if workers == 1 {
 		lo := -size

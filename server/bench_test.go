@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"runtime"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -20,6 +19,7 @@ import (
 
 	"xbo/client"
 	"xbo/server"
+	"xbo/store/storetest"
 )
 
 // serverTiming parses the Server-Timing header of an ask.
@@ -32,16 +32,6 @@ func serverTiming(h string) map[string]time.Duration {
 		out[m[1]] = time.Duration(ms * float64(time.Millisecond))
 	}
 	return out
-}
-
-func quantile(d []time.Duration, q float64) float64 {
-	if len(d) == 0 {
-		return 0
-	}
-	s := slices.Clone(d)
-	slices.Sort(s)
-	i := int(q * float64(len(s)-1))
-	return float64(s[i].Microseconds()) / 1000
 }
 
 // askRaw asks over HTTP and returns the trial number, params and timing.
@@ -200,23 +190,23 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 		optSum += d
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "trials/s")
-	b.ReportMetric(quantile(rts, 0.5), "rt_p50_ms")
-	b.ReportMetric(quantile(rts, 0.99), "rt_p99_ms")
-	b.ReportMetric(quantile(asks, 0.5), "ask_p50_ms")
-	b.ReportMetric(quantile(asks, 0.99), "ask_p99_ms")
-	b.ReportMetric(quantile(tells, 0.5), "tell_p50_ms")
-	b.ReportMetric(quantile(tells, 0.99), "tell_p99_ms")
+	b.ReportMetric(storetest.Quantile(rts, 0.5), "rt_p50_ms")
+	b.ReportMetric(storetest.Quantile(rts, 0.99), "rt_p99_ms")
+	b.ReportMetric(storetest.Quantile(asks, 0.5), "ask_p50_ms")
+	b.ReportMetric(storetest.Quantile(asks, 0.99), "ask_p99_ms")
+	b.ReportMetric(storetest.Quantile(tells, 0.5), "tell_p50_ms")
+	b.ReportMetric(storetest.Quantile(tells, 0.99), "tell_p99_ms")
 	if len(optTimes) > 0 {
 		b.ReportMetric(float64(optSum.Microseconds())/1000/float64(len(optTimes)), "opt_ms")
 	}
-	b.ReportMetric(quantile(overheads, 0.5), "overhead_p50_ms")
-	b.ReportMetric(quantile(overheads, 0.99), "overhead_p99_ms")
+	b.ReportMetric(storetest.Quantile(overheads, 0.5), "overhead_p50_ms")
+	b.ReportMetric(storetest.Quantile(overheads, 0.99), "overhead_p99_ms")
 	for _, part := range []struct {
 		name string
 		d    []time.Duration
 	}{{"http", outside}, {"queue", queued}, {"sync", synced}, {"store", stored}} {
-		b.ReportMetric(quantile(part.d, 0.5), part.name+"_p50_ms")
-		b.ReportMetric(quantile(part.d, 0.99), part.name+"_p99_ms")
+		b.ReportMetric(storetest.Quantile(part.d, 0.5), part.name+"_p50_ms")
+		b.ReportMetric(storetest.Quantile(part.d, 0.99), part.name+"_p99_ms")
 	}
 	b.ReportMetric(0, "ns/op")
 }
@@ -302,7 +292,7 @@ func BenchmarkProbeDuringProposals(b *testing.B) {
 
 func probeDuringProposals(b *testing.B, load bool) {
 	st, _ := openStore(b, "sqlite")
-	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour})
+	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -382,9 +372,9 @@ func probeDuringProposals(b *testing.B, load bool) {
 	for _, d := range optTimes[min(1, len(optTimes)):] {
 		sum += d
 	}
-	b.ReportMetric(quantile(asks, 0.5), "probe_ask_p50_ms")
-	b.ReportMetric(quantile(asks, 0.99), "probe_ask_p99_ms")
-	b.ReportMetric(quantile(tells, 0.99), "probe_tell_p99_ms")
+	b.ReportMetric(storetest.Quantile(asks, 0.5), "probe_ask_p50_ms")
+	b.ReportMetric(storetest.Quantile(asks, 0.99), "probe_ask_p99_ms")
+	b.ReportMetric(storetest.Quantile(tells, 0.99), "probe_tell_p99_ms")
 	b.ReportMetric(float64(sum.Microseconds())/1000/float64(max(len(optTimes)-1, 1)), "opt_ms")
 	b.ReportMetric(0, "ns/op")
 }

@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -63,4 +64,16 @@ func PostgresDSN(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// Quantile is the q-quantile of d in milliseconds (the sample at rank
+// q·(n−1), rounded down), for benchmarks' latency figures; 0 when d is
+// empty.
+func Quantile(d []time.Duration, q float64) float64 {
+	if len(d) == 0 {
+		return 0
+	}
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return float64(s[int(q*float64(len(s)-1))].Microseconds()) / 1000
 }
