@@ -33,7 +33,11 @@ func (g *GP) PredictGradient(x []float64, dmean, dvar []float64) (mean, variance
 		return 0, 0, fmt.Errorf("gp: predict gradient: gradient slices have %d and %d elements, want %d", len(dmean), len(dvar), g.dim)
 	}
 	n, d := g.n, g.dim
-	xe := make([]float64, d)
+	// The acquisition climb calls this thousands of times per proposal.
+	bp := gradientPool.get(2*n+d, false)
+	defer gradientPool.put(bp)
+	buf := *bp
+	xe := buf[2*n:]
 	if err := encodePoint(xe, x, g.levels); err != nil {
 		return 0, 0, fmt.Errorf("gp: predict gradient: %w", err)
 	}
@@ -41,8 +45,7 @@ func (g *GP) PredictGradient(x []float64, dmean, dvar []float64) (mean, variance
 	scale := g.out.Std
 	// k holds k_*, then U⁻ᵀk_*, then (K+σ_n²I)⁻¹k_*; h keeps σ_f²·h(r²)
 	// for the kernel derivative.
-	buf := make([]float64, 2*n)
-	k, h := buf[:n], buf[n:]
+	k, h := buf[:n], buf[n:2*n]
 	m := 0.0
 	for t := range n {
 		gv, hv := g.kernel.corr(g.met.r2(xe, g.x[t*d:(t+1)*d]))
