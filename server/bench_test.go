@@ -233,12 +233,14 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 //     queueing at all.
 //
 // Commands (the random think runs take about 7 s each; the GP ones about
-// 80 s at 128x, since each worker trains 4 times for 10 s on average and
-// the run waits for the slowest):
+// 80 s at 128x and 160 s at 256x, since each worker trains 4 or 8 times
+// for 10 s on average and the run waits for the slowest; -cpu 3 is the
+// GOMAXPROCS xbo serve runs with on 2 cores):
 //
 //	go test -run '^$' -bench 'AskTell/.*/random' -benchtime 2000x ./server
-//	go test -run '^$' -bench 'AskTell/.*/gp' -benchtime 128x ./server
+//	go test -run '^$' -bench 'AskTell/.*/gp' -benchtime 256x -cpu 3 ./server
 //
+// A p99 of 256 asks is their third-largest value: compare several runs.
 // Figures (README.md, docs/api.md) came from these commands with the test
 // binaries of the old and new code run alternately.
 func BenchmarkAskTell(b *testing.B) {

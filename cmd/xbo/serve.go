@@ -29,7 +29,7 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	db := fs.String("db", "xbo.db", "SQLite file, or postgres://... for PostgreSQL")
 	token := fs.String("token", os.Getenv("XBO_TOKEN"), "bearer token required on every write (default $XBO_TOKEN; empty: no auth)")
 	timeout := fs.Duration("trial-timeout", time.Hour, "a running trial not told or reported within this time expires and its configuration is queued again (0: never)")
-	optWorkers := fs.Int("optimizer-workers", 0, "goroutines one proposal may use (0: the optimizer's default, 2; 1 leaves a core to the handlers: lower service overhead, slower proposals)")
+	optWorkers := fs.Int("optimizer-workers", 0, "goroutines one proposal may use (0: the optimizer's default, 2; 1 leaves a core to the handlers: other requests are answered faster during a proposal, proposals are slower)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: xbo serve [--addr 127.0.0.1:8080] [--db xbo.db|postgres://...] [--token T] [--trial-timeout 1h]")
