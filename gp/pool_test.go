@@ -107,3 +107,16 @@ func TestFitUnaffectedByPooledBuffers(t *testing.T) {
 		t.Fatalf("fits differ: LML %v vs %v, predictions %v vs %v", l1, l2, p1, p2)
 	}
 }
+
+func TestBufferPoolHandsOutTheSmallestFit(t *testing.T) {
+	var bp bufferPool
+	large, small := make([]float64, 1000), make([]float64, 100)
+	bp.put(&small)
+	bp.put(&large)
+	if got := bp.get(50, false); got != &small {
+		t.Fatalf("got a buffer of capacity %d for 50 floats, want the one of 100", cap(*got))
+	}
+	if got := bp.get(500, false); got != &large {
+		t.Fatalf("got a buffer of capacity %d for 500 floats, want the one of 1000", cap(*got))
+	}
+}

@@ -53,7 +53,7 @@ const minChunk = 16
 // across collections (a proposal triggers about one, which would empty a
 // sync.Pool between proposals), up to maxPooled buffers and maxPooledFloats
 // floats in all, so an occasional huge GP does not pin its memory. Each use
-// has its own pool, so a pool's buffers have one typical size.
+// has its own pool, so a pool's buffers have few distinct sizes.
 type bufferPool struct {
 	mu     sync.Mutex
 	free   []*[]float64
@@ -65,27 +65,37 @@ const (
 	maxPooledFloats = 8 << 20 // 64 MB
 )
 
-// get returns a buffer of size floats; their values are arbitrary unless
-// zeroed is set.
+// get returns a buffer of size floats, the smallest pooled one that is
+// large enough; their values are arbitrary unless zeroed is set.
 func (bp *bufferPool) get(size int, zeroed bool) *[]float64 {
 	bp.mu.Lock()
-	for i := len(bp.free) - 1; i >= 0; i-- {
-		if p := bp.free[i]; cap(*p) >= size {
-			bp.free = slices.Delete(bp.free, i, i+1)
-			bp.floats -= cap(*p)
-			bp.mu.Unlock()
-			*p = (*p)[:size]
-			if zeroed {
-				clear(*p)
-			}
-			return p
+	best := -1
+	for i, p := range bp.free {
+		if cap(*p) >= size && (best < 0 || cap(*p) < cap(*bp.free[best])) {
+			best = i
 		}
+	}
+	if best >= 0 {
+		p := bp.free[best]
+		bp.free = slices.Delete(bp.free, best, best+1)
+		bp.floats -= cap(*p)
+		bp.mu.Unlock()
+		*p = (*p)[:size]
+		if zeroed {
+			clear(*p)
+		}
+		return p
 	}
 	bp.mu.Unlock()
 	// A study's GP grows by a point per trial, and with it every n×n
-	// buffer: the spare quarter keeps the next few dozen fits at T = 200
-	// on this buffer rather than each on a new one.
-	s := make([]float64, size, size+size/4)
+	// buffer: a spare quarter keeps the next few dozen fits at T = 200 on
+	// this buffer rather than each on a new one (unless it is too large to
+	// be pooled anyway).
+	spare := size / 4
+	if size+spare > maxPooledFloats {
+		spare = 0
+	}
+	s := make([]float64, size, size+spare)
 	return &s
 }
 
