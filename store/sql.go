@@ -511,7 +511,17 @@ const (
 // claim hands the oldest pending trials to the first workers of reqs (as
 // many as are queued) and returns them.
 func (s *sqlStore) claim(ctx context.Context, q querier, st *Study, reqs []AskRequest) ([]*Trial, error) {
-	r, err := q.query(ctx, qClaimSelect+s.b.rowLock(true), st.ID, len(reqs))
+	ids, err := queuedIDs(ctx, q, st.ID, len(reqs), s.b.rowLock(true))
+	if err != nil {
+		return nil, err
+	}
+	return s.claimIDs(ctx, q, st, reqs, ids)
+}
+
+// queuedIDs selects the ids of up to limit queued trials of a study, oldest
+// first, with rowLock appended to the selection.
+func queuedIDs(ctx context.Context, q querier, studyID int64, limit int, rowLock string) ([]int64, error) {
+	r, err := q.query(ctx, qClaimSelect+rowLock, studyID, limit)
 	if err != nil {
 		return nil, fmt.Errorf("store: claim pending trials: %w", err)
 	}
@@ -519,7 +529,7 @@ func (s *sqlStore) claim(ctx context.Context, q querier, st *Study, reqs []AskRe
 	if err != nil {
 		return nil, fmt.Errorf("store: claim pending trials: %w", err)
 	}
-	return s.claimIDs(ctx, q, st, reqs, ids)
+	return ids, nil
 }
 
 // scanIDs reads and closes a result of one integer column.

@@ -150,13 +150,9 @@ func (b *sqliteBackend) lockForAsk(ctx context.Context, q querier, name string, 
 	if err != nil {
 		return nil, nil, err
 	}
-	r, err := q.query(ctx, qClaimSelect, st.ID, limit)
+	ids, err := queuedIDs(ctx, q, st.ID, limit, b.rowLock(true))
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: claim pending trials: %w", err)
-	}
-	ids, err := scanIDs(r)
-	if err != nil {
-		return nil, nil, fmt.Errorf("store: claim pending trials: %w", err)
+		return nil, nil, err
 	}
 	return st, ids, nil
 }
