@@ -470,7 +470,8 @@ func TestDuplicateProposalReplaced(t *testing.T) {
 }
 
 // TestWorkersDoNotChangeProposals: a proposal on one goroutine is the
-// proposal on two, to the last bit (the service runs proposals on one).
+// proposal on two, to the last bit (xbo serve --optimizer-workers 1 runs
+// proposals on one).
 func TestWorkersDoNotChangeProposals(t *testing.T) {
 	s := mustSpace(t, square2)
 	var runs [2][]Trial

@@ -64,16 +64,13 @@ type Config struct {
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
 	// OptimizerWorkers bounds the goroutines of one proposal
-	// (opt.Config.Workers) [0: the optimizer's default, 2]. A GP proposal on
-	// every core leaves none to the handlers. On 2 cores with 32 workers
-	// training 10 s each (GP, T = 200), 1 instead of 2 cut the service's
-	// overhead p99 from 13–14 to 6–7 ms on SQLite and from 30 to 10 ms on
-	// PostgreSQL, and tells' p99 from 30–55 to 7–12 ms, but proposals took
-	// 17% longer and the ask p99, queueing for the optimizer included, rose
-	// from 0.33–0.36 to 0.61–0.64 s; so the default keeps both cores, and
-	// xbo serve instead runs with a spare Go processor (GOMAXPROCS one
-	// above the workers), which gives most of that gain without slowing
-	// proposals (docs/api.md, "Performance").
+	// (opt.Config.Workers) [0: the optimizer's default, 2]. 1 leaves a core
+	// to the handlers: other requests are answered faster while a proposal
+	// runs, but proposals are slower and asks that queue for the optimizer
+	// wait longer, with no clear gain in the ask overhead since the GP's
+	// buffers are pooled; so the default keeps both cores, and xbo serve
+	// runs with a spare Go processor instead (GOMAXPROCS one above the
+	// workers). Figures: docs/api.md, "Performance".
 	OptimizerWorkers int
 }
 
