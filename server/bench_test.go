@@ -70,6 +70,30 @@ var benchServer = flag.String("server", "", "URL of a running xbo serve for the 
 // against one external server do not collide.
 var benchStudies atomic.Int64
 
+// benchHTTPServer starts a server on a fresh store of the backend, with
+// the benchmarks' optimizer workers, and returns its URL and the function
+// that stops it.
+func benchHTTPServer(b *testing.B, backend string) (string, func()) {
+	st, _ := openStore(b, backend)
+	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	return hs.URL, hs.Close
+}
+
+// addBraninResults adds n completed trials at points drawn from rng with
+// their Branin values, the history of a "T = n" study.
+func addBraninResults(b *testing.B, c *client.Client, study string, n int, rng *rand.Rand) {
+	for range n {
+		x, y := -5+15*rng.Float64(), 15*rng.Float64()
+		if _, err := c.AddResult(context.Background(), study, map[string]any{"x": x, "y": y}, branin(x, y)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // benchAskTell measures ask/tell round trips by concurrent workers over
 // loopback HTTP. Each worker asks, thinks (trains its model: an exponential
 // pause with mean think, none when think is 0), evaluates Branin and tells.
@@ -91,14 +115,9 @@ var benchStudies atomic.Int64
 func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int, think time.Duration) {
 	url := *benchServer
 	if url == "" {
-		st, _ := openStore(b, backend)
-		srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
-		if err != nil {
-			b.Fatal(err)
-		}
-		hs := httptest.NewServer(srv)
-		defer hs.Close()
-		url = hs.URL
+		var stop func()
+		url, stop = benchHTTPServer(b, backend)
+		defer stop()
 	}
 	ctx := context.Background()
 	hc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: workers}}
@@ -107,13 +126,7 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 	if _, err := c.CreateStudy(ctx, client.StudySpec{Name: name, Space: json.RawMessage(space2D), Optimizer: json.RawMessage(optimizer)}); err != nil {
 		b.Fatal(err)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for i := 0; i < prefill; i++ {
-		x, y := -5+15*rng.Float64(), 15*rng.Float64()
-		if _, err := c.AddResult(ctx, name, map[string]any{"x": x, "y": y}, branin(x, y)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	addBraninResults(b, c, name, prefill, rand.New(rand.NewPCG(1, 2)))
 	// Warm the optimizer cache (the first ask rebuilds from the history).
 	if t, err := c.Ask(ctx, name); err != nil {
 		b.Fatal(err)
@@ -293,27 +306,17 @@ func BenchmarkProbeDuringProposals(b *testing.B) {
 }
 
 func probeDuringProposals(b *testing.B, load bool) {
-	st, _ := openStore(b, "sqlite")
-	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	url, closeServer := benchHTTPServer(b, "sqlite")
+	defer closeServer()
 	ctx := context.Background()
-	c := client.New(hs.URL, client.WithToken(token))
+	c := client.New(url, client.WithToken(token))
 	for name, optimizer := range map[string]string{"gp": `{"seed":1}`, "probe": `{"strategy":"random","seed":1}`} {
 		if _, err := c.CreateStudy(ctx, client.StudySpec{Name: name, Space: json.RawMessage(space2D), Optimizer: json.RawMessage(optimizer)}); err != nil {
 			b.Fatal(err)
 		}
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
-	for range 200 {
-		x, y := -5+15*rng.Float64(), 15*rng.Float64()
-		if _, err := c.AddResult(ctx, "gp", map[string]any{"x": x, "y": y}, branin(x, y)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	addBraninResults(b, c, "gp", 200, rng)
 	stop := make(chan struct{})
 	loadDone := make(chan error, 1)
 	var optTimes []time.Duration
@@ -323,7 +326,7 @@ func probeDuringProposals(b *testing.B, load bool) {
 			loadDone <- nil
 			return
 		}
-		url := hs.URL + "/api/studies/gp/ask"
+		url := url + "/api/studies/gp/ask"
 		for {
 			select {
 			case <-stop:
@@ -346,7 +349,7 @@ func probeDuringProposals(b *testing.B, load bool) {
 	}()
 	// Let the first proposal (a cold fit) pass before probing.
 	time.Sleep(time.Second)
-	probeURL := hs.URL + "/api/studies/probe/ask"
+	probeURL := url + "/api/studies/probe/ask"
 	asks := make([]time.Duration, 0, b.N)
 	tells := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
