@@ -2,7 +2,6 @@ package store_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -18,18 +17,8 @@ import (
 func BenchmarkAskTell(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
-			var dsn string
-			if backend == "sqlite" {
-				dsn = filepath.Join(b.TempDir(), "xbo.db")
-			} else {
-				dsn = storetest.PostgresDSN(b)
-			}
 			ctx := context.Background()
-			s, err := store.Open(ctx, dsn)
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Close()
+			s := openBackend(b, backend)
 			name := "bench"
 			if _, err := s.CreateStudy(ctx, store.NewStudy{Name: name, Direction: "minimize",
 				Space: []byte(spaceJSON), Optimizer: []byte(`{"strategy":"random"}`), Now: t0}); err != nil {

@@ -23,22 +23,25 @@ const spaceJSON = `{"objective":"minimize","params":[{"name":"x","type":"float",
 
 // backends runs f once per backend with a fresh store.
 func backends(t *testing.T, f func(t *testing.T, s store.Store)) {
-	t.Run("sqlite", func(t *testing.T) {
-		s, err := store.Open(context.Background(), filepath.Join(t.TempDir(), "xbo.db"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		f(t, s)
-	})
-	t.Run("postgres", func(t *testing.T) {
-		s, err := store.Open(context.Background(), storetest.PostgresDSN(t))
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close() })
-		f(t, s)
-	})
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { f(t, openBackend(t, backend)) })
+	}
+}
+
+// openBackend opens a fresh store of the backend ("sqlite": a file in a
+// temporary directory; "postgres": a private schema), closed at cleanup.
+func openBackend(tb testing.TB, backend string) store.Store {
+	tb.Helper()
+	dsn := filepath.Join(tb.TempDir(), "xbo.db")
+	if backend == "postgres" {
+		dsn = storetest.PostgresDSN(tb)
+	}
+	s, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s
 }
 
 func mkStudy(t *testing.T, s store.Store, name string) *store.Study {
