@@ -74,7 +74,7 @@ var benchStudies atomic.Int64
 // the benchmarks' optimizer workers, and returns its URL and the function
 // that stops it.
 func benchHTTPServer(b *testing.B, backend string) (string, func()) {
-	st, _ := openStore(b, backend)
+	st, _ := storetest.Open(b, backend)
 	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
 	if err != nil {
 		b.Fatal(err)

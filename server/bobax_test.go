@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"xbo/client"
+	"xbo/store/storetest"
 )
 
 // TestABOBAXStudy runs an a-BOBAX study through the service: proposals after
@@ -14,7 +15,7 @@ import (
 // proposal carries the current PD band half-width in its meta note, which the
 // dashboard plots against the tolerance.
 func TestABOBAXStudy(t *testing.T) {
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	ctx := context.Background()
 	_, err := e.c.CreateStudy(ctx, client.StudySpec{Name: "missing-tolerance", Space: json.RawMessage(space2D),

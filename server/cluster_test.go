@@ -15,6 +15,7 @@ import (
 	"xbo/client"
 	"xbo/server"
 	"xbo/store"
+	"xbo/store/storetest"
 )
 
 // clusterRun has `workers` goroutines, split over `servers` server
@@ -148,6 +149,6 @@ func TestTwoServersSQLite(t *testing.T) {
 }
 
 func storeDSN(t *testing.T, backend string) string {
-	_, dsn := openStore(t, backend)
+	_, dsn := storetest.Open(t, backend)
 	return dsn
 }

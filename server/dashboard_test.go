@@ -10,13 +10,14 @@ import (
 	"xbo/explain/fanova"
 	"xbo/forest"
 	"xbo/space"
+	"xbo/store/storetest"
 	"xbo/web"
 )
 
 // TestDashboardMounted: everything outside /api/ is the dashboard of package
 // web, and the API keeps its JSON errors.
 func TestDashboardMounted(t *testing.T) {
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	code, body := raw(t, e, "GET", "/", "", false)
 	if _, err := web.Assets(); err != nil {
@@ -47,7 +48,7 @@ func TestDashboardMounted(t *testing.T) {
 // to the values capped at the q-quantile (paper 003, section 3.3), computed
 // here from the same trials through the packages themselves.
 func TestImportanceCapQuantile(t *testing.T) {
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	ctx := context.Background()
 	createStudy(t, e, "s", `{"strategy":"random","seed":9}`)

@@ -11,6 +11,7 @@ import (
 	"xbo/client"
 	"xbo/server"
 	"xbo/store"
+	"xbo/store/storetest"
 )
 
 // getExplain returns the status, the X-Explain-Cache header and the body.
@@ -34,7 +35,7 @@ func getExplain(t *testing.T, base, path string) (int, string, string) {
 // database) the answer is the one a server with an empty cache gives.
 func TestExplainCache(t *testing.T) {
 	forBackends(t, func(t *testing.T, backend string) {
-		st, _ := openStore(t, backend)
+		st, _ := storetest.Open(t, backend)
 		e := newEnv(t, st, 0)
 		ctx := context.Background()
 		createStudy(t, e, "s", `{"strategy":"random","seed":9}`)

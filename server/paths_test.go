@@ -11,6 +11,7 @@ import (
 	"xbo/client"
 	"xbo/explain/shapley"
 	"xbo/server"
+	"xbo/store/storetest"
 )
 
 type pathsJSON struct {
@@ -37,7 +38,7 @@ type pathsJSON struct {
 // parameter independently, so Σ_j φ̂_j − payout has standard error
 // √(Σ_j se_j²) and is accepted within 5 of those (plus 1e-9 for rounding).
 func TestExplainPaths(t *testing.T) {
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	ctx := context.Background()
 	createStudy(t, e, "s", `{"strategy":"ei","seed":3,"initial_size":8}`)
@@ -137,7 +138,7 @@ func TestExplainPaths(t *testing.T) {
 // BenchmarkExplainPaths times explain/paths of a 40-trial study (about 30
 // model-chosen proposals) with the default sample size.
 func BenchmarkExplainPaths(b *testing.B) {
-	st, _ := openStore(b, "sqlite")
+	st, _ := storetest.Open(b, "sqlite")
 	e := newEnv(b, st, 0)
 	ctx := context.Background()
 	createStudy(b, e, "s", `{"strategy":"ei","seed":3,"initial_size":8}`)

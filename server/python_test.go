@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"xbo/store/storetest"
 )
 
 // TestPythonWorker runs two copies of examples/python/worker.py (standard
@@ -18,7 +20,7 @@ func TestPythonWorker(t *testing.T) {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	script := filepath.Join(filepath.Dir(file), "..", "examples", "python", "worker.py")
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, time.Hour)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

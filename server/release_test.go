@@ -14,6 +14,7 @@ import (
 	"xbo/client"
 	"xbo/server"
 	"xbo/store"
+	"xbo/store/storetest"
 )
 
 // gatedStore holds each AskBatch, after the store has made its trials,
@@ -40,7 +41,7 @@ func (g *gatedStore) AskBatch(ctx context.Context, study string, reqs []store.As
 // be the next ask's, not stay running until its deadline.
 func TestCancelledAskReleasesTrial(t *testing.T) {
 	forBackends(t, func(t *testing.T, backend string) {
-		st, _ := openStore(t, backend)
+		st, _ := storetest.Open(t, backend)
 		ctx := context.Background()
 		rec, err := server.NewStudyRecord("r", json.RawMessage(space2D), json.RawMessage(`{"strategy":"random","seed":3}`), time.Now())
 		if err != nil {

@@ -9,7 +9,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -53,20 +52,6 @@ type env struct {
 	http  *httptest.Server
 	c     *client.Client
 	clock *clock
-}
-
-func openStore(t testing.TB, backend string) (store.Store, string) {
-	t.Helper()
-	dsn := filepath.Join(t.TempDir(), "xbo.db")
-	if backend == "postgres" {
-		dsn = storetest.PostgresDSN(t)
-	}
-	st, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { st.Close() })
-	return st, dsn
 }
 
 func newEnv(t testing.TB, st store.Store, timeout time.Duration) *env {
@@ -159,7 +144,7 @@ func dump(t *testing.T, st store.Store) string {
 }
 
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	code, body := raw(t, e, "GET", "/api/openapi.json", "", false)
 	if code != 200 {
@@ -208,7 +193,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 // status, a JSON error body, and that the store is unchanged.
 func TestBadInput(t *testing.T) {
 	forBackends(t, func(t *testing.T, backend string) {
-		st, _ := openStore(t, backend)
+		st, _ := storetest.Open(t, backend)
 		e := newEnv(t, st, time.Minute)
 		ctx := context.Background()
 		createStudy(t, e, "s", `{"strategy":"random","seed":3}`)
@@ -314,7 +299,7 @@ func TestBadInput(t *testing.T) {
 // the listing, best trial, events and the Server-Timing header.
 func TestAskTell(t *testing.T) {
 	forBackends(t, func(t *testing.T, backend string) {
-		st, _ := openStore(t, backend)
+		st, _ := storetest.Open(t, backend)
 		e := newEnv(t, st, 0)
 		ctx := context.Background()
 		createStudy(t, e, "b", `{"seed":7,"initial_size":6,"candidates":300}`)
@@ -411,7 +396,7 @@ func TestAskTell(t *testing.T) {
 // pending, and a late tell is still kept.
 func TestExpiryRequeue(t *testing.T) {
 	forBackends(t, func(t *testing.T, backend string) {
-		st, _ := openStore(t, backend)
+		st, _ := storetest.Open(t, backend)
 		e := newEnv(t, st, time.Minute)
 		ctx := context.Background()
 		createStudy(t, e, "s", `{"seed":1,"initial_size":4}`)
@@ -467,7 +452,7 @@ func TestExpiryRequeue(t *testing.T) {
 }
 
 func TestEnqueueAndImport(t *testing.T) {
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	ctx := context.Background()
 	createStudy(t, e, "s", `{"strategy":"random","seed":2}`)
@@ -491,7 +476,7 @@ func TestEnqueueAndImport(t *testing.T) {
 // TestExplainEndpoints wires the explanation packages: each kind answers
 // JSON for a study with enough trials and 400 for bad parameters.
 func TestExplainEndpoints(t *testing.T) {
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	ctx := context.Background()
 	createStudy(t, e, "s", `{"strategy":"random","seed":5}`)
@@ -544,7 +529,7 @@ func TestExplainEndpoints(t *testing.T) {
 }
 
 func TestServerSentEvents(t *testing.T) {
-	st, _ := openStore(t, "sqlite")
+	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

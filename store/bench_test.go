@@ -18,7 +18,7 @@ func BenchmarkAskTell(b *testing.B) {
 	for _, backend := range []string{"sqlite", "postgres"} {
 		b.Run(backend, func(b *testing.B) {
 			ctx := context.Background()
-			s := openBackend(b, backend)
+			s, _ := storetest.Open(b, backend)
 			name := "bench"
 			if _, err := s.CreateStudy(ctx, store.NewStudy{Name: name, Direction: "minimize",
 				Space: []byte(spaceJSON), Optimizer: []byte(`{"strategy":"random"}`), Now: t0}); err != nil {

@@ -24,24 +24,11 @@ const spaceJSON = `{"objective":"minimize","params":[{"name":"x","type":"float",
 // backends runs f once per backend with a fresh store.
 func backends(t *testing.T, f func(t *testing.T, s store.Store)) {
 	for _, backend := range []string{"sqlite", "postgres"} {
-		t.Run(backend, func(t *testing.T) { f(t, openBackend(t, backend)) })
+		t.Run(backend, func(t *testing.T) {
+			s, _ := storetest.Open(t, backend)
+			f(t, s)
+		})
 	}
-}
-
-// openBackend opens a fresh store of the backend ("sqlite": a file in a
-// temporary directory; "postgres": a private schema), closed at cleanup.
-func openBackend(tb testing.TB, backend string) store.Store {
-	tb.Helper()
-	dsn := filepath.Join(tb.TempDir(), "xbo.db")
-	if backend == "postgres" {
-		dsn = storetest.PostgresDSN(tb)
-	}
-	s, err := store.Open(context.Background(), dsn)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { s.Close() })
-	return s
 }
 
 func mkStudy(t *testing.T, s store.Store, name string) *store.Study {

@@ -1,9 +1,10 @@
-// Package storetest gives tests a private PostgreSQL schema. It connects to
-// XBO_TEST_POSTGRES (default postgres://postgres@127.0.0.1:5432/test), creates
-// a schema with a random name, returns a data source that selects it, and
-// drops the schema when the test ends. When the server cannot be reached the
-// test is skipped with a message, unless XBO_REQUIRE_POSTGRES=1 (then it
-// fails), so CI, which has the server, cannot silently skip.
+// Package storetest gives tests fresh stores (Open) and a private PostgreSQL
+// schema: it connects to XBO_TEST_POSTGRES (default
+// postgres://postgres@127.0.0.1:5432/test), creates a schema with a random
+// name, returns a data source that selects it, and drops the schema when the
+// test ends. When the server cannot be reached the test is skipped with a
+// message, unless XBO_REQUIRE_POSTGRES=1 (then it fails), so CI, which has
+// the server, cannot silently skip.
 package storetest
 
 import (
@@ -12,11 +13,14 @@ import (
 	"math/rand/v2"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"xbo/store"
 )
 
 // DefaultDSN is used when XBO_TEST_POSTGRES is unset.
@@ -76,4 +80,21 @@ func Quantile(d []time.Duration, q float64) float64 {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return float64(s[int(q*float64(len(s)-1))].Microseconds()) / 1000
+}
+
+// Open opens a fresh store of the backend ("sqlite": a file in a temporary
+// directory; "postgres": a private schema, see PostgresDSN), closed at
+// cleanup, and returns it with its data source.
+func Open(tb testing.TB, backend string) (store.Store, string) {
+	tb.Helper()
+	dsn := filepath.Join(tb.TempDir(), "xbo.db")
+	if backend == "postgres" {
+		dsn = PostgresDSN(tb)
+	}
+	s, err := store.Open(context.Background(), dsn)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { s.Close() })
+	return s, dsn
 }
