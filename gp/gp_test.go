@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 
@@ -487,6 +488,115 @@ func TestConditionEqualsRefit(t *testing.T) {
 				t.Fatalf("parent changed by Condition at point %d", i)
 			}
 		}
+	}
+}
+
+// TestConditionAllEqualsRefitAndSequential checks the block extension by
+// eight points at once against a fit with the same hyperparameters and
+// output scale on the augmented data, and against conditioning on the
+// points one at a time.
+func TestConditionAllEqualsRefitAndSequential(t *testing.T) {
+	levels := []int{0, 0, 2}
+	for _, k := range []Kernel{SquaredExponential, Matern52} {
+		g, x, y := fittedModel(t, 23, 30, 3, k, levels)
+		h, out := g.Hyper(), g.OutputScale()
+		rng := newRNG(4)
+		px := uniformPoints(rng, 8, 3)
+		py := make([]float64, len(px))
+		for i := range py {
+			py[i] = rng.NormFloat64()
+		}
+		c, err := g.ConditionAll(px, py)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ref, err := Fit(append(slices.Clone(x), px...), append(slices.Clone(y), py...),
+			Options{Kernel: k, Levels: levels, Fixed: &h, Output: &out})
+		if err != nil {
+			t.Fatal(err)
+		}
+		seq := g
+		for i := range px {
+			if seq, err = seq.Condition(px[i], py[i]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if c.Len() != 38 || g.Len() != 30 {
+			t.Fatalf("lengths %d, %d", c.Len(), g.Len())
+		}
+		pts := append(uniformPoints(newRNG(5), 50, 3), px...)
+		mc, vc := make([]float64, len(pts)), make([]float64, len(pts))
+		mr, vr := make([]float64, len(pts)), make([]float64, len(pts))
+		ms, vs := make([]float64, len(pts)), make([]float64, len(pts))
+		for _, p := range []struct {
+			m    *GP
+			mean []float64
+			vr   []float64
+		}{{c, mc, vc}, {ref, mr, vr}, {seq, ms, vs}} {
+			if err := p.m.Predict(pts, p.mean, p.vr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for i := range pts {
+			if !relClose(mc[i], mr[i], 1e-9) || !relClose(vc[i], vr[i], 1e-9) {
+				t.Errorf("%v point %d: conditioned %v, %v; refit %v, %v", k, i, mc[i], vc[i], mr[i], vr[i])
+			}
+			if !relClose(mc[i], ms[i], 1e-9) || !relClose(vc[i], vs[i], 1e-9) {
+				t.Errorf("%v point %d: conditioned %v, %v; one at a time %v, %v", k, i, mc[i], vc[i], ms[i], vs[i])
+			}
+		}
+		if !relClose(c.LogMarginalLikelihood(), ref.LogMarginalLikelihood(), 1e-9) {
+			t.Errorf("LML conditioned %v, refit %v", c.LogMarginalLikelihood(), ref.LogMarginalLikelihood())
+		}
+	}
+}
+
+// TestConditionAllDuplicates forces the fallback refactorization of a block:
+// under zero noise one new point repeats an observed input and two repeat
+// each other, so the Schur complement is singular.
+func TestConditionAllDuplicates(t *testing.T) {
+	h := Hyper{Lengthscales: []float64{0.4, 0.4}, SignalVariance: 1, NoiseVariance: 0}
+	x := [][]float64{{0.1, 0.2}, {0.8, 0.3}, {0.4, 0.9}}
+	g, err := Fit(x, []float64{1, 2, 3}, Options{Fixed: &h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := [][]float64{{0.6, 0.6}, {0.8, 0.3}, {0.6, 0.6}}
+	c, err := g.ConditionAll(px, []float64{5, 2, 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.jitter <= g.jitter {
+		t.Errorf("jitter %v after conditioning, %v before: the block was not refactored", c.jitter, g.jitter)
+	}
+	mean, vr := make([]float64, 2), make([]float64, 2)
+	if err := c.Predict([][]float64{{0.8, 0.3}, {0.6, 0.6}}, mean, vr); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []float64{2, 5} {
+		if math.Abs(mean[i]-want) > 1e-3 || vr[i] > 1e-3 {
+			t.Errorf("at duplicated point %d: mean %v var %v, want ≈%v, ≈0", i, mean[i], vr[i], want)
+		}
+	}
+}
+
+// TestConditionAllInput checks the bad inputs and the empty block.
+func TestConditionAllInput(t *testing.T) {
+	g, _, _ := fittedModel(t, 3, 10, 2, Matern52, nil)
+	if c, err := g.ConditionAll(nil, nil); err != nil || c != g {
+		t.Errorf("empty block: %p, %v; want the receiver", c, err)
+	}
+	if _, err := g.ConditionAll([][]float64{{0.1, 0.2}}, []float64{1, 2}); err == nil {
+		t.Error("2 values for 1 point accepted")
+	}
+	if _, err := g.ConditionAll([][]float64{{0.1, 0.2}, {0.1}}, []float64{1, 2}); !errors.Is(err, surrogate.ErrDim) {
+		t.Errorf("wrong dimension: %v", err)
+	}
+	if _, err := g.ConditionAll([][]float64{{0.1, 0.2}, {0.3, 0.4}}, []float64{1, math.Inf(1)}); err == nil {
+		t.Error("infinite value accepted")
+	}
+	if _, err := g.ConditionAll([][]float64{{0.1, math.NaN()}}, []float64{1}); err == nil {
+		t.Error("NaN coordinate accepted")
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 
@@ -509,56 +510,97 @@ func factorCovariance(u, c []float64, m int, meanDiag float64) bool {
 
 // Condition returns the posterior after one more observation (x, y) with the
 // same hyperparameters and the same output scale (so the prior in objective
-// units is unchanged), e.g. for constant-liar pending trials. The Cholesky
-// factor is extended by one row in O(n²) (c = U⁻ᵀk(X,x), d = √(k(x,x)+σ_n²−cᵀc));
-// if that is numerically impossible (x duplicates a point and the noise is
-// tiny) the matrix is refactored with a larger jitter. The result equals
-// Fit(X∪{x}, y∪{y}, Options{Fixed: &h, Output: &s}) with h, s of the receiver.
+// units is unchanged), e.g. for constant-liar pending trials. It is
+// ConditionAll with one point.
 func (g *GP) Condition(x []float64, y float64) (*GP, error) {
-	c, err := g.condition(x, y)
+	c, err := g.conditionAll([][]float64{x}, []float64{y})
 	if err != nil {
 		return nil, fmt.Errorf("gp: condition: %w", err)
 	}
 	return c, nil
 }
 
-func (g *GP) condition(x []float64, y float64) (*GP, error) {
-	if len(x) != g.dim {
-		return nil, &surrogate.DimError{Row: 0, Got: len(x), Want: g.dim}
+// ConditionAll returns the posterior after the observations (xs[i], ys[i])
+// with the same hyperparameters and output scale, e.g. for the pending
+// trials of a constant-liar batch. The result equals
+// Fit(X∪xs, y∪ys, Options{Fixed: &h, Output: &s}) with h, s of the receiver,
+// and conditioning on the points one at a time. The Cholesky factor is
+// extended by a block in O(n²k) (block Cholesky, Golub & Van Loan, Matrix
+// Computations, 4th ed., §4.2.9):
+//
+//	K = [U₁₁ᵀU₁₁, K₁₂; K₂₁, K₂₂]  ⇒  U₁₂ = U₁₁⁻ᵀK₁₂,  U₂₂ᵀU₂₂ = K₂₂ − U₁₂ᵀU₁₂,
+//
+// with one allocation of the extended factor instead of one per point. If
+// the Schur complement K₂₂ − U₁₂ᵀU₁₂ is numerically singular (a point
+// duplicates another and the noise is tiny), the whole matrix is refactored
+// with a larger jitter. With no points it returns the receiver.
+func (g *GP) ConditionAll(xs [][]float64, ys []float64) (*GP, error) {
+	c, err := g.conditionAll(xs, ys)
+	if err != nil {
+		return nil, fmt.Errorf("gp: condition on %d points: %w", len(xs), err)
 	}
-	if math.IsNaN(y) || math.IsInf(y, 0) {
-		return nil, fmt.Errorf("y is %v", y)
+	return c, nil
+}
+
+func (g *GP) conditionAll(xs [][]float64, ys []float64) (*GP, error) {
+	if len(xs) != len(ys) {
+		return nil, fmt.Errorf("%d points but %d values", len(xs), len(ys))
+	}
+	k := len(xs)
+	if k == 0 {
+		return g, nil
 	}
 	n, d := g.n, g.dim
-	xe := make([]float64, d)
-	if err := encodePoint(xe, x, g.levels); err != nil {
-		return nil, err
+	pe := make([]float64, k*d)
+	for i, x := range xs {
+		if len(x) != d {
+			return nil, &surrogate.DimError{Row: i, Got: len(x), Want: d}
+		}
+		if math.IsNaN(ys[i]) || math.IsInf(ys[i], 0) {
+			return nil, fmt.Errorf("value %d is %v", i, ys[i])
+		}
+		if err := encodePoint(pe[i*d:(i+1)*d], x, g.levels); err != nil {
+			return nil, fmt.Errorf("point %d: %w", i, err)
+		}
 	}
+	m := n + k
 	c := &GP{
-		kernel: g.kernel, dim: d, levels: g.levels, cat: g.cat, n: n + 1,
-		x: append(slices.Clone(g.x), xe...), y: append(slices.Clone(g.y), y),
+		kernel: g.kernel, dim: d, levels: g.levels, cat: g.cat, n: m,
+		x: append(slices.Clone(g.x), pe...), y: append(slices.Clone(g.y), ys...),
 		out: g.out, hyper: g.hyper.Clone(), jitter: g.jitter, workers: g.workers,
 	}
 	c.met = newMetric(c.hyper.Lengthscales, c.cat)
-	ystd := make([]float64, n+1)
+	ystd := make([]float64, m)
 	for i, v := range c.y {
 		ystd[i] = (v - c.out.Mean) / c.out.Std
 	}
 	s2 := g.hyper.SignalVariance
-	col := make([]float64, n)
-	g.crossKernel(col, xe, 1)
-	blas64.Trsv(blas.Trans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.u},
-		blas64.Vector{N: n, Inc: 1, Data: col})
 	diag := s2 + g.hyper.NoiseVariance + g.jitter
-	rest := diag - blas64.Dot(blas64.Vector{N: n, Inc: 1, Data: col}, blas64.Vector{N: n, Inc: 1, Data: col})
-	if rest > 1e-12*diag {
-		m := n + 1
+	// Row i of b is k(X, p_i)ᵀU₁₁⁻¹, i.e. column i of U₁₂.
+	b := make([]float64, k*n)
+	g.crossKernel(b, pe, k)
+	solveRightUpper(g.u, n, b, k)
+	// schur = K₂₂ − U₁₂ᵀU₁₂, upper triangle, row-major k×k.
+	schur := make([]float64, k*k)
+	for i := 0; i < k; i++ {
+		pi, bi := pe[i*d:(i+1)*d], b[i*n:(i+1)*n]
+		schur[i*k+i] = diag - floats.Dot(bi, bi)
+		for j := i + 1; j < k; j++ {
+			schur[i*k+j] = s2*g.kernel.corrValue(g.met.r2(pi, pe[j*d:(j+1)*d])) - floats.Dot(bi, b[j*n:(j+1)*n])
+		}
+	}
+	if extendable(schur, k, diag) {
 		u := make([]float64, m*m)
 		for i := 0; i < n; i++ {
-			copy(u[i*m+i:i*m+n], g.u[i*n+i:(i+1)*n])
-			u[i*m+n] = col[i]
+			row := u[i*m : (i+1)*m]
+			copy(row[i:n], g.u[i*n+i:(i+1)*n])
+			for j := 0; j < k; j++ {
+				row[n+j] = b[j*n+i]
+			}
 		}
-		u[n*m+n] = math.Sqrt(rest)
+		for i := 0; i < k; i++ {
+			copy(u[(n+i)*m+n+i:(n+i+1)*m], schur[i*k+i:(i+1)*k])
+		}
 		c.u = u
 		c.alpha = slices.Clone(ystd)
 		solveUpper(c.u, m, c.alpha)
@@ -569,4 +611,20 @@ func (g *GP) condition(x []float64, y float64) (*GP, error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// extendable factors the k×k Schur complement in place (upper Cholesky) and
+// reports whether every pivot is safely positive: the square of pivot i is
+// the variance left at point i given the data and the points before it, and
+// below 1e-12 of the prior's it is rounding error, not information.
+func extendable(schur []float64, k int, diag float64) bool {
+	if _, ok := lapack64.Potrf(blas64.Symmetric{Uplo: blas.Upper, N: k, Stride: k, Data: schur}); !ok {
+		return false
+	}
+	for i := 0; i < k; i++ {
+		if p := schur[i*k+i]; !(p*p > 1e-12*diag) {
+			return false
+		}
+	}
+	return true
 }

@@ -209,3 +209,17 @@ func (p *peakHeap) stop() uint64 {
 	p.wg.Wait()
 	return p.max.Load()
 }
+
+// BenchmarkAskT200D6Pending32 is the same Ask as the tuning service makes it
+// with 32 workers busy: 32 trials pending, on which the proposal's GP is
+// conditioned with their lies (constant liar) before the acquisition is
+// maximized.
+func BenchmarkAskT200D6Pending32(b *testing.B) {
+	x, y := readTrainCSV(b, sklearnTrainData)
+	hist := steadyStateHistory(b, x, y, 3)
+	px, _ := syntheticData(5, 32, 6)
+	for _, p := range px {
+		hist = append(hist, Trial{Params: p, State: Pending, Acquisition: "ei"})
+	}
+	benchmarkAsk(b, unitSpace(b, 6), hist, Config{})
+}

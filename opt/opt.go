@@ -800,14 +800,11 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 		}
 	}
 	if g, ok := model.(*gp.GP); ok {
-		for i := range px {
-			c, err := g.Condition(px[i], lies[i])
-			if err != nil {
-				return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
-			}
-			g = c
+		c, err := g.ConditionAll(px, lies)
+		if err != nil {
+			return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
 		}
-		return g, nil
+		return c, nil
 	}
 	// A forest has no cheap update: refit on the augmented data.
 	ax := append(slices.Clone(x), px...)
