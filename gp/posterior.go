@@ -579,7 +579,7 @@ func (g *GP) conditionAll(xs [][]float64, ys []float64) (*GP, error) {
 	// Row i of b is k(X, p_i)ᵀU₁₁⁻¹, i.e. column i of U₁₂.
 	b := make([]float64, k*n)
 	g.crossKernel(b, pe, k)
-	solveRightUpper(g.u, n, b, k)
+	g.whiten(b, k)
 	// schur = K₂₂ − U₁₂ᵀU₁₂, upper triangle, row-major k×k.
 	schur := make([]float64, k*k)
 	for i := 0; i < k; i++ {
