@@ -551,16 +551,24 @@ func TestConditionAllEqualsRefitAndSequential(t *testing.T) {
 	}
 }
 
+// noiselessThreePoints is a GP with fixed hyperparameters and zero noise
+// on three points of the unit square (values 1, 2, 3), on which repeating an
+// input makes the covariance matrix singular.
+func noiselessThreePoints(t *testing.T) *GP {
+	t.Helper()
+	h := Hyper{Lengthscales: []float64{0.4, 0.4}, SignalVariance: 1, NoiseVariance: 0}
+	g, err := Fit([][]float64{{0.1, 0.2}, {0.8, 0.3}, {0.4, 0.9}}, []float64{1, 2, 3}, Options{Fixed: &h})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g
+}
+
 // TestConditionAllDuplicates forces the fallback refactorization of a block:
 // under zero noise one new point repeats an observed input and two repeat
 // each other, so the Schur complement is singular.
 func TestConditionAllDuplicates(t *testing.T) {
-	h := Hyper{Lengthscales: []float64{0.4, 0.4}, SignalVariance: 1, NoiseVariance: 0}
-	x := [][]float64{{0.1, 0.2}, {0.8, 0.3}, {0.4, 0.9}}
-	g, err := Fit(x, []float64{1, 2, 3}, Options{Fixed: &h})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := noiselessThreePoints(t)
 	px := [][]float64{{0.6, 0.6}, {0.8, 0.3}, {0.6, 0.6}}
 	c, err := g.ConditionAll(px, []float64{5, 2, 5})
 	if err != nil {
@@ -603,12 +611,7 @@ func TestConditionAllInput(t *testing.T) {
 // TestConditionDuplicateNoiseless forces the fallback refactorization: a
 // repeated input under zero noise makes the extended matrix singular.
 func TestConditionDuplicateNoiseless(t *testing.T) {
-	h := Hyper{Lengthscales: []float64{0.4, 0.4}, SignalVariance: 1, NoiseVariance: 0}
-	x := [][]float64{{0.1, 0.2}, {0.8, 0.3}, {0.4, 0.9}}
-	g, err := Fit(x, []float64{1, 2, 3}, Options{Fixed: &h})
-	if err != nil {
-		t.Fatal(err)
-	}
+	g := noiselessThreePoints(t)
 	c, err := g.Condition([]float64{0.8, 0.3}, 2)
 	if err != nil {
 		t.Fatal(err)
