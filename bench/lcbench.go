@@ -287,7 +287,7 @@ func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uin
 		// The truth is the forest's own PD on the same grid and Monte Carlo
 		// sample (same seed), over the same ICE curves as the estimate: the
 		// whole sample for the global PDP, the leaf's members for a region.
-		truthICE, err := pdp.NewICE(m.Forest, sp, []int{j}, pdp.Options{Samples: o.Samples, GridSize: o.Grid, Seed: seed, Workers: 1})
+		truthICE, err := pdp.NewICE(context.Background(), m.Forest, sp, []int{j}, pdp.Options{Samples: o.Samples, GridSize: o.Grid, Seed: seed, Workers: 1})
 		if err != nil {
 			return nil, err
 		}
@@ -296,7 +296,7 @@ func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uin
 			if leaf != nil {
 				members = leaf.Members()
 			}
-			res, err := truthICE.PDP(members)
+			res, err := truthICE.PDP(context.Background(), members)
 			if err != nil {
 				return nil, err
 			}

@@ -354,11 +354,11 @@ func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64,
 		return r, err
 	}
 	r.mmd = mmd
-	ice, err := pdp.NewICE(model, sp, []int{p}, pdp.Options{Samples: samples, GridSize: grid, Seed: seed, KeepVariance: true, Workers: 1})
+	ice, err := pdp.NewICE(context.Background(), model, sp, []int{p}, pdp.Options{Samples: samples, GridSize: grid, Seed: seed, KeepVariance: true, Workers: 1})
 	if err != nil {
 		return r, err
 	}
-	global, err := ice.PDP(nil)
+	global, err := ice.PDP(context.Background(), nil)
 	if err != nil {
 		return r, err
 	}
@@ -387,7 +387,7 @@ func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64,
 	}
 	r.globalMC, r.globalNLL = gMC, gNLL
 	for _, depth := range depths {
-		reg, err := regional.Explain(ice, best, regional.Options{MaxDepth: depth})
+		reg, err := regional.Explain(context.Background(), ice, best, regional.Options{MaxDepth: depth})
 		if err != nil {
 			return r, err
 		}

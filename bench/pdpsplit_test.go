@@ -78,17 +78,17 @@ func (m truthModel) Predict(x [][]float64, mean, variance []float64) error {
 func TestStyblinskiTangRegionalPD(t *testing.T) {
 	f, _ := Lookup(NameStyblinskiTang, 3)
 	sp, _ := f.Space()
-	truthICE, err := pdp.NewICE(truthModel{f, sp}, sp, []int{0}, pdp.Options{Samples: 20000, GridSize: 5, Seed: 3})
+	truthICE, err := pdp.NewICE(context.Background(), truthModel{f, sp}, sp, []int{0}, pdp.Options{Samples: 20000, GridSize: 5, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Split on a made-up variance so the boxes are arbitrary.
 	varModel := funcVarModel{dim: 3, v: func(u []float64) float64 { return u[1]*u[1] + math.Sin(5*u[2]) }}
-	ice, err := pdp.NewICE(varModel, sp, []int{0}, pdp.Options{Samples: 20000, GridSize: 5, Seed: 3})
+	ice, err := pdp.NewICE(context.Background(), varModel, sp, []int{0}, pdp.Options{Samples: 20000, GridSize: 5, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := regional.Explain(ice, nil, regional.Options{MaxDepth: 2})
+	res, err := regional.Explain(context.Background(), ice, nil, regional.Options{MaxDepth: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestStyblinskiTangRegionalPD(t *testing.T) {
 			t.Fatal(err)
 		}
 		members := leaf.Members()
-		mc, err := truthICE.PDP(members)
+		mc, err := truthICE.PDP(context.Background(), members)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -310,7 +310,7 @@ func Build(ctx context.Context, in *Input, opts Options) (*Report, error) {
 
 	bestU := x[rep.Summary.BestIndex]
 	for j := range sp.Params {
-		part, err := paramPDP(model, sp, j, bestU, opts)
+		part, err := paramPDP(ctx, model, sp, j, bestU, opts)
 		if err != nil {
 			return nil, fmt.Errorf("report: PDP of %s: %w", sp.Params[j].Name, err)
 		}
@@ -389,15 +389,15 @@ func (rep *Report) importance(sp *space.Space, x [][]float64, y []float64, opts 
 	return nil
 }
 
-func paramPDP(model surrogate.Model, sp *space.Space, j int, bestU []float64, opts Options) (*ParamPDP, error) {
-	ice, err := pdp.NewICE(model, sp, []int{j}, pdp.Options{GridSize: opts.GridSize, Samples: opts.Samples,
+func paramPDP(ctx context.Context, model surrogate.Model, sp *space.Space, j int, bestU []float64, opts Options) (*ParamPDP, error) {
+	ice, err := pdp.NewICE(ctx, model, sp, []int{j}, pdp.Options{GridSize: opts.GridSize, Samples: opts.Samples,
 		Alpha: opts.Alpha, Exact: opts.Exact, KeepVariance: true, Seed: opts.Seed + uint64(j)})
 	if err != nil {
 		return nil, err
 	}
 	// The best configuration locates the region a user cares about; when the
 	// parameter of interest is off there, no leaf can hold it.
-	res, err := regional.Explain(ice, bestU, regional.Options{MaxSplits: opts.MaxSplits})
+	res, err := regional.Explain(ctx, ice, bestU, regional.Options{MaxSplits: opts.MaxSplits})
 	if err != nil {
 		return nil, err
 	}

@@ -141,7 +141,7 @@ func explainPDP(ctx context.Context, in *ExplainInput) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return pdp.Compute(model, in.Space, names, o)
+	return pdp.Compute(ctx, model, in.Space, names, o)
 }
 
 func explainRegional(ctx context.Context, in *ExplainInput) (any, error) {
@@ -163,11 +163,11 @@ func explainRegional(ctx context.Context, in *ExplainInput) (any, error) {
 		return nil, err
 	}
 	j, _ := in.Space.Index(names[0])
-	ice, err := pdp.NewICE(model, in.Space, []int{j}, o)
+	ice, err := pdp.NewICE(ctx, model, in.Space, []int{j}, o)
 	if err != nil {
 		return nil, err
 	}
-	return regional.Explain(ice, in.BestU(), regional.Options{MaxSplits: splits})
+	return regional.Explain(ctx, ice, in.BestU(), regional.Options{MaxSplits: splits})
 }
 
 func explainImportance(ctx context.Context, in *ExplainInput) (any, error) {

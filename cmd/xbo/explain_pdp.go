@@ -215,7 +215,7 @@ func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 			return usagef("--exact needs a surrogate with an average variance (gp or forest)")
 		}
 	}
-	res, err := pdp.Compute(in.model, in.space, params, c.options(*ice))
+	res, err := pdp.Compute(ctx, in.model, in.space, params, c.options(*ice))
 	if err != nil {
 		return err
 	}

@@ -58,11 +58,11 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	opts := c.options(false)
 	opts.KeepVariance = true // the splitting criterion reads the variance ICE curves
-	ice, err := pdp.NewICE(in.model, in.space, []int{p}, opts)
+	ice, err := pdp.NewICE(ctx, in.model, in.space, []int{p}, opts)
 	if err != nil {
 		return err
 	}
-	res, err := regional.Explain(ice, in.bestU, regional.Options{
+	res, err := regional.Explain(ctx, ice, in.bestU, regional.Options{
 		MaxSplits: *splits, MaxDepth: *depth, MinNodeSize: *minSize, MinImprovement: *minImp})
 	if err != nil {
 		return err

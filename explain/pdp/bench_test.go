@@ -1,6 +1,7 @@
 package pdp_test
 
 import (
+	"context"
 	"testing"
 
 	"xbo/explain/pdp"
@@ -14,7 +15,7 @@ func BenchmarkGlobalPDPsExact(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		for j := range sp.Dim() {
-			if _, err := pdp.Compute(model, sp, []string{sp.Params[j].Name}, pdp.Options{Exact: true, Seed: 1}); err != nil {
+			if _, err := pdp.Compute(context.Background(), model, sp, []string{sp.Params[j].Name}, pdp.Options{Exact: true, Seed: 1}); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -27,7 +28,7 @@ func BenchmarkGlobalPDPsApprox(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		for j := range sp.Dim() {
-			if _, err := pdp.Compute(model, sp, []string{sp.Params[j].Name}, pdp.Options{Seed: 1}); err != nil {
+			if _, err := pdp.Compute(context.Background(), model, sp, []string{sp.Params[j].Name}, pdp.Options{Seed: 1}); err != nil {
 				b.Fatal(err)
 			}
 		}

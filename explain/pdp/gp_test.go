@@ -1,6 +1,7 @@
 package pdp_test
 
 import (
+	"context"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -40,11 +41,11 @@ func fitStyblinskiTang(tb testing.TB, d, t int, seed uint64) (*gp.GP, *space.Spa
 // GP's full covariance, and never exceeds eq. 5.
 func TestGPExactBandEqualsBruteForce(t *testing.T) {
 	model, sp, _ := fitStyblinskiTang(t, 3, 25, 1)
-	ice, err := pdp.NewICE(model, sp, []int{1}, pdp.Options{GridSize: 5, Samples: 120, Exact: true, Seed: 2})
+	ice, err := pdp.NewICE(context.Background(), model, sp, []int{1}, pdp.Options{GridSize: 5, Samples: 120, Exact: true, Seed: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := ice.PDP(nil)
+	exact, err := ice.PDP(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ func TestGPBandCoversClosedFormPD(t *testing.T) {
 	for k, size := range sizes {
 		for rep := range reps {
 			model, sp, f := fitStyblinskiTang(t, d, size, uint64(10*k+rep+1))
-			res, err := pdp.Compute(model, sp, []string{"x1"}, pdp.Options{Samples: 500, Seed: uint64(rep)})
+			res, err := pdp.Compute(context.Background(), model, sp, []string{"x1"}, pdp.Options{Samples: 500, Seed: uint64(rep)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -139,11 +140,11 @@ func TestExactBandWithConditionals(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, j := range []int{0, 1, 2} {
-		ice, err := pdp.NewICE(model, sp, []int{j}, pdp.Options{GridSize: 6, Samples: 150, Exact: true, Seed: 6})
+		ice, err := pdp.NewICE(context.Background(), model, sp, []int{j}, pdp.Options{GridSize: 6, Samples: 150, Exact: true, Seed: 6})
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := ice.PDP(nil)
+		res, err := ice.PDP(context.Background(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -23,6 +23,7 @@
 package pdp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -166,16 +167,16 @@ type ICE struct {
 
 // Compute returns the PDP of model for the parameters named in params (one or
 // two) over the space.
-func Compute(model surrogate.Model, sp *space.Space, params []string, opts Options) (*Result, error) {
+func Compute(ctx context.Context, model surrogate.Model, sp *space.Space, params []string, opts Options) (*Result, error) {
 	idx, err := indices(sp, params)
 	if err != nil {
 		return nil, fmt.Errorf("pdp: %w", err)
 	}
-	ice, err := NewICE(model, sp, idx, opts)
+	ice, err := NewICE(ctx, model, sp, idx, opts)
 	if err != nil {
 		return nil, err
 	}
-	return ice.PDP(nil)
+	return ice.PDP(ctx, nil)
 }
 
 func indices(sp *space.Space, params []string) ([]int, error) {
@@ -200,8 +201,9 @@ func indices(sp *space.Space, params []string) ([]int, error) {
 }
 
 // NewICE evaluates the model on the grid of the parameters S (indices into
-// sp.Params) crossed with the Monte Carlo sample.
-func NewICE(model surrogate.Model, sp *space.Space, params []int, opts Options) (*ICE, error) {
+// sp.Params) crossed with the Monte Carlo sample. It stops with ctx's error
+// when ctx is cancelled.
+func NewICE(ctx context.Context, model surrogate.Model, sp *space.Space, params []int, opts Options) (*ICE, error) {
 	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, fmt.Errorf("pdp: %w", err)
@@ -267,7 +269,7 @@ func NewICE(model surrogate.Model, sp *space.Space, params []int, opts Options) 
 			ice.Var[i] = make([]float64, G)
 		}
 	}
-	err = parallel(G, opts.Workers, func(g int) error {
+	err = parallel(ctx, G, opts.Workers, func(g int) error {
 		pts := ice.PointsAt(g, nil)
 		mean := make([]float64, n)
 		if meanOnly {
@@ -422,7 +424,8 @@ func (c *ICE) GridLen() int { return len(c.GridU) }
 // PDP with its band: the global PDP, or the regional PDP of a sub-region
 // (paper 000, section 5). The band uses eq. 4 or eq. 5 as the ICE's options
 // said.
-func (c *ICE) PDP(members []int) (*Result, error) {
+// It stops with ctx's error when ctx is cancelled.
+func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 	rows := members
 	if rows == nil {
 		rows = make([]int, c.Len())
@@ -468,7 +471,7 @@ func (c *ICE) PDP(members []int) (*Result, error) {
 				return ps.AverageVarianceGivenPrior(points, prior)
 			}
 		}
-		err := parallel(G, c.opts.Workers, func(g int) error {
+		err := parallel(ctx, G, c.opts.Workers, func(g int) error {
 			v, err := averageVariance(c.PointsAt(g, members))
 			if err != nil {
 				return err
@@ -541,13 +544,17 @@ func (c *ICE) NearestGrid(v float64) (int, error) {
 }
 
 // parallel runs f(0..count-1) on up to workers goroutines and returns the
-// first error.
-func parallel(count, workers int, f func(int) error) error {
+// first error; it starts no further call once ctx is cancelled and then
+// returns ctx's error.
+func parallel(ctx context.Context, count, workers int, f func(int) error) error {
 	if workers > count {
 		workers = count
 	}
 	if workers <= 1 {
 		for k := range count {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
 			if err := f(k); err != nil {
 				return err
 			}
@@ -566,6 +573,9 @@ func parallel(count, workers int, f func(int) error) error {
 			defer wg.Done()
 			for {
 				mu.Lock()
+				if firstErr == nil {
+					firstErr = ctx.Err()
+				}
 				if firstErr != nil || next >= count {
 					mu.Unlock()
 					return

@@ -1,7 +1,9 @@
 package pdp_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -36,16 +38,16 @@ func TestExactBandEqualsBruteForceAndIsBelowApprox(t *testing.T) {
 		t.Fatal(err)
 	}
 	opts := pdp.Options{GridSize: 7, Samples: 150, Seed: 3, Exact: true}
-	ice, err := pdp.NewICE(model, sp, []int{0}, opts)
+	ice, err := pdp.NewICE(context.Background(), model, sp, []int{0}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	exact, err := ice.PDP(nil)
+	exact, err := ice.PDP(context.Background(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Exact = false
-	approx, err := pdp.Compute(model, sp, []string{"x0"}, opts)
+	approx, err := pdp.Compute(context.Background(), model, sp, []string{"x0"}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +97,7 @@ func TestPDPIsMeanOfICEAndBandIsSymmetric(t *testing.T) {
 		mean: func(x []float64) float64 { return math.Sin(3*x[0]) + x[1]*x[2] },
 		vari: func(x []float64) float64 { return 0.1 + x[1] },
 	}
-	res, err := pdp.Compute(m, sp, []string{"x0"}, pdp.Options{Samples: 2000, KeepICE: true, Seed: 9})
+	res, err := pdp.Compute(context.Background(), m, sp, []string{"x0"}, pdp.Options{Samples: 2000, KeepICE: true, Seed: 9})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +155,7 @@ func TestBandCoversTruthAndErrorFallsWithData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := pdp.Compute(model, sp, []string{"x0"}, pdp.Options{Samples: 300, Exact: true, Seed: uint64(rep)})
+			res, err := pdp.Compute(context.Background(), model, sp, []string{"x0"}, pdp.Options{Samples: 300, Exact: true, Seed: uint64(rep)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -188,7 +190,7 @@ func TestPairGridIsRowMajor(t *testing.T) {
 		mean: func(x []float64) float64 { return x[0] + 10*x[1] + x[2] },
 		vari: func(x []float64) float64 { return 1 },
 	}
-	res, err := pdp.Compute(m, sp, []string{"x0", "x1"}, pdp.Options{GridSize: 5, Samples: 50})
+	res, err := pdp.Compute(context.Background(), m, sp, []string{"x0", "x1"}, pdp.Options{GridSize: 5, Samples: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,7 +223,7 @@ func TestConditionalAndCategorical(t *testing.T) {
 	// The mean reports the encoded optimizer level, so its average tells
 	// which levels the sample held.
 	m := funcModel{dim: 3, mean: func(x []float64) float64 { return x[0] }, vari: func(x []float64) float64 { return 1 }}
-	res, err := pdp.Compute(m, sp, []string{"momentum"}, pdp.Options{Samples: 200})
+	res, err := pdp.Compute(context.Background(), m, sp, []string{"momentum"}, pdp.Options{Samples: 200})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +233,7 @@ func TestConditionalAndCategorical(t *testing.T) {
 			t.Fatalf("momentum PD averaged over configurations where it is inactive: %g, want %g", res.Mean[g], sgd)
 		}
 	}
-	res, err = pdp.Compute(m, sp, []string{"opt"}, pdp.Options{Samples: 20})
+	res, err = pdp.Compute(context.Background(), m, sp, []string{"opt"}, pdp.Options{Samples: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -239,7 +241,7 @@ func TestConditionalAndCategorical(t *testing.T) {
 		t.Fatalf("categorical grid %v %v", res.Grid, res.Labels)
 	}
 	// The momentum child must be switched on exactly at the sgd grid point.
-	ice, err := pdp.NewICE(m, sp, []int{0}, pdp.Options{Samples: 30})
+	ice, err := pdp.NewICE(context.Background(), m, sp, []int{0}, pdp.Options{Samples: 30})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +252,7 @@ func TestConditionalAndCategorical(t *testing.T) {
 			}
 		}
 	}
-	res, err = pdp.Compute(m, sp, []string{"layers"}, pdp.Options{})
+	res, err = pdp.Compute(context.Background(), m, sp, []string{"layers"}, pdp.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -304,11 +306,53 @@ func TestInputErrors(t *testing.T) {
 		{"background shape", []string{"x0"}, pdp.Options{Background: [][]float64{{0.1}}}},
 	}
 	for _, c := range cases {
-		if _, err := pdp.Compute(m, sp, c.params, c.opts); err == nil {
+		if _, err := pdp.Compute(context.Background(), m, sp, c.params, c.opts); err == nil {
 			t.Errorf("%s: no error", c.name)
 		}
 	}
-	if _, err := pdp.Compute(funcModel{dim: 2}, sp, []string{"x0"}, pdp.Options{}); err == nil {
+	if _, err := pdp.Compute(context.Background(), funcModel{dim: 2}, sp, []string{"x0"}, pdp.Options{}); err == nil {
 		t.Error("dimension mismatch accepted")
+	}
+}
+
+// countingModel counts the points it predicts, to show that a cancelled
+// computation stops evaluating the model.
+type countingModel struct {
+	dim    int
+	points int
+	cancel func()
+}
+
+func (m *countingModel) Dim() int { return m.dim }
+
+func (m *countingModel) Predict(x [][]float64, mean, variance []float64) error {
+	m.points += len(x)
+	for i := range x {
+		mean[i], variance[i] = x[i][0], 1
+	}
+	if m.cancel != nil {
+		m.cancel() // the caller goes away after the first grid point
+	}
+	return nil
+}
+
+func TestCancelledComputationStops(t *testing.T) {
+	sp := unitSpace(t, 3)
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &countingModel{dim: 3, cancel: cancel}
+	_, err := pdp.Compute(ctx, m, sp, []string{"x0"}, pdp.Options{GridSize: 20, Samples: 50, Workers: 1})
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if m.points != 50 {
+		t.Fatalf("the model predicted %d points after cancellation at the first grid point, want 50 (one grid point)", m.points)
+	}
+	// An uncancelled run evaluates every grid point.
+	m = &countingModel{dim: 3}
+	if _, err := pdp.Compute(context.Background(), m, sp, []string{"x0"}, pdp.Options{GridSize: 20, Samples: 50, Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if m.points != 20*50 {
+		t.Fatalf("predicted %d points, want %d", m.points, 20*50)
 	}
 }

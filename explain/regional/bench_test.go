@@ -1,6 +1,7 @@
 package regional_test
 
 import (
+	"context"
 	"math/rand/v2"
 	"testing"
 
@@ -18,7 +19,7 @@ func BenchmarkRegionalTree(b *testing.B) {
 	ice, x := benchICE(b)
 	b.ResetTimer()
 	for b.Loop() {
-		res, err := regional.Explain(ice, x[0], regional.Options{MaxSplits: 6})
+		res, err := regional.Explain(context.Background(), ice, x[0], regional.Options{MaxSplits: 6})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -35,11 +36,11 @@ func BenchmarkRegionalTreeWithICE(b *testing.B) {
 	model := ice.Model()
 	b.ResetTimer()
 	for b.Loop() {
-		fresh, err := pdp.NewICE(model, ice.Space, []int{0}, pdp.Options{Seed: 1})
+		fresh, err := pdp.NewICE(context.Background(), model, ice.Space, []int{0}, pdp.Options{Seed: 1})
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := regional.Explain(fresh, x[0], regional.Options{MaxSplits: 6}); err != nil {
+		if _, err := regional.Explain(context.Background(), fresh, x[0], regional.Options{MaxSplits: 6}); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -64,7 +65,7 @@ func benchICE(b *testing.B) (*pdp.ICE, [][]float64) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	ice, err := pdp.NewICE(model, sp, []int{0}, pdp.Options{Seed: 1})
+	ice, err := pdp.NewICE(context.Background(), model, sp, []int{0}, pdp.Options{Seed: 1})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package regional
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -40,8 +41,9 @@ type Result struct {
 
 // Explain grows the tree on the ICE curves and computes the global and the
 // regional PDPs. best is the best observed configuration in unit encoding
-// (nil when unknown); its leaf is marked.
-func Explain(ice *pdp.ICE, best []float64, opts Options) (*Result, error) {
+// (nil when unknown); its leaf is marked. It stops with ctx's error when
+// ctx is cancelled.
+func Explain(ctx context.Context, ice *pdp.ICE, best []float64, opts Options) (*Result, error) {
 	if ice == nil {
 		return nil, errors.New("regional: no ICE curves")
 	}
@@ -49,7 +51,7 @@ func Explain(ice *pdp.ICE, best []float64, opts Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	global, err := ice.PDP(nil)
+	global, err := ice.PDP(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("regional: global PDP: %w", err)
 	}
@@ -69,7 +71,7 @@ func Explain(ice *pdp.ICE, best []float64, opts Options) (*Result, error) {
 		r.BestLeaf = leaf.ID
 	}
 	for _, n := range tree.Leaves {
-		p, err := ice.PDP(n.members)
+		p, err := ice.PDP(ctx, n.members)
 		if err != nil {
 			return nil, fmt.Errorf("regional: leaf %d: %w", n.ID, err)
 		}

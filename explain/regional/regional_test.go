@@ -1,6 +1,7 @@
 package regional_test
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -58,11 +59,11 @@ func TestFirstSplitFindsVarianceJump(t *testing.T) {
 			return 1 + x[0]
 		},
 	}
-	ice, err := pdp.NewICE(m, sp, []int{0}, pdp.Options{Samples: 500, Seed: 4})
+	ice, err := pdp.NewICE(context.Background(), m, sp, []int{0}, pdp.Options{Samples: 500, Seed: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := regional.Explain(ice, []float64{0.5, 0.1, 0.5}, regional.Options{MaxSplits: 1})
+	res, err := regional.Explain(context.Background(), ice, []float64{0.5, 0.1, 0.5}, regional.Options{MaxSplits: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestTreeInvariants(t *testing.T) {
 			return v
 		},
 	}
-	ice, err := pdp.NewICE(m, sp, []int{0}, pdp.Options{Samples: 800, Seed: 11})
+	ice, err := pdp.NewICE(context.Background(), m, sp, []int{0}, pdp.Options{Samples: 800, Seed: 11})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +145,7 @@ func TestTreeInvariants(t *testing.T) {
 			t.Errorf("depth-3 tree made only %d splits", tree.Splits)
 		}
 	}
-	res, err := regional.Explain(ice, nil, regional.Options{MaxSplits: 6})
+	res, err := regional.Explain(context.Background(), ice, nil, regional.Options{MaxSplits: 6})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +226,7 @@ func TestSplitMatchesBruteForce(t *testing.T) {
 				return math.Exp(w[0]*x[0]*x[1] + w[1]*math.Sin(4*x[2]) + w[2]*x[1]*x[1])
 			},
 		}
-		ice, err := pdp.NewICE(m, sp, []int{0}, pdp.Options{Samples: 120, GridSize: 6, Seed: seed})
+		ice, err := pdp.NewICE(context.Background(), m, sp, []int{0}, pdp.Options{Samples: 120, GridSize: 6, Seed: seed})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +299,7 @@ func TestCategoricalSplits(t *testing.T) {
 				return v
 			},
 		}
-		ice, err := pdp.NewICE(m, sp, []int{0}, pdp.Options{Samples: 1000, Seed: 2})
+		ice, err := pdp.NewICE(context.Background(), m, sp, []int{0}, pdp.Options{Samples: 1000, Seed: 2})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -326,7 +327,7 @@ func TestCategoricalSplits(t *testing.T) {
 func TestStoppingRules(t *testing.T) {
 	sp := mustSpace(t, floatSpace)
 	flat := funcModel{dim: 3, mean: func(x []float64) float64 { return 0 }, vari: func(x []float64) float64 { return 2 }}
-	ice, err := pdp.NewICE(flat, sp, []int{0}, pdp.Options{Samples: 100})
+	ice, err := pdp.NewICE(context.Background(), flat, sp, []int{0}, pdp.Options{Samples: 100})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,7 +340,7 @@ func TestStoppingRules(t *testing.T) {
 	}
 	smooth := funcModel{dim: 3, mean: func(x []float64) float64 { return 0 },
 		vari: func(x []float64) float64 { return 1 + x[1] + 0.01*x[2] }}
-	ice, err = pdp.NewICE(smooth, sp, []int{0}, pdp.Options{Samples: 400})
+	ice, err = pdp.NewICE(context.Background(), smooth, sp, []int{0}, pdp.Options{Samples: 400})
 	if err != nil {
 		t.Fatal(err)
 	}
