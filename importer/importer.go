@@ -28,6 +28,7 @@
 package importer
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -39,89 +40,30 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 
+	"xbo/history"
 	"xbo/space"
 	"xbo/trials"
 )
 
-// State is a trial's outcome as the source tool recorded it.
-type State string
-
-// Trial states. Only Complete trials carry a usable value.
-const (
-	Complete State = "complete"
-	Failed   State = "failed"
-	Pruned   State = "pruned"
-	Running  State = "running"
-	Waiting  State = "waiting"
-)
-
-// Trial is one imported evaluation.
-type Trial struct {
-	Number int       // the source's trial number (Optuna) or run index (SMAC, tables)
-	Params []float64 // natural values in Space.Params order; NaN = inactive or not recorded
-	// Value is the objective value as recorded: NaN when there is none. A
-	// pruned Optuna trial keeps the last intermediate value Optuna stored.
-	Value float64
-	State State
-	// Origin says where the configuration came from when the source records
-	// it (SMAC's config origin such as "Local Search"); it becomes the trials
-	// CSV's acquisition column.
-	Origin string
-}
-
-// Run is an imported history.
+// Run is an imported history and the format it was read from. Trials keep
+// the source's states (failed, pruned, running and waiting trials too, a
+// waiting trial as history.Pending), numbers and origins (as the trials'
+// acquisition); Warnings name everything that could not be carried over
+// exactly.
 type Run struct {
-	Format   string // "optuna-rdb", "optuna-journal", "smac3-v1", "smac3-v2", "csv", "json"
-	Source   string // the file or directory read
-	Study    string // the study name, when the source has several
-	Space    *space.Space
-	Trials   []Trial
-	Warnings []string // everything that could not be carried over exactly, by name
-}
-
-// Counts returns how many trials are in each state.
-func (r *Run) Counts() map[State]int {
-	c := map[State]int{}
-	for _, t := range r.Trials {
-		c[t.State]++
-	}
-	return c
-}
-
-// Usable reports whether a trial has a value the explanations can use: a
-// complete trial with a finite value.
-func (t *Trial) Usable() bool {
-	return t.State == Complete && !math.IsNaN(t.Value) && !math.IsInf(t.Value, 0)
-}
-
-// Records converts the trials into rows of the xbo trials CSV. Trials that
-// are not usable are written without a value.
-func (r *Run) Records() []trials.Record {
-	out := make([]trials.Record, len(r.Trials))
-	for i, t := range r.Trials {
-		v := math.NaN()
-		if t.Usable() {
-			v = t.Value
-		}
-		out[i] = trials.Record{Params: slices.Clone(t.Params), Value: v, Acquisition: t.Origin}
-	}
-	return out
+	Format string // "optuna-rdb", "optuna-journal", "smac3-v1", "smac3-v2", "csv", "json"
+	*history.History
 }
 
 // WriteCSV writes the trials CSV.
 func (r *Run) WriteCSV(w io.Writer) error {
-	if r.Space == nil {
+	if r.History == nil || r.Space == nil {
 		return errors.New("importer: run has no space")
 	}
-	tw, err := trials.NewWriter(w, r.Space)
-	if err != nil {
+	if err := trials.Write(w, r.History); err != nil {
 		return fmt.Errorf("importer: %w", err)
-	}
-	for i, rec := range r.Records() {
-		if err := tw.Write(rec); err != nil {
-			return fmt.Errorf("importer: trial %d: %w", r.Trials[i].Number, err)
-		}
 	}
 	return nil
 }
@@ -131,7 +73,7 @@ func (r *Run) WriteCSV(w io.Writer) error {
 // directory and renamed into place only when every file is complete, so a
 // failure never leaves a half-written file behind.
 func WriteFiles(r *Run, csvPath, spacePath string) error {
-	if r == nil || r.Space == nil {
+	if r == nil || r.History == nil || r.Space == nil {
 		return errors.New("importer: nothing to write (no run or no space)")
 	}
 	type pending struct{ tmp, dst string }
@@ -244,8 +186,12 @@ type rawTrial struct {
 	number int
 	values map[string]rawValue
 	value  float64
-	state  State
+	state  history.State
 	origin string
+	// Recorded where the source has them.
+	intermediate               []history.Intermediate
+	attrs                      map[string]any
+	created, started, finished time.Time
 }
 
 type builder struct {
@@ -314,7 +260,7 @@ func (b *builder) build() (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the imported search space is invalid: %w", err)
 	}
-	run := &Run{Format: b.format, Source: b.source, Study: b.study, Space: s}
+	run := &Run{Format: b.format, History: &history.History{Name: b.study, Source: b.source, Space: s}}
 	imputed := map[string]int{}
 	var excluded []string
 	nExcluded := 0
@@ -333,12 +279,13 @@ func (b *builder) build() (*Run, error) {
 		if err := b.impute(s, vals, imputed); err != nil {
 			return nil, fmt.Errorf("trial %d: %w", rt.number, err)
 		}
-		t := Trial{Number: rt.number, Params: vals, Value: rt.value, State: rt.state, Origin: rt.origin}
-		if t.State == Complete && math.IsNaN(t.Value) {
+		t := history.Trial{Number: int64(rt.number), Params: vals, Value: rt.value, State: rt.state, Acquisition: rt.origin,
+			Intermediate: rt.intermediate, UserAttrs: rt.attrs, Created: rt.created, Started: rt.started, Finished: rt.finished}
+		if t.State == history.Complete && math.IsNaN(t.Value) {
 			b.warnf("trial %d is complete but has no value (NaN); imported as failed", t.Number)
-			t.State = Failed
+			t.State = history.Failed
 		}
-		if t.State == Complete && math.IsInf(t.Value, 0) {
+		if t.State == history.Complete && math.IsInf(t.Value, 0) {
 			b.warnf("trial %d has the value %v; it is written without a value (like a failed trial), because no model can fit an infinite value", t.Number, t.Value)
 		}
 		if t.Usable() {
@@ -364,6 +311,24 @@ func (b *builder) build() (*Run, error) {
 		}
 		b.warnf("%d complete trials do not fit the imported space and are left out: %s%s", nExcluded, strings.Join(excluded, "; "), more)
 	}
+	slices.SortStableFunc(run.Trials, func(a, b history.Trial) int { return cmp.Compare(a.Number, b.Number) })
+	for i := 1; i < len(run.Trials); i++ {
+		if run.Trials[i].Number == run.Trials[i-1].Number {
+			return nil, fmt.Errorf("trial number %d appears twice", run.Trials[i].Number)
+		}
+	}
+	// Completion follows the source's order of finishing where it records
+	// one for every complete trial, else the trials' order.
+	timed := true
+	for i := range run.Trials {
+		timed = timed && (run.Trials[i].State != history.Complete || !run.Trials[i].Finished.IsZero())
+	}
+	run.CompletionOrder(func(t *history.Trial) int64 {
+		if timed {
+			return t.Finished.UnixNano()
+		}
+		return t.Number
+	})
 	run.Warnings = b.warnings
 	return run, nil
 }
@@ -540,7 +505,7 @@ func quoteAll(xs []string) string {
 func (b *builder) inferAllConditions() {
 	ref := make([]int, 0, len(b.trials))
 	for i, t := range b.trials {
-		if t.state == Complete {
+		if t.state == history.Complete {
 			ref = append(ref, i)
 		}
 	}

@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"xbo/history"
+
 	"fmt"
 	"math"
 	"strings"
@@ -187,41 +189,41 @@ type optunaParam struct {
 
 type optunaTrial struct {
 	number int
-	state  State
+	state  history.State
 	value  float64 // NaN when none
 	params []optunaParam
 }
 
 // optunaStateName maps Optuna's TrialState names.
-func optunaStateName(name string) (State, bool) {
+func optunaStateName(name string) (history.State, bool) {
 	switch strings.ToUpper(name) {
 	case "COMPLETE":
-		return Complete, true
+		return history.Complete, true
 	case "FAIL":
-		return Failed, true
+		return history.Failed, true
 	case "PRUNED":
-		return Pruned, true
+		return history.Pruned, true
 	case "RUNNING":
-		return Running, true
+		return history.Running, true
 	case "WAITING":
-		return Waiting, true
+		return history.Pending, true
 	}
 	return "", false
 }
 
 // optunaStateCode maps TrialState's integer values (journal files).
-func optunaStateCode(code int) (State, bool) {
+func optunaStateCode(code int) (history.State, bool) {
 	switch code {
 	case 0:
-		return Running, true
+		return history.Running, true
 	case 1:
-		return Complete, true
+		return history.Complete, true
 	case 2:
-		return Pruned, true
+		return history.Pruned, true
 	case 3:
-		return Failed, true
+		return history.Failed, true
 	case 4:
-		return Waiting, true
+		return history.Pending, true
 	}
 	return "", false
 }

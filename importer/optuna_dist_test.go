@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"xbo/history"
+
 	"math"
 	"strings"
 	"testing"
@@ -64,9 +66,9 @@ func TestAssembleOptunaDynamicSpace(t *testing.T) {
 	c2 := parse(`{"name": "CategoricalDistribution", "attributes": {"choices": ["b", "c"]}}`)
 	one := parse(`{"name": "IntDistribution", "attributes": {"low": 4, "high": 4, "log": false, "step": 1}}`)
 	list := []optunaTrial{
-		{number: 0, state: Complete, value: 1, params: []optunaParam{{"x", 0.3, x1}, {"c", 1, c1}, {"n", 4, one}}},
-		{number: 1, state: Complete, value: 2, params: []optunaParam{{"x", -0.7, x2}, {"c", 1, c2}, {"n", 4, one}}},
-		{number: 2, state: Complete, value: 3, params: []optunaParam{{"x", 0.1, x2}, {"c", 0, c2}, {"n", 4, one}}},
+		{number: 0, state: history.Complete, value: 1, params: []optunaParam{{"x", 0.3, x1}, {"c", 1, c1}, {"n", 4, one}}},
+		{number: 1, state: history.Complete, value: 2, params: []optunaParam{{"x", -0.7, x2}, {"c", 1, c2}, {"n", 4, one}}},
+		{number: 2, state: history.Complete, value: 3, params: []optunaParam{{"x", 0.1, x2}, {"c", 0, c2}, {"n", 4, one}}},
 	}
 	run, err := assembleOptuna("optuna-rdb", "test", "s", space.Minimize, list, nil)
 	if err != nil {
@@ -110,9 +112,9 @@ func TestUnexplainedMissingParameter(t *testing.T) {
 	x, _ := parseOptunaDist(`{"name": "FloatDistribution", "attributes": {"low": 0, "high": 1, "log": false, "step": null}}`)
 	y, _ := parseOptunaDist(`{"name": "FloatDistribution", "attributes": {"low": 0, "high": 1, "log": false, "step": null}}`)
 	list := []optunaTrial{
-		{number: 0, state: Complete, value: 1, params: []optunaParam{{"x", 0.3, x}, {"y", 0.5, y}}},
-		{number: 1, state: Complete, value: 2, params: []optunaParam{{"x", 0.4, x}}},
-		{number: 2, state: Failed, value: math.NaN(), params: []optunaParam{{"x", 0.4, x}}},
+		{number: 0, state: history.Complete, value: 1, params: []optunaParam{{"x", 0.3, x}, {"y", 0.5, y}}},
+		{number: 1, state: history.Complete, value: 2, params: []optunaParam{{"x", 0.4, x}}},
+		{number: 2, state: history.Failed, value: math.NaN(), params: []optunaParam{{"x", 0.4, x}}},
 	}
 	run, err := assembleOptuna("optuna-rdb", "test", "s", space.Minimize, list, nil)
 	if err != nil {

@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"xbo/history"
+
 	"bufio"
 	"bytes"
 	"errors"
@@ -175,7 +177,7 @@ func (j *journal) createTrial(op map[string]any) error {
 		j.ignored++
 		return nil
 	}
-	jt := &journalTrial{studyID: sid, t: optunaTrial{number: len(s.trialIDs), state: Running, value: math.NaN()}}
+	jt := &journalTrial{studyID: sid, t: optunaTrial{number: len(s.trialIDs), state: history.Running, value: math.NaN()}}
 	if st, present := op["state"]; present && st != nil {
 		code, ok := intOf(st)
 		state, known := optunaStateCode(code)
@@ -242,7 +244,7 @@ func (j *journal) updatable(op map[string]any, what string) (*journalTrial, bool
 	}
 	t := j.trials[id]
 	switch t.t.state {
-	case Complete, Failed, Pruned:
+	case history.Complete, history.Failed, history.Pruned:
 		j.ignored++
 		return nil, false, nil
 	}
@@ -328,7 +330,7 @@ func (j *journal) setState(op map[string]any) error {
 	if !ok || !known {
 		return fmt.Errorf("set state: unknown state %v", op["state"])
 	}
-	if state == Running && t.t.state == Running {
+	if state == history.Running && t.t.state == history.Running {
 		return nil
 	}
 	t.t.state = state

@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"xbo/history"
+
 	"bytes"
 	"encoding/json"
 	"errors"
@@ -81,11 +83,11 @@ func checkOptunaRun(t *testing.T, run *Run, want expectedStudy) {
 	if len(run.Trials) != len(want.Trials) {
 		t.Fatalf("%d trials, Optuna reports %d", len(run.Trials), len(want.Trials))
 	}
-	states := map[State]int{}
+	states := map[history.State]int{}
 	for i, tr := range run.Trials {
 		w := want.Trials[i]
 		states[tr.State]++
-		if tr.Number != w.Number {
+		if tr.Number != int64(w.Number) {
 			t.Fatalf("trial %d has number %d, want %d", i, tr.Number, w.Number)
 		}
 		if st, _ := optunaStateName(w.State); st != tr.State {
@@ -118,7 +120,7 @@ func checkOptunaRun(t *testing.T, run *Run, want expectedStudy) {
 				}
 			}
 		}
-		if tr.State == Complete {
+		if tr.State == history.Complete {
 			optName := s.Format(2, tr.Params[2])
 			f := knownObjective(tr.Params[0], tr.Params[1], optName, tr.Params[3])
 			if math.Abs(f-tr.Value) > 1e-12*math.Max(1, math.Abs(f)) {
@@ -129,10 +131,10 @@ func checkOptunaRun(t *testing.T, run *Run, want expectedStudy) {
 			}
 		}
 	}
-	if states[Failed] != 1 || states[Pruned] != 1 || states[Complete] != len(want.Trials)-2 {
+	if states[history.Failed] != 1 || states[history.Pruned] != 1 || states[history.Complete] != len(want.Trials)-2 {
 		t.Errorf("states %v, want 1 failed, 1 pruned, the rest complete", states)
 	}
-	if run.Trials[5].State != Failed || run.Trials[7].State != Pruned {
+	if run.Trials[5].State != history.Failed || run.Trials[7].State != history.Pruned {
 		t.Errorf("trial 5 is %s and trial 7 is %s, want failed and pruned", run.Trials[5].State, run.Trials[7].State)
 	}
 	var sawWiden, sawCond bool
@@ -154,8 +156,8 @@ func checkOptunaRun(t *testing.T, run *Run, want expectedStudy) {
 	if err != nil {
 		t.Fatalf("written CSV does not read back: %v\n%s", err, buf.String())
 	}
-	if tab.Len() != states[Complete] || tab.Skipped != 2 {
-		t.Errorf("CSV reads back %d usable and %d skipped, want %d and 2", tab.Len(), tab.Skipped, states[Complete])
+	if len(tab.Usable()) != states[history.Complete] || len(tab.Trials)-len(tab.Usable()) != 2 {
+		t.Errorf("CSV reads back %d usable of %d, want %d and 2 more", len(tab.Usable()), len(tab.Trials), states[history.Complete])
 	}
 }
 
@@ -164,8 +166,8 @@ func TestImportOptunaRDB(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Format != "optuna-rdb" || run.Study != "tpe-known" {
-		t.Errorf("format %q study %q", run.Format, run.Study)
+	if run.Format != "optuna-rdb" || run.Name != "tpe-known" {
+		t.Errorf("format %q study %q", run.Format, run.Name)
 	}
 	checkOptunaRun(t, run, loadExpected(t, "rdb"))
 }

@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"xbo/history"
+
 	"errors"
 	"fmt"
 	"io/fs"
@@ -566,7 +568,7 @@ func describeCondition(obj map[string]any) string {
 }
 
 // smacStatus maps a run status to a state and a name for messages.
-func smacStatus(v any, v1 bool) (State, string, error) {
+func smacStatus(v any, v1 bool) (history.State, string, error) {
 	name := ""
 	switch x := v.(type) {
 	case map[string]any:
@@ -593,13 +595,13 @@ func smacStatus(v any, v1 bool) (State, string, error) {
 	}
 	switch name {
 	case "SUCCESS":
-		return Complete, name, nil
+		return history.Complete, name, nil
 	case "RUNNING":
-		return Running, name, nil
+		return history.Running, name, nil
 	case "":
 		return "", "", fmt.Errorf("status %v has no name", v)
 	}
-	return Failed, name, nil
+	return history.Failed, name, nil
 }
 
 type smacRun struct {
@@ -738,7 +740,7 @@ func parseRunHistory(data []byte, cs *configSpace, b *builder, opts SMACOptions)
 		if err != nil {
 			return fmt.Errorf("data entry %d: %w", i+1, err)
 		}
-		if state == Failed {
+		if state == history.Failed {
 			failures[statusName]++
 		}
 		value := math.NaN()

@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"xbo/history"
+
 	"bytes"
 	"fmt"
 	"math"
@@ -80,7 +82,7 @@ func TestImportSMACv1(t *testing.T) {
 	if tag.Type != space.Categorical || len(tag.Choices) != 1 || tag.Choices[0] != "v1" {
 		t.Errorf("constant: %+v", tag)
 	}
-	wantStates := []State{Complete, Complete, Complete, Failed, Failed, Complete}
+	wantStates := []history.State{history.Complete, history.Complete, history.Complete, history.Failed, history.Failed, history.Complete}
 	wantValues := []float64{0.25, 0.5, 0.7, math.Inf(1), 1000, 0.12}
 	for i, tr := range run.Trials {
 		if tr.State != wantStates[i] || tr.Value != wantValues[i] {
@@ -104,8 +106,8 @@ func TestImportSMACv1(t *testing.T) {
 			t.Errorf("config 1 %s = %q, want %q", name, got, want)
 		}
 	}
-	if run.Trials[4].Origin != "Local Search" || run.Trials[0].Origin != "Default" {
-		t.Errorf("origins %q %q", run.Trials[0].Origin, run.Trials[4].Origin)
+	if run.Trials[4].Acquisition != "Local Search" || run.Trials[0].Acquisition != "Default" {
+		t.Errorf("origins %q %q", run.Trials[0].Acquisition, run.Trials[4].Acquisition)
 	}
 	all := strings.Join(run.Warnings, "\n")
 	for _, want := range []string{
@@ -129,8 +131,8 @@ func TestImportSMACv1(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Len() != 4 || tab.Skipped != 2 {
-		t.Errorf("CSV reads back %d usable, %d skipped", tab.Len(), tab.Skipped)
+	if len(tab.Usable()) != 4 || len(tab.Trials) != 6 {
+		t.Errorf("CSV reads back %d usable of %d", len(tab.Usable()), len(tab.Trials))
 	}
 }
 
@@ -145,7 +147,7 @@ func TestImportSMACv2Budgets(t *testing.T) {
 	if got := []float64{run.Trials[0].Value, run.Trials[1].Value}; got[0] != 0.049 || got[1] != 0.041 {
 		t.Errorf("values %v", got)
 	}
-	if run.Trials[2].State != Failed {
+	if run.Trials[2].State != history.Failed {
 		t.Errorf("timeout run: %s", run.Trials[2].State)
 	}
 	i, w := paramByName(t, run.Space, "width2")
@@ -166,11 +168,11 @@ func TestImportSMACv2Budgets(t *testing.T) {
 	if len(all.Trials) != 7 {
 		t.Fatalf("%d trials with --all-budgets, want 7", len(all.Trials))
 	}
-	if all.Trials[2].State != Failed || !math.IsInf(all.Trials[2].Value, 1) {
+	if all.Trials[2].State != history.Failed || !math.IsInf(all.Trials[2].Value, 1) {
 		t.Errorf("crashed run with Infinity cost: %s %v", all.Trials[2].State, all.Trials[2].Value)
 	}
 	// A "successful" run whose cost is NaN cannot be used: imported as failed.
-	if all.Trials[3].State != Failed {
+	if all.Trials[3].State != history.Failed {
 		t.Errorf("NaN-cost run: %s", all.Trials[3].State)
 	}
 }
@@ -181,7 +183,7 @@ func TestImportSMACv21Objects(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := run.Counts()
-	if c[Complete] != 1 || c[Failed] != 1 || c[Running] != 1 {
+	if c[history.Complete] != 1 || c[history.Failed] != 1 || c[history.Running] != 1 {
 		t.Errorf("counts %v", c)
 	}
 	// The running run's config (depth 2, width2 9) is carried over.

@@ -1,11 +1,11 @@
 package importer
 
 import (
+	"xbo/history"
+
 	"bytes"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"xbo/space"
+	"xbo/trials"
 )
 
 // TableOptions tunes the import of a generic trial table.
@@ -28,7 +29,9 @@ type TableOptions struct {
 // "acquisition" columns), or JSON: a list of trials, or one trial per line,
 // each either {"params": {...}, "value": v, "state": s, "number": n} or a
 // flat object of parameters plus "value". Columns or keys the space does not
-// know are reported and ignored; values outside the space widen it (reported).
+// know are kept as user attributes (and named in a warning), as the trials
+// reader does (trials.Scan reads the CSV for both); values outside the space
+// widen it (reported), where the trials reader refuses them.
 func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 	if s == nil {
 		return nil, errors.New("importer: a table needs a space (--space)")
@@ -60,7 +63,7 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 		b.format = "json"
 		err = readJSONTable(data, b, opts)
 	} else {
-		err = readCSVTable(data, b, opts)
+		err = readCSVTable(data, s, b, opts)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -72,124 +75,36 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 	return run, nil
 }
 
-func tableState(text string) (State, error) {
-	switch strings.ToLower(strings.TrimSpace(text)) {
-	case "", "complete", "completed", "success", "succeeded", "ok":
-		return Complete, nil
-	case "failed", "fail", "error", "crashed":
-		return Failed, nil
-	case "pruned":
-		return Pruned, nil
-	case "running":
-		return Running, nil
-	case "waiting", "pending", "queued":
-		return Waiting, nil
-	}
-	return "", fmt.Errorf("unknown state %q (complete, failed, pruned, running, waiting)", text)
-}
-
-func readCSVTable(data []byte, b *builder, opts TableOptions) error {
-	cr := csv.NewReader(bytes.NewReader(data))
-	cr.TrimLeadingSpace = true
-	header, err := cr.Read()
-	if err == io.EOF {
-		return errors.New("empty file (expected a header line)")
-	}
-	if err != nil {
-		return fmt.Errorf("header: %w", err)
-	}
-	cols := map[string]int{}
-	var ignored []string
-	valueCol, stateCol, numberCol, originCol := -1, -1, -1, -1
-	for c, name := range header {
-		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
-		if _, dup := cols[name]; dup {
-			return fmt.Errorf("header: column %q appears twice", name)
+func readCSVTable(data []byte, s *space.Space, b *builder, opts TableOptions) error {
+	header, err := trials.Scan(bytes.NewReader(data), s, opts.ValueColumn, func(_ *trials.Header, row *trials.Row) error {
+		rt := rawTrial{number: len(b.trials), values: map[string]rawValue{}, state: row.State, value: row.Value,
+			origin: row.Acquisition, attrs: row.Attrs}
+		if row.HasNumber {
+			rt.number = int(row.Number)
 		}
-		cols[name] = c
-		if _, ok := b.byName[name]; ok {
-			continue
-		}
-		switch name {
-		case opts.ValueColumn:
-			valueCol = c
-		case "state":
-			stateCol = c
-		case "number":
-			numberCol = c
-		case "acquisition", "origin":
-			originCol = c
-		default:
-			ignored = append(ignored, name)
-		}
-	}
-	for _, p := range b.params {
-		if _, ok := cols[p.name]; !ok {
-			return fmt.Errorf("header: no column for parameter %q", p.name)
-		}
-	}
-	if valueCol < 0 {
-		return fmt.Errorf("header: no %q column", opts.ValueColumn)
-	}
-	if len(ignored) > 0 {
-		b.warnf("columns %s are not parameters of the space; ignored", quoteAll(ignored))
-	}
-	line := 1
-	for {
-		rec, err := cr.Read()
-		line++
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return fmt.Errorf("line %d: %w", line, err)
-		}
-		rt := rawTrial{number: len(b.trials), values: map[string]rawValue{}, state: Complete, value: math.NaN()}
-		if numberCol >= 0 {
-			n, err := strconv.Atoi(strings.TrimSpace(rec[numberCol]))
-			if err != nil {
-				return fmt.Errorf("line %d, column \"number\": %q is not an integer", line, rec[numberCol])
-			}
-			rt.number = n
-		}
-		if stateCol >= 0 {
-			st, err := tableState(rec[stateCol])
-			if err != nil {
-				return fmt.Errorf("line %d, column \"state\": %w", line, err)
-			}
-			rt.state = st
-		}
-		if originCol >= 0 {
-			rt.origin = strings.TrimSpace(rec[originCol])
-		}
-		vtext := strings.TrimSpace(rec[valueCol])
-		if vtext == "" || strings.EqualFold(vtext, "nan") {
-			if rt.state == Complete {
-				rt.state = Failed // the trials-CSV convention: no value, no result
-			}
-		} else {
-			v, err := strconv.ParseFloat(vtext, 64)
-			if err != nil {
-				return fmt.Errorf("line %d, column %q: %q is not a number", line, opts.ValueColumn, vtext)
-			}
-			rt.value = v
-		}
-		for _, p := range b.params {
-			text := strings.TrimSpace(rec[cols[p.name]])
+		for i, text := range row.Params {
 			if text == "" {
 				continue
 			}
+			p := b.params[i]
 			if p.typ == space.Categorical {
 				rt.values[p.name] = catValue(text)
 				continue
 			}
 			f, err := strconv.ParseFloat(text, 64)
 			if err != nil {
-				return fmt.Errorf("line %d, column %q: %q is not a number", line, p.name, text)
+				return fmt.Errorf("line %d, column %q: %s is not a number", row.Line, p.name, trials.Excerpt(text))
 			}
 			rt.values[p.name] = numValue(f)
 		}
 		b.trials = append(b.trials, rt)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if extra := header.ExtraNames(); len(extra) > 0 {
+		b.warnf("columns %s are not parameters of the space; kept as user attributes", quoteAll(extra))
 	}
 	return nil
 }
@@ -241,7 +156,7 @@ func readJSONTable(data []byte, b *builder, opts TableOptions) error {
 		if !ok {
 			return fmt.Errorf("%s: not a JSON object", where[i])
 		}
-		rt := rawTrial{number: i, values: map[string]rawValue{}, state: Complete, value: math.NaN()}
+		rt := rawTrial{number: i, values: map[string]rawValue{}, state: history.Complete, value: math.NaN()}
 		params, nested := obj["params"].(map[string]any)
 		if !nested {
 			params = obj
@@ -255,11 +170,11 @@ func readJSONTable(data []byte, b *builder, opts TableOptions) error {
 		}
 		if st, present := obj["state"]; present && st != nil {
 			text, _ := st.(string)
-			s, err := tableState(text)
+			st, err := trials.ParseState(text)
 			if err != nil {
 				return fmt.Errorf("%s: %w", where[i], err)
 			}
-			rt.state = s
+			rt.state = st
 		}
 		if o, ok := obj["acquisition"].(string); ok {
 			rt.origin = o
@@ -271,8 +186,8 @@ func readJSONTable(data []byte, b *builder, opts TableOptions) error {
 			}
 			rt.value = f
 		}
-		if math.IsNaN(rt.value) && rt.state == Complete {
-			rt.state = Failed
+		if math.IsNaN(rt.value) && rt.state == history.Complete {
+			rt.state = history.Failed
 		}
 		for name, v := range params {
 			p, ok := b.byName[name]
@@ -284,6 +199,12 @@ func readJSONTable(data []byte, b *builder, opts TableOptions) error {
 					}
 				}
 				unknown[name] = true
+				if v != nil {
+					if rt.attrs == nil {
+						rt.attrs = map[string]any{}
+					}
+					rt.attrs[name] = v
+				}
 				continue
 			}
 			if v == nil {
@@ -311,7 +232,7 @@ func readJSONTable(data []byte, b *builder, opts TableOptions) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		b.warnf("keys %s are not parameters of the space; ignored", quoteAll(names))
+		b.warnf("keys %s are not parameters of the space; kept as user attributes", quoteAll(names))
 	}
 	return nil
 }

@@ -1,6 +1,8 @@
 package importer
 
 import (
+	"xbo/history"
+
 	"math"
 	"os"
 	"path/filepath"
@@ -52,7 +54,7 @@ func TestImportCSVTable(t *testing.T) {
 	if lr.High != 2.5 || strings.Join(kind.Choices, ",") != "a,b,c" || k.High != 7 {
 		t.Errorf("widened space: lr %v, kind %v, k %v", lr.High, kind.Choices, k.High)
 	}
-	want := []State{Complete, Complete, Failed, Complete, Pruned, Complete}
+	want := []history.State{history.Complete, history.Complete, history.Failed, history.Complete, history.Pruned, history.Complete}
 	for i, tr := range run.Trials {
 		if tr.State != want[i] {
 			t.Errorf("trial %d: %s, want %s", tr.Number, tr.State, want[i])
@@ -92,7 +94,7 @@ func TestImportJSONTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(run.Trials) != 4 || run.Trials[1].Value != 0.7 || run.Trials[2].State != Failed {
+	if len(run.Trials) != 4 || run.Trials[1].Value != 0.7 || run.Trials[2].State != history.Failed {
 		t.Fatalf("trials %+v", run.Trials)
 	}
 	if run.Trials[3].Usable() || !math.IsInf(run.Trials[3].Value, 1) {

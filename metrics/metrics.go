@@ -209,34 +209,77 @@ func ranks(xs []float64) []float64 {
 // every parameter counts on its own scale; bandwidth σ must be positive (see
 // MedianBandwidth and UniformBandwidth).
 func MMD(x, y [][]float64, bandwidth float64) (float64, error) {
-	if len(x) == 0 || len(y) == 0 {
-		return 0, errors.New("metrics: MMD: both samples must be non-empty")
+	ref, err := NewMMDReference(y, bandwidth)
+	if err != nil {
+		return 0, err
+	}
+	return ref.Distance(x)
+}
+
+// MMDReference is one sample y with its kernel self-term computed once, for
+// the MMD of many samples against the same reference (a null distribution).
+type MMDReference struct {
+	y     [][]float64
+	gamma float64
+	self  float64 // mean k(y, y')
+}
+
+// NewMMDReference validates the reference sample and the bandwidth and
+// computes the reference's self-term.
+func NewMMDReference(y [][]float64, bandwidth float64) (*MMDReference, error) {
+	if len(y) == 0 {
+		return nil, errors.New("metrics: MMD: both samples must be non-empty")
 	}
 	if !(bandwidth > 0) || math.IsInf(bandwidth, 0) {
-		return 0, fmt.Errorf("metrics: MMD: bandwidth %v must be positive and finite", bandwidth)
+		return nil, fmt.Errorf("metrics: MMD: bandwidth %v must be positive and finite", bandwidth)
 	}
-	d := len(x[0])
-	for _, set := range [][][]float64{x, y} {
-		for i, row := range set {
-			if len(row) != d {
-				return 0, fmt.Errorf("metrics: MMD: point %d has %d coordinates, want %d", i, len(row), d)
-			}
-			if err := checkFinite("point", row); err != nil {
-				return 0, fmt.Errorf("metrics: MMD: %w", err)
-			}
+	if err := checkSample(y, len(y[0])); err != nil {
+		return nil, err
+	}
+	r := &MMDReference{y: y, gamma: 1 / (2 * bandwidth * bandwidth)}
+	r.self = r.selfMean(y)
+	return r, nil
+}
+
+func checkSample(x [][]float64, d int) error {
+	for i, row := range x {
+		if len(row) != d {
+			return fmt.Errorf("metrics: MMD: point %d has %d coordinates, want %d", i, len(row), d)
+		}
+		if err := checkFinite("point", row); err != nil {
+			return fmt.Errorf("metrics: MMD: %w", err)
 		}
 	}
-	gamma := 1 / (2 * bandwidth * bandwidth)
-	meanK := func(a, b [][]float64) float64 {
-		s := 0.0
-		for _, p := range a {
-			for _, q := range b {
-				s += math.Exp(-gamma * sqDist(p, q))
-			}
+	return nil
+}
+
+// selfMean is the mean of k over all ordered pairs of a, using symmetry.
+func (r *MMDReference) selfMean(a [][]float64) float64 {
+	s := float64(len(a)) // the diagonal, k(p, p) = 1
+	for i, p := range a {
+		for _, q := range a[i+1:] {
+			s += 2 * math.Exp(-r.gamma*sqDist(p, q))
 		}
-		return s / float64(len(a)*len(b))
 	}
-	m2 := meanK(x, x) + meanK(y, y) - 2*meanK(x, y)
+	return s / float64(len(a)*len(a))
+}
+
+// Distance is the MMD between x and the reference.
+func (r *MMDReference) Distance(x [][]float64) (float64, error) {
+	if len(x) == 0 {
+		return 0, errors.New("metrics: MMD: both samples must be non-empty")
+	}
+	if err := checkSample(x, len(r.y[0])); err != nil {
+		return 0, err
+	}
+	cross := 0.0
+	for _, p := range x {
+		for _, q := range r.y {
+			cross += math.Exp(-r.gamma * sqDist(p, q))
+		}
+	}
+	cross /= float64(len(x) * len(r.y))
+	m2 := r.selfMean(x) + r.self - 2*cross
 	return math.Sqrt(math.Max(m2, 0)), nil
 }
 

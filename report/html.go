@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 
+	"xbo/explain"
 	"xbo/explain/pdp"
 	"xbo/explain/shapley"
 	"xbo/space"
@@ -48,8 +49,8 @@ type pageView struct {
 // WriteHTML renders the report as one self-contained HTML page. It renders
 // into memory first, so w receives either the whole page or nothing.
 func (rep *Report) WriteHTML(w io.Writer) error {
-	if rep == nil || rep.space == nil {
-		return errors.New("report: html: the report was not built by Build (no space)")
+	if rep == nil || rep.h == nil || rep.data == nil {
+		return errors.New("report: html: the report was not built by Build")
 	}
 	v, err := rep.view()
 	if err != nil {
@@ -63,32 +64,54 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 	return err
 }
 
+// usableRows are the natural values of the usable trials.
+func (rep *Report) usableRows() [][]float64 {
+	rows := make([][]float64, len(rep.data.Index))
+	for k, i := range rep.data.Index {
+		rows[k] = rep.h.Trials[i].Params
+	}
+	return rows
+}
+
+func (rep *Report) bestRow() []float64 { return rep.h.Trials[rep.data.Index[rep.data.Best]].Params }
+
 func (rep *Report) view() (*pageView, error) {
-	sp := rep.space
+	sp := rep.h.Space
 	s := rep.Summary
 	maximize := sp.Objective == space.Maximize
 	v := &pageView{Title: "xbo explanation report"}
-	if s.Source != "" {
+	switch {
+	case s.Study != "":
+		v.Title += ": study " + s.Study
+	case s.Source != "":
 		v.Title += ": " + s.Source
+	}
+	var surrogateText, pdpText string
+	if len(rep.PDPs) > 0 {
+		g := rep.PDPs[0]
+		surrogateText = surrogateWords(g.Surrogate)
+		pdpText = fmt.Sprintf("G = %d grid points, n = %d Monte Carlo points, %g%% bands (%s)",
+			len(g.Global.Grid), g.Global.Samples, 100*g.Global.Level, bandName(string(g.Global.Band)))
 	}
 	v.Summary = []kv{
 		{"source", s.Source},
-		{"objective", s.Objective},
+		{"objective", fmt.Sprintf("%s (every number below is in the objective's own units: %s is better)", s.Objective,
+			map[bool]string{true: "higher", false: "lower"}[maximize])},
 		{"hyperparameters", fmt.Sprintf("%d (%s)", len(s.Params), strings.Join(s.Params, ", "))},
 		{"usable trials", fmt.Sprint(s.Usable)},
-		{"skipped or failed trials", fmt.Sprint(s.Skipped)},
+		{"trials without a usable value", fmt.Sprint(s.Skipped)},
 		{"best value", short(s.BestValue)},
-		{"best trial", fmt.Sprintf("#%d of the usable trials (0-based)", s.BestIndex)},
-		{"surrogate", fmt.Sprintf("%s fitted on all %d usable trials", rep.Settings.Surrogate, s.Usable)},
-		{"PDP settings", fmt.Sprintf("G = %d grid points, n = %d Monte Carlo points, %g%% bands (%s)",
-			rep.Settings.GridSize, rep.Settings.Samples, 100*rep.Settings.Level, bandName(rep.Settings.Band))},
+		{"best trial", fmt.Sprintf("#%d", s.BestTrial)},
+		{"surrogate", surrogateText},
+		{"PDP settings", pdpText},
 		{"computed in", fmt.Sprintf("%.1f s", rep.Seconds)},
 	}
 	for _, k := range sortedKeys(s.States) {
 		v.States = append(v.States, kv{k, fmt.Sprint(s.States[k])})
 	}
+	bestRow := rep.bestRow()
 	for i, p := range sp.Params {
-		x := rep.rows[s.BestIndex][i]
+		x := bestRow[i]
 		val := sp.Format(i, x)
 		switch {
 		case val == "":
@@ -107,26 +130,27 @@ func (rep *Report) view() (*pageView, error) {
 			lastImp = i
 		}
 	}
-	improvement := fmt.Sprintf("The last improvement came at trial %d, so the final %d trials found nothing better.", lastImp, s.Usable-1-lastImp)
+	improvement := fmt.Sprintf("The last improvement came at usable trial %d of %d, so the final %d trials found nothing better.", lastImp+1, s.Usable, s.Usable-1-lastImp)
 	if lastImp == s.Usable-1 {
-		improvement = fmt.Sprintf("The last trial (%d) was still an improvement: the search had not levelled off.", lastImp)
+		improvement = "The last trial was still an improvement: the search had not levelled off."
 	}
-	v.TraceCap = fmt.Sprintf("Each dot is one of the %d usable trials, in the order they were evaluated, at its objective value; "+
+	v.TraceCap = fmt.Sprintf("Each dot is one of the %d usable trials, in trial order, at its objective value; "+
 		"the orange step line is the best value found so far. %s "+
 		"%d trial(s) without a usable value (failed, pruned or unfinished) are not drawn. "+
 		"The trace is data, not a model: it carries no uncertainty of its own, but a single noisy evaluation can set the best value.",
 		s.Usable, improvement, s.Skipped)
 
 	// Importance.
-	v.Importance = template.HTML(importanceSVG(rep.Ranking))
+	imp := rep.Importance
+	v.Importance = template.HTML(importanceSVG(imp.Ranking))
 	sumMain := 0.0
-	for _, r := range rep.Ranking {
+	for _, r := range imp.Ranking {
 		sumMain += r.Fraction
 	}
 	pairsNote := ""
-	if rep.Importance != nil && len(rep.Importance.Pairs) > 0 {
+	if len(imp.Pairs) > 0 {
 		sumPairs := 0.0
-		for i, r := range rep.Importance.RankedPairs() {
+		for i, r := range imp.RankedPairs() {
 			sumPairs += r.Fraction
 			if i < 5 {
 				v.Pairs = append(v.Pairs, kv{strings.Replace(r.Name, ",", " × ", 1), fmt.Sprintf("%.1f%% ± %.1f%%", 100*r.Fraction, 100*r.Std)})
@@ -134,30 +158,33 @@ func (rep *Report) view() (*pageView, error) {
 		}
 		pairsNote = fmt.Sprintf(" Pairwise interactions explain %.1f%% together (largest in the table below);", 100*sumPairs)
 	}
-	v.ImpCap = fmt.Sprintf("fANOVA (paper 003): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
+	v.ImpCap = fmt.Sprintf("fANOVA (paper 003, method %s): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
 		"the forest's prediction variance over the whole space that one hyperparameter explains alone (its main effect), averaged over trees; "+
 		"whiskers show ±1 standard deviation across trees. Main effects add up to %.1f%%;%s the rest is higher-order interaction. "+
 		"Two parameters whose whiskers overlap cannot be ranked apart with %d trials. Importance is about variation over the whole space, "+
-		"not near the optimum.", rep.Settings.Trees, s.Usable, 100*sumMain, pairsNote, s.Usable)
+		"not near the optimum.", imp.Method, imp.Surrogate.Trees, s.Usable, 100*sumMain, pairsNote, s.Usable)
+	if imp.Cap != "" {
+		v.ImpCap += " Here " + imp.Cap + "."
+	}
 
 	// PDPs: one shared vertical scale so that effect sizes compare by eye.
 	yr := [2]float64{math.Inf(1), math.Inf(-1)}
 	for _, p := range rep.PDPs {
-		g := p.Regional.Global
+		g := p.Global
 		for i := range g.Mean {
 			yr[0], yr[1] = math.Min(yr[0], g.Lower[i]), math.Max(yr[1], g.Upper[i])
 		}
-		if b := p.Regional.Best(); p.ShowRegional && b != nil {
+		if b := p.Best(); p.ShowRegional && b != nil {
 			for i := range b.PDP.Mean {
 				yr[0], yr[1] = math.Min(yr[0], b.PDP.Lower[i]), math.Max(yr[1], b.PDP.Upper[i])
 			}
 		}
 	}
 	order := map[string]int{}
-	for i, r := range rep.Ranking {
+	for i, r := range imp.Ranking {
 		order[r.Param] = i
 	}
-	parts := append([]ParamPDP(nil), rep.PDPs...)
+	parts := append([]*explain.RegionalResult(nil), rep.PDPs...)
 	sort.SliceStable(parts, func(a, b int) bool { return order[parts[a].Param] < order[parts[b].Param] })
 	v.PDPIntro = fmt.Sprintf("One figure per hyperparameter, in order of importance. Every panel shares the same vertical scale (%s to %s), "+
 		"so a flat curve means a small effect compared with the others.", short(yr[0]), short(yr[1]))
@@ -170,13 +197,18 @@ func (rep *Report) view() (*pageView, error) {
 	}
 
 	// Sampling bias.
-	sb := rep.Sampling
-	v.MMD = []kv{
-		{"MMD (evaluated vs uniform)", short(sb.MMD)},
-		{"typical MMD of a uniform sample of the same size", fmt.Sprintf("%s (95%% of such samples ≤ %s)", short(sb.NullMedian), short(sb.Null95))},
-		{"kernel", fmt.Sprintf("Gaussian, bandwidth σ = √(d/6) = %s on the unit cube; uniform reference of %d points", short(sb.Bandwidth), sb.Reference)},
+	if sb := rep.Bias.Bias; sb != nil {
+		v.MMD = []kv{
+			{"MMD (evaluated vs uniform)", short(sb.MMD)},
+			{"as a multiple of a uniform sample's", fmt.Sprintf("%s× (95%% of uniform samples of the same size stay below %s×)", short(sb.Ratio), short(sb.Null95Ratio))},
+			{"level", sb.Level},
+			{"measured on", fmt.Sprintf("%d evaluated configurations against a uniform reference of %d points (Gaussian kernel on the unit cube)", sb.Points, sb.Reference)},
+		}
+		v.MMDReading = sb.Reading
+		if sb.Warning != "" {
+			v.MMDReading += " " + sb.Warning
+		}
 	}
-	v.MMDReading = sb.Reading
 
 	// Shapley.
 	if rep.Shapley != nil {
@@ -185,23 +217,39 @@ func (rep *Report) view() (*pageView, error) {
 			return nil, err
 		}
 		v.Shapley = template.HTML(buf.String())
-		v.ShapCap, v.ShapHead, v.ShapRows = shapleyText(rep.Shapley.Explanation, rep.Settings, maximize, s.Usable)
+		v.ShapCap, v.ShapHead, v.ShapRows = shapleyText(rep.Shapley, s.Usable)
 	}
 	return v, nil
 }
 
-func (rep *Report) pdpView(p ParamPDP, yr *[2]float64) (*pdpView, error) {
-	sp := rep.space
+// surrogateWords describes the model an explanation rests on.
+func surrogateWords(si *explain.SurrogateInfo) string {
+	if si == nil {
+		return ""
+	}
+	kind := "random forest"
+	if si.Kind == explain.SurrogateGP {
+		kind = "GP (" + si.Kernel + " kernel)"
+	}
+	if si.Approximate {
+		return fmt.Sprintf("%s conditioned on %d of the %d usable trials (%s)", kind, si.ConditionedOn, si.Trials, si.Note)
+	}
+	return fmt.Sprintf("%s fitted on all %d usable trials", kind, si.Trials)
+}
+
+func (rep *Report) pdpView(p *explain.RegionalResult, yr *[2]float64) (*pdpView, error) {
+	sp := rep.h.Space
 	j, ok := sp.Index(p.Param)
 	if !ok {
 		return nil, fmt.Errorf("unknown parameter %q", p.Param)
 	}
 	param := sp.Params[j]
-	rug := make([]float64, 0, len(rep.rows))
-	for _, r := range rep.rows {
+	rows := rep.usableRows()
+	rug := make([]float64, 0, len(rows))
+	for _, r := range rows {
 		rug = append(rug, r[j])
 	}
-	best := rep.rows[rep.Summary.BestIndex][j]
+	best := rep.bestRow()[j]
 	mk := func(r *pdp.Result, title string) (pdp.Panel, error) {
 		panel, err := pdp.PanelOf(r, title)
 		if err != nil {
@@ -210,7 +258,7 @@ func (rep *Report) pdpView(p ParamPDP, yr *[2]float64) (*pdpView, error) {
 		panel.Scale, panel.Rug, panel.Best, panel.YRange = param.ToUnit, rug, &best, yr
 		return panel, nil
 	}
-	res := p.Regional
+	res := p.Result
 	g, err := mk(res.Global, fmt.Sprintf("global PDP of %s", p.Param))
 	if err != nil {
 		return nil, err
@@ -234,7 +282,10 @@ func (rep *Report) pdpView(p ParamPDP, yr *[2]float64) (*pdpView, error) {
 	fmt.Fprintf(&c, "The blue line is the partial dependence of the predicted objective on %s: the surrogate's mean averaged over "+
 		"n = %d configurations of the other parameters drawn uniformly, at %d values of %s; the shaded band is the %g%% band (%s). "+
 		"Ticks along the bottom are the %d evaluated values, the dashed orange line the best configuration. ",
-		p.Param, res.Global.Samples, len(res.Global.Grid), p.Param, 100*res.Global.Level, bandName(string(res.Global.Band)), len(rep.rows))
+		p.Param, res.Global.Samples, len(res.Global.Grid), p.Param, 100*res.Global.Level, bandName(string(res.Global.Band)), len(rows))
+	if p.Note != "" {
+		c.WriteString(strings.ToUpper(p.Note[:1]) + p.Note[1:] + ". ")
+	}
 	ratio := p.Range / math.Max(p.HalfWidth, 1e-300)
 	switch {
 	case p.HalfWidth == 0:
@@ -261,7 +312,7 @@ func (rep *Report) pdpView(p ParamPDP, yr *[2]float64) (*pdpView, error) {
 			100*p.Delta, short(p.MCGlobal), short(p.MCRegion))
 	default:
 		fmt.Fprintf(&c, "The region of the best configuration (%s) is only %.0f%% more confident than the whole space (δ below %.0f%%), so no regional PDP is drawn.",
-			strings.Join(leaf.Path, " and "), 100*p.Delta, 100*0.05)
+			strings.Join(leaf.Path, " and "), 100*p.Delta, 100*p.MinDelta)
 	}
 	pv.Caption = c.String()
 	if res.Splits > 0 {
@@ -273,11 +324,8 @@ func (rep *Report) pdpView(p ParamPDP, yr *[2]float64) (*pdpView, error) {
 	return pv, nil
 }
 
-func shapleyText(e *shapley.Explanation, st Settings, maximize bool, n int) (string, []string, [][]string) {
-	units := ""
-	if maximize {
-		units = " Values are in minimization units (the negated objective), as the optimizer sees them."
-	}
+func shapleyText(r *explain.ShapleyResult, n int) (string, []string, [][]string) {
+	e := r.Explanation
 	effErr := 0.0
 	for _, a := range e.Outputs {
 		effErr = math.Max(effErr, a.EfficiencyError)
@@ -286,25 +334,40 @@ func shapleyText(e *shapley.Explanation, st Settings, maximize bool, n int) (str
 	if e.Method == shapley.MonteCarlo {
 		method = fmt.Sprintf("by permutation sampling with K = %d draws per parameter (whiskers: %g%% intervals)", e.Samples, 100*e.Level)
 	}
-	cap := fmt.Sprintf("ShapleyMBO (paper 004) splits the lower confidence bound cb = m − τ·s (τ = %g) of the surrogate at the best configuration "+
+	tau := 0.0
+	if e.Tau != nil {
+		tau = *e.Tau
+	}
+	bound, better, sign := "lower", "lowers (left)", "−"
+	if r.Direction == space.Maximize {
+		bound, better, sign = "upper", "raises (right)", "+"
+	}
+	cap := fmt.Sprintf("ShapleyMBO (paper 004) splits the %s confidence bound %s (τ = %g) of the surrogate at the best configuration "+
 		"into one contribution per hyperparameter, relative to the average over %d background configurations drawn uniformly, computed %s "+
-		"(efficiency error %.2g). Blue: φ(m), how much the parameter's value lowers (left) or raises (right) the predicted objective — exploitation; "+
-		"orange: −τ·φ(se), its share of the uncertainty bonus — exploration; the diamond is φ(cb), their sum. Negative means the value makes the "+
-		"configuration more attractive. The surrogate is fitted on all %d trials, so this shows what the final model credits each value for.%s",
-		st.Tau, e.BackgroundSize, method, effErr, n, units)
-	head := []string{"parameter"}
+		"(efficiency error %.2g). Blue: φ(m), how much the parameter's value moves the predicted objective (in its own units) — exploitation; "+
+		"orange: %sτ·φ(se), its share of the uncertainty bonus — exploration; the diamond is φ(cb), their sum. A value that %s cb makes the "+
+		"configuration more attractive to the optimizer. The surrogate is fitted on all %d usable trials, so this shows what the final model credits each value for.",
+		bound, e.Formula, tau, e.BackgroundSize, method, effErr, sign, better, n)
+	head := []string{"parameter", "value"}
 	for _, a := range e.Outputs {
 		head = append(head, "φ("+a.Output+")")
 	}
 	var rows [][]string
 	for j, name := range e.Params {
-		row := []string{name}
+		val := "inactive"
+		if v, ok := r.Point[name]; ok {
+			val = fmt.Sprint(v)
+			if f, isFloat := v.(float64); isFloat {
+				val = short(f)
+			}
+		}
+		row := []string{name, val}
 		for _, a := range e.Outputs {
 			row = append(row, short(a.Phi[j]))
 		}
 		rows = append(rows, row)
 	}
-	pay := []string{"payout f(θ) − mean f"}
+	pay := []string{"payout f(θ) − mean f", ""}
 	for _, a := range e.Outputs {
 		pay = append(pay, short(a.Payout))
 	}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 
+	"xbo/explain"
+	"xbo/history"
 	"xbo/importer"
 	"xbo/importer/optunatest"
 	"xbo/metrics"
@@ -41,14 +43,14 @@ func space3(t testing.TB) *space.Space {
 // optimize runs xbo's own optimizer (EI after a maximin design of 20) on f.
 // With the default design of 12 the quadratic's optimum is hit at once and
 // the rest of the budget repeats it, which leaves x2's effect unlearnable.
-func optimize(t testing.TB, sp *space.Space, f func([]float64) float64, budget int, seed uint64) *Input {
+func optimize(t testing.TB, sp *space.Space, f func([]float64) float64, budget int, seed uint64) *history.History {
 	t.Helper()
 	o, err := opt.New(opt.Config{Space: sp, Seed: seed, Candidates: 500, InitialSize: min(20, budget)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	in := &Input{Space: sp, Source: "test run"}
-	for range budget {
+	h := &history.History{Space: sp, Source: "test run"}
+	for i := range budget {
 		tr, err := o.Ask()
 		if err != nil {
 			t.Fatal(err)
@@ -57,19 +59,28 @@ func optimize(t testing.TB, sp *space.Space, f func([]float64) float64, budget i
 		if err := o.Tell(tr.ID, v); err != nil {
 			t.Fatal(err)
 		}
-		in.Rows = append(in.Rows, tr.Params)
-		in.Values = append(in.Values, v)
+		h.Trials = append(h.Trials, history.Trial{Number: int64(i), State: history.Complete, Params: tr.Params, Value: v,
+			Acquisition: tr.Acquisition, Completion: i})
 	}
-	return in
+	return h
 }
 
-var testOpts = Options{Samples: 300, ShapleyBackground: 300, MMDReplicates: 20, Seed: 3}
+var testOpts = Options{PDP: explain.RegionalRequest{Samples: 300}, Shapley: explain.ShapleyRequest{Background: 300}}
 
-func pdpOf(t *testing.T, rep *Report, name string) *ParamPDP {
+func engine(t testing.TB) *explain.Engine {
 	t.Helper()
-	for i := range rep.PDPs {
-		if rep.PDPs[i].Param == name {
-			return &rep.PDPs[i]
+	e, err := explain.New(explain.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+func pdpOf(t *testing.T, rep *Report, name string) *explain.RegionalResult {
+	t.Helper()
+	for _, p := range rep.PDPs {
+		if p.Param == name {
+			return p
 		}
 	}
 	t.Fatalf("no PDP for %s", name)
@@ -134,16 +145,17 @@ func checkWellFormed(t *testing.T, page string) {
 func TestReportOnOptimizerRun(t *testing.T) {
 	sp := space3(t)
 	in := optimize(t, sp, known3, 50, 11)
-	rep, err := Build(context.Background(), in, testOpts)
+	rep, err := Build(context.Background(), engine(t), in, testOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// Importance: x1 > x2 > x3, and x3 explains almost nothing.
-	if len(rep.Ranking) != 3 || rep.Ranking[0].Param != "x1" || rep.Ranking[2].Param != "x3" {
-		t.Fatalf("ranking %+v, want x1 first and x3 last", rep.Ranking)
+	ranking := rep.Importance.Ranking
+	if len(ranking) != 3 || ranking[0].Param != "x1" || ranking[2].Param != "x3" {
+		t.Fatalf("ranking %+v, want x1 first and x3 last", ranking)
 	}
-	if rep.Ranking[2].Fraction > 0.05 {
-		t.Errorf("irrelevant x3 explains %.3f of the variance", rep.Ranking[2].Fraction)
+	if ranking[2].Fraction > 0.05 {
+		t.Errorf("irrelevant x3 explains %.3f of the variance", ranking[2].Fraction)
 	}
 	// PDP shapes: x3 flat relative to the others; x1's minimum near 0.3 and
 	// its curve ordered like the true PD 5(x1 − 0.3)².
@@ -151,7 +163,7 @@ func TestReportOnOptimizerRun(t *testing.T) {
 	if p3.Range > 0.2*math.Min(p1.Range, p2.Range) {
 		t.Errorf("x3 PDP spans %.3g, not flat next to x1 %.3g and x2 %.3g", p3.Range, p1.Range, p2.Range)
 	}
-	g := p1.Regional.Global
+	g := p1.Global
 	if x := g.Grid[argmin(g.Mean)]; math.Abs(x-0.3) > 0.1 {
 		t.Errorf("x1 PDP minimum at %.3f, want 0.3 ± 0.1", x)
 	}
@@ -162,22 +174,22 @@ func TestReportOnOptimizerRun(t *testing.T) {
 	if rho, err := metrics.Spearman(g.Mean, truth); err != nil || rho < 0.9 {
 		t.Errorf("x1 PDP vs true PD: Spearman %.3f (%v)", rho, err)
 	}
-	g2 := p2.Regional.Global
+	g2 := p2.Global
 	if x := g2.Grid[argmin(g2.Mean)]; math.Abs(x-0.6) > 0.15 {
 		t.Errorf("x2 PDP minimum at %.3f, want 0.6 ± 0.15", x)
 	}
 	// Summary and trace agree with the data.
 	bestV := math.Inf(1)
-	for _, v := range in.Values {
-		bestV = math.Min(bestV, v)
+	for _, tr := range in.Trials {
+		bestV = math.Min(bestV, tr.Value)
 	}
 	if rep.Summary.BestValue != bestV || rep.Trace[len(rep.Trace)-1].BestSoFar != bestV || len(rep.Trace) != 50 {
 		t.Errorf("summary best %v, trace end %v, want %v", rep.Summary.BestValue, rep.Trace[len(rep.Trace)-1].BestSoFar, bestV)
 	}
 	// An optimizer concentrates its trials: the MMD must exceed what uniform
 	// samples of the same size show.
-	if rep.Sampling.MMD <= rep.Sampling.Null95 {
-		t.Errorf("MMD %.3g not above the uniform null 95%% %.3g for an EI run", rep.Sampling.MMD, rep.Sampling.Null95)
+	if b := rep.Bias.Bias; b.Ratio <= b.Null95Ratio || b.Level == explain.BiasNone {
+		t.Errorf("MMD ratio %.3g not above the uniform null 95%% ratio %.3g for an EI run (%s)", b.Ratio, b.Null95Ratio, b.Level)
 	}
 	// Shapley: efficiency holds for the exact estimator.
 	for _, a := range rep.Shapley.Explanation.Outputs {
@@ -211,7 +223,7 @@ func TestReportOnOptimizerRun(t *testing.T) {
 	if err := json.Unmarshal(data, &back); err != nil {
 		t.Fatalf("json: %v", err)
 	}
-	for _, k := range []string{"summary", "trace", "importance", "ranking", "pdps", "sampling_bias", "shapley", "settings"} {
+	for _, k := range []string{"summary", "trace", "importance", "pdps", "sampling_bias", "shapley", "requests"} {
 		if _, ok := back[k]; !ok {
 			t.Errorf("json lacks %q", k)
 		}
@@ -243,23 +255,21 @@ func TestReportOnOptunaStudy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	in, err := FromRun(run)
-	if err != nil {
-		t.Fatal(err)
+	in := run.History
+	c := in.Counts()
+	if len(in.Usable()) != 38 || c[history.Failed] != 1 || c[history.Pruned] != 1 {
+		t.Fatalf("imported %d usable, states %v; want 38 usable, 1 failed, 1 pruned", len(in.Usable()), c)
 	}
-	if in.Skipped != 2 || in.States["failed"] != 1 || in.States["pruned"] != 1 || len(in.Rows) != 38 {
-		t.Fatalf("imported %d usable, skipped %d, states %v; want 38 usable, 1 failed, 1 pruned", len(in.Rows), in.Skipped, in.States)
-	}
-	rep, err := Build(context.Background(), in, testOpts)
+	rep, err := Build(context.Background(), engine(t), in, testOpts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// lr's term spans 0..6 over its (widened) range, layers' 0..2.5, the
 	// optimizer's and momentum's below 1: lr first, layers second.
-	if rep.Ranking[0].Param != "lr" || rep.Ranking[1].Param != "layers" {
-		t.Fatalf("ranking %+v, want lr then layers", rep.Ranking)
+	if r := rep.Importance.Ranking; r[0].Param != "lr" || r[1].Param != "layers" {
+		t.Fatalf("ranking %+v, want lr then layers", r)
 	}
-	lr := pdpOf(t, rep, "lr").Regional.Global
+	lr := pdpOf(t, rep, "lr").Global
 	if x := lr.Grid[argmin(lr.Mean)]; math.Abs(math.Log10(x)+2) > 0.6 {
 		t.Errorf("lr PDP minimum at %.3g, want 1e-2 within 0.6 decades", x)
 	}
@@ -270,15 +280,15 @@ func TestReportOnOptunaStudy(t *testing.T) {
 	if rho, err := metrics.Spearman(lr.Mean, truth); err != nil || rho < 0.8 {
 		t.Errorf("lr PDP vs true PD: Spearman %.3f (%v)", rho, err)
 	}
-	layers := pdpOf(t, rep, "layers").Regional.Global
+	layers := pdpOf(t, rep, "layers").Global
 	if x := layers.Grid[argmin(layers.Mean)]; math.Abs(x-3) > 1 {
 		t.Errorf("layers PDP minimum at %v, want 3 ± 1", x)
 	}
-	opt := pdpOf(t, rep, "optimizer").Regional.Global
+	opt := pdpOf(t, rep, "optimizer").Global
 	if l := opt.Labels[argmin(opt.Mean)]; l != "adam" {
 		t.Errorf("optimizer PDP lowest at %s (%v), want adam (c = 0)", l, opt.Mean)
 	}
-	mom := pdpOf(t, rep, "momentum").Regional.Global
+	mom := pdpOf(t, rep, "momentum").Global
 	if first, near := mom.Mean[0], mom.Mean[argNearest(mom.Grid, 0.9)]; !(near < first) {
 		t.Errorf("momentum PDP at 0.9 (%.3g) not below its value at 0 (%.3g)", near, first)
 	}
@@ -287,7 +297,7 @@ func TestReportOnOptunaStudy(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkWellFormed(t, buf.String())
-	if !strings.Contains(buf.String(), "optuna-rdb") || !strings.Contains(buf.String(), "<th>failed</th>") {
+	if !strings.Contains(buf.String(), "tpe-known") || !strings.Contains(buf.String(), "<th>failed</th>") {
 		t.Error("summary does not name the source or the failed trial")
 	}
 }
@@ -306,7 +316,8 @@ func TestFailureLeavesNoFile(t *testing.T) {
 	sp := space3(t)
 	in := optimize(t, sp, known3, 12, 5)
 	opts := testOpts
-	opts.Samples = 50
+	opts.PDP.Samples = 50
+	e := engine(t)
 
 	// Cancelled midway: Build stops with the context's error.
 	ctx, cancel := context.WithCancel(context.Background())
@@ -316,11 +327,11 @@ func TestFailureLeavesNoFile(t *testing.T) {
 			cancel()
 		}
 	}
-	if _, err := Build(ctx, in, o); !errors.Is(err, context.Canceled) {
+	if _, err := Build(ctx, e, in, o); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled build: %v", err)
 	}
 
-	rep, err := Build(context.Background(), in, opts)
+	rep, err := Build(context.Background(), e, in, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -337,13 +348,15 @@ func TestFailureLeavesNoFile(t *testing.T) {
 	// existing report stays as it was.
 	os.WriteFile(htmlPath, []byte("old"), 0o644)
 	bad := *rep
-	bad.PDPs = append([]ParamPDP(nil), rep.PDPs...)
-	g := *bad.PDPs[1].Regional.Global
+	bad.PDPs = append([]*explain.RegionalResult(nil), rep.PDPs...)
+	g := *bad.PDPs[1].Global
 	g.Mean = append([]float64(nil), g.Mean...)
 	g.Mean[2] = math.NaN()
-	reg := *bad.PDPs[1].Regional
+	reg := *bad.PDPs[1].Result
 	reg.Global = &g
-	bad.PDPs[1].Regional = &reg
+	part := *bad.PDPs[1]
+	part.Result = &reg
+	bad.PDPs[1] = &part
 	if err := WriteFiles(&bad, htmlPath, ""); err == nil {
 		t.Fatal("rendering a NaN PDP succeeded")
 	}
@@ -357,24 +370,26 @@ func TestFailureLeavesNoFile(t *testing.T) {
 
 func TestBadInput(t *testing.T) {
 	sp := space3(t)
-	cases := map[string]*Input{
-		"no space":         {Rows: [][]float64{{0, 0, 0}}, Values: []float64{1}},
-		"too few trials":   {Space: sp, Rows: [][]float64{{0, 0, 0}}, Values: []float64{1}},
-		"length mismatch":  {Space: sp, Rows: [][]float64{{0, 0, 0}, {1, 1, 1}, {0.5, 0.5, 0.5}}, Values: []float64{1, 2}},
-		"wrong dimension":  {Space: sp, Rows: [][]float64{{0, 0}, {1, 1, 1}, {0.5, 0.5, 0.5}}, Values: []float64{1, 2, 3}},
-		"out of range":     {Space: sp, Rows: [][]float64{{0, 0, 7}, {1, 1, 1}, {0.5, 0.5, 0.5}}, Values: []float64{1, 2, 3}},
-		"non-finite value": {Space: sp, Rows: [][]float64{{0, 0, 0}, {1, 1, 1}, {0.5, 0.5, 0.5}}, Values: []float64{1, math.Inf(1), 3}},
+	trial := func(n int64, x []float64, v float64) history.Trial {
+		return history.Trial{Number: n, State: history.Complete, Params: x, Value: v}
+	}
+	ok := []history.Trial{trial(0, []float64{0, 0, 0}, 1), trial(1, []float64{1, 1, 1}, 2), trial(2, []float64{0.5, 0.5, 0.5}, 3)}
+	cases := map[string]*history.History{
+		"no space":        {Trials: ok},
+		"too few trials":  {Space: sp, Trials: ok[:2]},
+		"wrong dimension": {Space: sp, Trials: append([]history.Trial{trial(0, []float64{0, 0}, 1)}, ok[1:]...)},
+		"out of range":    {Space: sp, Trials: append([]history.Trial{trial(0, []float64{0, 0, 7}, 1)}, ok[1:]...)},
 	}
 	for name, in := range cases {
-		if _, err := Build(context.Background(), in, testOpts); err == nil {
+		if _, err := Build(context.Background(), engine(t), in, testOpts); err == nil {
 			t.Errorf("%s: no error", name)
-		} else if !strings.HasPrefix(err.Error(), "report: input") {
-			t.Errorf("%s: error %q does not say what was wrong with the input", name, err)
+		} else if !strings.HasPrefix(err.Error(), "report: ") {
+			t.Errorf("%s: error %q does not say where it came from", name, err)
 		}
 	}
-	if _, err := Build(context.Background(), &Input{Space: sp, Rows: [][]float64{{0, 0, 0}, {1, 1, 1}, {0.5, 0.5, 0.5}},
-		Values: []float64{1, 2, 3}}, Options{GridSize: 1}); err == nil {
-		t.Error("grid size 1 accepted")
+	if _, err := Build(context.Background(), engine(t), &history.History{Space: sp, Trials: ok},
+		Options{PDP: explain.RegionalRequest{Grid: 1}}); err == nil || !strings.Contains(err.Error(), "grid 1") {
+		t.Errorf("grid size 1: %v", err)
 	}
 	var rep Report
 	if err := rep.WriteHTML(io.Discard); err == nil {

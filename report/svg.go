@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 	"strings"
+	"xbo/explain"
 
 	"xbo/explain/regional"
 )
@@ -37,16 +38,16 @@ func traceSVG(tr []TracePoint, maximize bool) string {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", w, h, w, h)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%s" height="%s" fill="none" stroke="#999"/>`+"\n", ml, mt, num(pw), num(ph))
-	for _, p := range tr {
+	for i, p := range tr {
 		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="#636363" fill-opacity="0.6"><title>trial %d: %s</title></circle>`+"\n",
-			num(px(p.Trial)), num(py(p.Value)), p.Trial, short(p.Value))
+			num(px(i)), num(py(p.Value)), p.Trial, short(p.Value))
 	}
 	var pts []string
 	for i, p := range tr {
 		if i > 0 {
-			pts = append(pts, num(px(p.Trial))+","+num(py(tr[i-1].BestSoFar)))
+			pts = append(pts, num(px(i))+","+num(py(tr[i-1].BestSoFar)))
 		}
-		pts = append(pts, num(px(p.Trial))+","+num(py(p.BestSoFar)))
+		pts = append(pts, num(px(i))+","+num(py(p.BestSoFar)))
 	}
 	fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#e6550d" stroke-width="2"/>`+"\n", strings.Join(pts, " "))
 	for k := range 5 {
@@ -57,7 +58,7 @@ func traceSVG(tr []TracePoint, maximize bool) string {
 		i := int(math.Round(float64(k) * float64(n) / 4))
 		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%d</text>`+"\n", num(px(i)), h-mb+14, i)
 	}
-	fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">trial (evaluation order, usable trials only)</text>`+"\n", num(ml+pw/2), h-8)
+	fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">usable trials in trial order</text>`+"\n", num(ml+pw/2), h-8)
 	fmt.Fprintf(&b, `<text x="14" y="%s" text-anchor="middle" transform="rotate(-90 14 %s)">objective value</text>`+"\n", num(mt+ph/2), num(mt+ph/2))
 	best := "lowest"
 	if maximize {
@@ -70,7 +71,7 @@ func traceSVG(tr []TracePoint, maximize bool) string {
 }
 
 // importanceSVG draws the fANOVA main effects as bars with ±1 std whiskers.
-func importanceSVG(rank []RankedEffect) string {
+func importanceSVG(rank []explain.RankedEffect) string {
 	const w, rowH, ml, mr, mt, mb = 860, 28, 150, 70, 16, 36
 	h := mt + mb + rowH*len(rank)
 	pw := float64(w - ml - mr)

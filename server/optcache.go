@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"xbo/gp"
 	"xbo/opt"
 	"xbo/space"
 	"xbo/store"
@@ -35,7 +34,7 @@ type studyCache struct {
 	workers int // Config.OptimizerWorkers
 	studyID int64
 	sp      *space.Space
-	cfg     OptimizerConfig
+	cfg     opt.Settings
 	o       *opt.Optimizer
 	next    int64                 // trials numbered below are in trials
 	seen    int64                 // highest version in trials
@@ -43,14 +42,6 @@ type studyCache struct {
 	state   map[int64]store.State // what the optimizer holds: Pending, Complete or Failed
 	trials  map[int64]store.Trial // every trial of the study as last read
 	vals    map[int64][]float64   // natural values of every trial's params
-}
-
-// proposalMeta is what the optimizer records about a proposal; it is stored
-// verbatim as the trial's meta.
-type proposalMeta struct {
-	Observed int       `json:"observed,omitempty"`
-	Hyper    *gp.Hyper `json:"hyper,omitempty"`
-	Note     string    `json:"note,omitempty"`
 }
 
 // timing splits an ask's time for the Server-Timing header: waiting in this
@@ -283,7 +274,7 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 			}
 			d /= time.Duration(n)
 			for _, ot := range ots {
-				meta, err := json.Marshal(proposalMeta{Observed: ot.Observed, Hyper: ot.Hyper, Note: ot.Note})
+				meta, err := json.Marshal(ot.Meta())
 				if err != nil {
 					return nil, err
 				}
@@ -380,7 +371,7 @@ func (c *studyCache) reset(st *store.Study) error {
 	if err != nil {
 		return fmt.Errorf("stored space of %q: %w", st.Name, err)
 	}
-	cfg, err := parseOptimizerConfig(st.Optimizer)
+	cfg, err := opt.ParseSettings(st.Optimizer)
 	if err != nil {
 		return fmt.Errorf("stored optimizer of %q: %w", st.Name, err)
 	}
@@ -438,11 +429,11 @@ func (c *studyCache) rebuild(st *store.Study) error {
 		all = append(all, t)
 	}
 	slices.SortFunc(all, func(a, b store.Trial) int { return cmp.Compare(a.Number, b.Number) })
-	hist, optID, state, err := history(all, c.vals)
+	hist, optID, state, err := optHistory(all, c.vals)
 	if err != nil {
 		return fmt.Errorf("study %q: %w", st.Name, err)
 	}
-	o, err := c.cfg.build(c.sp, hist, c.workers)
+	o, err := c.cfg.New(c.sp, hist, c.workers)
 	if err != nil {
 		return fmt.Errorf("study %q: rebuild optimizer: %w", st.Name, err)
 	}
@@ -454,7 +445,7 @@ func (c *studyCache) rebuild(st *store.Study) error {
 // trials are pending (the constant liar accounts for them), expired trials
 // are left out (their requeued copies stand for them), completions keep the
 // order in which they were stored.
-func history(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[int64]int64, map[int64]store.State, error) {
+func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[int64]int64, map[int64]store.State, error) {
 	var completes []store.Trial
 	for _, t := range all {
 		if t.State == store.Complete {
@@ -475,7 +466,7 @@ func history(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[int6
 		}
 		ht := opt.Trial{ID: int64(len(hist) + 1), Params: vals[t.Number], Acquisition: t.Acquisition}
 		if len(t.Meta) > 0 {
-			var m proposalMeta
+			var m opt.ProposalMeta
 			if json.Unmarshal(t.Meta, &m) == nil {
 				ht.Observed, ht.Hyper, ht.Note = m.Observed, m.Hyper, m.Note
 			}

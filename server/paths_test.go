@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"xbo/client"
+	"xbo/explain"
 	"xbo/explain/shapley"
-	"xbo/server"
 	"xbo/store/storetest"
 )
 
@@ -84,7 +84,7 @@ func TestExplainPaths(t *testing.T) {
 			t.Fatalf("paths%s: %d proposals, %d explained, %d steps, truncated %v; want %d", q, got.Proposals, got.Explained, len(got.Steps), got.Truncated, len(chosen))
 		}
 		exact := q != ""
-		if exact != (got.Method == string(shapley.Exact)) || (!exact && got.Samples != server.DefaultPathSamples) {
+		if exact != (got.Method == string(shapley.Exact)) || (!exact && got.Samples != explain.DefaultPathSamples) {
 			t.Fatalf("paths%s: method %q samples %d", q, got.Method, got.Samples)
 		}
 		for i, s := range got.Steps {

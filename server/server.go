@@ -36,6 +36,7 @@ import (
 
 	yaml "go.yaml.in/yaml/v3"
 
+	"xbo/explain"
 	"xbo/opt"
 	"xbo/space"
 	"xbo/store"
@@ -57,10 +58,11 @@ type Config struct {
 	Logger       *slog.Logger
 	// Now is the clock (tests move it); nil means time.Now.
 	Now func() time.Time
-	// Explainers add or replace explanation kinds served at
-	// /api/studies/{study}/explain/{kind} (a nil value removes a kind); see
-	// DefaultExplainers.
-	Explainers map[string]Explainer
+	// Engine computes the explanations served at
+	// /api/studies/{study}/explain/{kind}; nil means a new engine with the
+	// Explain settings (its concurrency, queue and cache sizes).
+	Engine  *explain.Engine
+	Explain explain.Config
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
 	// OptimizerWorkers bounds the goroutines of one proposal
@@ -76,15 +78,14 @@ type Config struct {
 
 // Server serves the API. Create it with New.
 type Server struct {
-	cfg        Config
-	st         store.Store
-	log        *slog.Logger
-	now        func() time.Time
-	mux        *http.ServeMux
-	routes     []string
-	explainers map[string]Explainer
-
-	explained explainCache
+	cfg       Config
+	st        store.Store
+	log       *slog.Logger
+	now       func() time.Time
+	mux       *http.ServeMux
+	routes    []string
+	engine    *explain.Engine
+	histories historyCache
 
 	mu     sync.Mutex
 	caches map[string]*studyCache
@@ -113,17 +114,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now,
-		mux:        http.NewServeMux(),
-		explainers: DefaultExplainers(),
-		caches:     map[string]*studyCache{},
-		notify:     map[string]chan struct{}{},
+		mux:    http.NewServeMux(),
+		engine: cfg.Engine,
+		caches: map[string]*studyCache{},
+		notify: map[string]chan struct{}{},
 	}
-	for kind, e := range cfg.Explainers {
-		if e == nil {
-			delete(s.explainers, kind)
-			continue
+	if s.engine == nil {
+		e, err := explain.New(cfg.Explain)
+		if err != nil {
+			return nil, fmt.Errorf("server: %w", err)
 		}
-		s.explainers[kind] = e
+		s.engine = e
 	}
 	s.handle("GET /api/openapi.json", s.openapi)
 	s.handle("GET /api/health", s.health)
@@ -140,6 +141,7 @@ func New(cfg Config) (*Server, error) {
 	s.handle("GET /api/studies/{study}/best", s.best)
 	s.handle("GET /api/studies/{study}/events", s.events)
 	s.handle("GET /api/studies/{study}/explain/{kind}", s.explain)
+	s.handle("GET /api/explain/status", s.explainStatus)
 	// Unknown paths get a JSON 404; known paths with another method a JSON
 	// 405 (a catch-all pattern would otherwise hide the mux's own 405).
 	paths := http.NewServeMux()
@@ -373,68 +375,11 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// OptimizerConfig is the optimizer part of a study, as sent when creating it
-// and stored with it. Zero values mean the optimizer's defaults (package opt).
-type OptimizerConfig struct {
-	// Strategy: ei, lcb, pi, pvar, random, or a BOBAX strategy (bax, bobax,
-	// bobax-prob, eibax, bo-rs, a-bobax) set up by the fields below.
-	Strategy      string  `json:"strategy,omitempty"`
-	Surrogate     string  `json:"surrogate,omitempty"`
-	Kernel        string  `json:"kernel,omitempty"`
-	Tau           float64 `json:"tau,omitempty"`
-	Xi            float64 `json:"xi,omitempty"`
-	InitialDesign string  `json:"initial_design,omitempty"`
-	InitialSize   int     `json:"initial_size,omitempty"`
-	Liar          string  `json:"liar,omitempty"`
-	AcqOptimizer  string  `json:"acq_optimizer,omitempty"`
-	Candidates    int     `json:"candidates,omitempty"`
-	// BOBAX settings (paper 002): interleaving period k, probability π of
-	// bobax-prob, EIBAX's β, a-BOBAX's tolerance on the mean PD band
-	// half-width (objective units), and the parameters whose PDPs should be
-	// accurate (default all). An a-BOBAX optimizer rebuilt from history
-	// decides its switch afresh from the current bands, which is the same
-	// rule it applied before.
-	K           int      `json:"k,omitempty"`
-	Pi          float64  `json:"pi,omitempty"`
-	Beta        float64  `json:"beta,omitempty"`
-	PDTolerance float64  `json:"pd_tolerance,omitempty"`
-	PDParams    []string `json:"pd_params,omitempty"`
-	// Seed makes proposals reproducible; the server picks and stores one when
-	// it is not given, so every server process proposes from the same streams.
-	Seed *uint64 `json:"seed,omitempty"`
-}
-
-func (c OptimizerConfig) build(sp *space.Space, history []opt.Trial, workers int) (*opt.Optimizer, error) {
-	var seed uint64
-	if c.Seed != nil {
-		seed = *c.Seed
-	}
-	return opt.New(opt.Config{
-		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
-		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
-		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, Seed: seed, History: history, Workers: workers,
-		BOBAX: opt.BOBAXConfig{K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.PDTolerance, Params: c.PDParams},
-	})
-}
-
 // StudyRequest is the body of POST /api/studies.
 type StudyRequest struct {
 	Name      string          `json:"name"`
 	Space     json.RawMessage `json:"space"`
 	Optimizer json.RawMessage `json:"optimizer,omitempty"`
-}
-
-func parseOptimizerConfig(raw json.RawMessage) (OptimizerConfig, error) {
-	var cfg OptimizerConfig
-	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
-		return cfg, nil
-	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&cfg); err != nil {
-		return cfg, fmt.Errorf("optimizer: %w", err)
-	}
-	return cfg, nil
 }
 
 // NewStudyRecord validates a study request (the space, and the optimizer
@@ -451,7 +396,7 @@ func NewStudyRecord(name string, spaceDoc, optimizer json.RawMessage, now time.T
 	if err != nil {
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
-	cfg, err := parseOptimizerConfig(optimizer)
+	cfg, err := opt.ParseSettings(optimizer)
 	if err != nil {
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
@@ -459,7 +404,7 @@ func NewStudyRecord(name string, spaceDoc, optimizer json.RawMessage, now time.T
 		seed := rand.Uint64() >> 11 // exact in JSON numbers read as float64
 		cfg.Seed = &seed
 	}
-	if _, err := cfg.build(sp, nil, 0); err != nil {
+	if _, err := cfg.New(sp, nil, 0); err != nil {
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
 	// Keep the document as written (compacted): it is what the user knows,

@@ -513,18 +513,10 @@ func TestExplainEndpoints(t *testing.T) {
 			t.Errorf("%s: %d %s, want 400", p, code, body)
 		}
 	}
-	// A kind the API names but this server does not provide answers 501.
-	srv, _ := server.New(server.Config{Store: st, Explainers: map[string]server.Explainer{"shapley": nil}})
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	resp, err := http.Get(hs.URL + "/api/studies/s/explain/shapley")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	if resp.StatusCode != 501 || !strings.Contains(string(body), "not available") {
-		t.Fatalf("missing explainer: %d %s", resp.StatusCode, body)
+	// Nothing is computing once every request has been answered.
+	code, body := raw(t, e, "GET", "/api/explain/status", "", false)
+	if code != 200 || !strings.Contains(body, `"computing":[]`) || !strings.Contains(body, `"concurrency":`) {
+		t.Fatalf("status: %d %s", code, body)
 	}
 }
 

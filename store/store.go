@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"time"
 )
@@ -291,6 +292,21 @@ func Open(ctx context.Context, dsn string) (Store, error) {
 	default:
 		return OpenSQLite(ctx, strings.TrimPrefix(dsn, "sqlite:"))
 	}
+}
+
+// OpenExisting is Open for commands that only read: a SQLite file that does
+// not exist is an error (ErrNotFound) instead of a new, empty database.
+func OpenExisting(ctx context.Context, dsn string) (Store, error) {
+	if !strings.HasPrefix(dsn, "postgres://") && !strings.HasPrefix(dsn, "postgresql://") && dsn != "" {
+		file := strings.TrimPrefix(strings.TrimPrefix(dsn, "sqlite:"), "file:")
+		if i := strings.IndexByte(file, '?'); i >= 0 {
+			file = file[:i]
+		}
+		if _, err := os.Stat(file); err != nil {
+			return nil, fmt.Errorf("store: %w: %v (no database there; check --db)", ErrNotFound, err)
+		}
+	}
+	return Open(ctx, dsn)
 }
 
 // Validation shared by the backends.

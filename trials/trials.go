@@ -3,23 +3,32 @@
 // inactive conditional parameter), then `value`, then optionally
 // `acquisition` (which acquisition chose the trial) and `state`.
 //
-// Reading is strict about the table's shape, because a silently misread
-// column would make every explanation wrong: unknown columns, values outside
-// the space and non-numeric values are errors that name the row and column.
-// A row whose value is empty, "nan" or whose state is not complete is a
-// failed trial: it is skipped and counted, never dropped silently.
+// Reading produces a history.History, the form every explanation reads.
+// It is strict about the parameters, because a silently misread column would
+// make every explanation wrong: values outside the space and non-numeric
+// values are errors that name the row and column. Other columns are kept as
+// user attributes and named in a warning. A row whose value is empty or
+// "nan", or whose state is not complete, is kept as a trial without a usable
+// value (failed, pruned, pending, ...), never dropped.
+//
+// Scan is the one header-and-row policy for trial tables; the importer's
+// lenient table reader (which widens the space instead of refusing values
+// outside it) uses it too.
 package trials
 
 import (
+	"cmp"
 	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
+	"xbo/history"
 	"xbo/space"
 )
 
@@ -31,67 +40,138 @@ const (
 	NumberColumn      = "number"
 )
 
-// Table is a parsed trials file. Rows, Values and Acquisitions are parallel
-// and hold only the usable (completed, finite) trials, in file order.
-type Table struct {
-	Space        *space.Space
-	Rows         [][]float64 // natural values, NaN for inactive parameters
-	Values       []float64
-	Acquisitions []string // empty strings when the file has no acquisition column
-	Lines        []int    // the 1-based CSV line of each row, for messages
-	Skipped      int      // rows without a usable value (failed, pending, empty, NaN)
+// MaxLineBytes bounds one line of a trials file: a longer line is refused
+// before it is held in memory (a 3,000-parameter header is about 60 kB).
+const MaxLineBytes = 1 << 20
+
+// excerptLen bounds how much of a cell or column name an error quotes.
+const excerptLen = 60
+
+// Excerpt quotes at most a short prefix of text, for error messages about
+// input of any size.
+func Excerpt(text string) string {
+	r := []rune(text)
+	if len(r) <= excerptLen {
+		return strconv.Quote(text)
+	}
+	return strconv.Quote(string(r[:excerptLen])) + fmt.Sprintf("… (%d characters)", len(r))
 }
 
-// Len is the number of usable trials.
-func (t *Table) Len() int { return len(t.Rows) }
+// ParseState reads a state cell. Empty means complete (a value decides);
+// besides history's state names it accepts the spellings other tools write.
+func ParseState(text string) (history.State, error) {
+	switch strings.ToLower(strings.TrimSpace(text)) {
+	case "", "complete", "completed", "success", "succeeded", "ok":
+		return history.Complete, nil
+	case "failed", "fail", "error", "crashed":
+		return history.Failed, nil
+	case "pruned":
+		return history.Pruned, nil
+	case "running":
+		return history.Running, nil
+	case "waiting", "pending", "queued":
+		return history.Pending, nil
+	case "expired":
+		return history.Expired, nil
+	}
+	return "", fmt.Errorf("unknown state %s (complete, failed, pruned, running, pending, expired)", Excerpt(text))
+}
 
-// Encoded returns the rows in the unit-cube encoding of the space.
-func (t *Table) Encoded() ([][]float64, error) {
-	out := make([][]float64, len(t.Rows))
-	for i, r := range t.Rows {
-		u, err := t.Space.Encode(r)
-		if err != nil {
-			return nil, fmt.Errorf("trials: line %d: %w", t.Lines[i], err)
+// Header is the layout of a trials table: the column of each parameter of
+// the space, of the value, state, number and acquisition (−1 when absent),
+// and the other columns, which are kept as user attributes.
+type Header struct {
+	Params                            []int
+	Value, State, Number, Acquisition int
+	Extra                             map[int]string
+}
+
+// ParseHeader maps a header line onto a space's parameters. Every parameter
+// needs a column and the value column (named value unless valueName says
+// otherwise) must exist; a column named twice is an error. "origin" is read
+// as the acquisition column (SMAC3's name for it).
+func ParseHeader(header []string, s *space.Space, valueName string) (*Header, error) {
+	if valueName == "" {
+		valueName = ValueColumn
+	}
+	h := &Header{Params: make([]int, s.Dim()), Value: -1, State: -1, Number: -1, Acquisition: -1, Extra: map[int]string{}}
+	for i := range h.Params {
+		h.Params[i] = -1
+	}
+	seen := map[string]bool{}
+	for c, name := range header {
+		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
+		if seen[name] {
+			return nil, fmt.Errorf("header: column %s appears twice", Excerpt(name))
 		}
-		out[i] = u
-	}
-	return out, nil
-}
-
-// Best returns the index of the best usable trial for the space's direction,
-// or −1 for an empty table.
-func (t *Table) Best() int {
-	best := -1
-	sign := t.Space.Sign()
-	for i, v := range t.Values {
-		if best < 0 || sign*v < sign*t.Values[best] {
-			best = i
+		seen[name] = true
+		if i, ok := s.Index(name); ok {
+			h.Params[i] = c
+			continue
+		}
+		switch name {
+		case valueName:
+			h.Value = c
+		case AcquisitionColumn, "origin":
+			h.Acquisition = c
+		case StateColumn:
+			h.State = c
+		case NumberColumn:
+			h.Number = c
+		default:
+			h.Extra[c] = name
 		}
 	}
-	return best
+	for i, c := range h.Params {
+		if c < 0 {
+			return nil, fmt.Errorf("header: no column for parameter %q", s.Params[i].Name)
+		}
+	}
+	if h.Value < 0 {
+		return nil, fmt.Errorf("header: no %q column", valueName)
+	}
+	return h, nil
 }
 
-// ReadFile reads a trials CSV from disk.
-func ReadFile(path string, s *space.Space) (*Table, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("trials: %w", err)
+// ExtraNames lists the columns kept as user attributes, in file order.
+func (h *Header) ExtraNames() []string {
+	cols := make([]int, 0, len(h.Extra))
+	for c := range h.Extra {
+		cols = append(cols, c)
 	}
-	defer f.Close()
-	t, err := ReadCSV(f, s)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+	slices.Sort(cols)
+	names := make([]string, len(cols))
+	for k, c := range cols {
+		names[k] = h.Extra[c]
 	}
-	return t, nil
+	return names
 }
 
-// ReadCSV parses a trials table against a space.
-func ReadCSV(r io.Reader, s *space.Space) (*Table, error) {
+// Row is one data line read against a Header: the trimmed cells of the
+// parameters, the parsed value (NaN when empty or "nan"), state, number and
+// acquisition, and the extra cells as user attributes (numbers as float64).
+type Row struct {
+	Line        int
+	Params      []string
+	Value       float64
+	State       history.State
+	Number      int64
+	HasNumber   bool
+	Acquisition string
+	Attrs       map[string]any
+}
+
+// Scan reads the header and every data line of a CSV table. Both readers of
+// tables (ReadCSV, strict about the space, and the importer, which widens
+// it) go through it, so they agree on every column but the parameters'.
+// Lines longer than MaxLineBytes are refused.
+func Scan(r io.Reader, s *space.Space, valueName string, visit func(h *Header, row *Row) error) (*Header, error) {
 	if s == nil {
 		return nil, errors.New("trials: no space given")
 	}
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(&boundedLines{r: r, limit: MaxLineBytes, line: 1})
 	cr.TrimLeadingSpace = true
+	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if err == io.EOF {
 		return nil, errors.New("trials: empty file (expected a header line)")
@@ -99,90 +179,169 @@ func ReadCSV(r io.Reader, s *space.Space) (*Table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trials: header: %w", err)
 	}
-	paramCol := make([]int, s.Dim())
-	for i := range paramCol {
-		paramCol[i] = -1
+	header = slices.Clone(header) // the reader reuses its record
+	h, err := ParseHeader(header, s, valueName)
+	if err != nil {
+		return nil, fmt.Errorf("trials: %w", err)
 	}
-	valueCol, acqCol, stateCol := -1, -1, -1
-	for c, name := range header {
-		name = strings.TrimSpace(strings.TrimPrefix(name, "\ufeff"))
-		if i, ok := s.Index(name); ok {
-			if paramCol[i] >= 0 {
-				return nil, fmt.Errorf("trials: header: column %q appears twice", name)
-			}
-			paramCol[i] = c
-			continue
-		}
-		switch name {
-		case ValueColumn:
-			valueCol = c
-		case AcquisitionColumn:
-			acqCol = c
-		case StateColumn:
-			stateCol = c
-		case NumberColumn:
-		default:
-			return nil, fmt.Errorf("trials: header: column %d %q is neither a parameter of the space (%s) nor one of value, acquisition, state, number", c+1, name, strings.Join(s.Names(), ", "))
-		}
-	}
-	for i, c := range paramCol {
-		if c < 0 {
-			return nil, fmt.Errorf("trials: header: no column for parameter %q", s.Params[i].Name)
-		}
-	}
-	if valueCol < 0 {
-		return nil, errors.New("trials: header: no \"value\" column")
-	}
-	t := &Table{Space: s}
 	line := 1
 	for {
 		rec, err := cr.Read()
 		line++
 		if err == io.EOF {
-			break
+			return h, nil
 		}
 		if err != nil {
 			return nil, fmt.Errorf("trials: line %d: %w", line, err)
 		}
-		if stateCol >= 0 {
-			if st := strings.TrimSpace(rec[stateCol]); st != "" && st != "complete" {
-				t.Skipped++
-				continue
+		row := &Row{Line: line, Params: make([]string, s.Dim()), Value: math.NaN(), State: history.Complete}
+		for i, c := range h.Params {
+			row.Params[i] = strings.TrimSpace(rec[c])
+		}
+		if h.State >= 0 {
+			if row.State, err = ParseState(rec[h.State]); err != nil {
+				return nil, fmt.Errorf("trials: line %d, column \"state\": %w", line, err)
 			}
 		}
-		vtext := strings.TrimSpace(rec[valueCol])
-		if vtext == "" || strings.EqualFold(vtext, "nan") {
-			t.Skipped++
+		if h.Number >= 0 {
+			text := strings.TrimSpace(rec[h.Number])
+			n, err := strconv.ParseInt(text, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("trials: line %d, column \"number\": %s is not an integer", line, Excerpt(text))
+			}
+			row.Number, row.HasNumber = n, true
+		}
+		if h.Acquisition >= 0 {
+			row.Acquisition = strings.TrimSpace(rec[h.Acquisition])
+		}
+		vtext := strings.TrimSpace(rec[h.Value])
+		if vtext != "" && !strings.EqualFold(vtext, "nan") {
+			v, err := strconv.ParseFloat(vtext, 64)
+			if err != nil {
+				return nil, fmt.Errorf("trials: line %d, column %q: %s is not a number", line, header[h.Value], Excerpt(vtext))
+			}
+			if math.IsInf(v, 0) {
+				return nil, fmt.Errorf("trials: line %d, column %q: %v is not finite (leave the cell empty for a failed trial)", line, header[h.Value], v)
+			}
+			row.Value = v
+		}
+		if math.IsNaN(row.Value) && row.State == history.Complete {
+			row.State = history.Failed // no value, no result
+		}
+		for c, name := range h.Extra {
+			text := strings.TrimSpace(rec[c])
+			if text == "" {
+				continue
+			}
+			if row.Attrs == nil {
+				row.Attrs = map[string]any{}
+			}
+			if f, err := strconv.ParseFloat(text, 64); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+				row.Attrs[name] = f
+			} else {
+				row.Attrs[name] = text
+			}
+		}
+		if err := visit(h, row); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// boundedLines passes a reader through and fails once a line exceeds limit
+// bytes, so a file without line breaks is not read whole into memory.
+type boundedLines struct {
+	r     io.Reader
+	limit int
+	run   int // bytes since the last line break
+	line  int
+}
+
+func (b *boundedLines) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	for _, c := range p[:n] {
+		if c == '\n' {
+			b.run = 0
+			b.line++
 			continue
 		}
-		v, err := strconv.ParseFloat(vtext, 64)
-		if err != nil {
-			return nil, fmt.Errorf("trials: line %d, column \"value\": %q is not a number", line, vtext)
+		b.run++
+		if b.run > b.limit {
+			return 0, fmt.Errorf("line %d is longer than %d bytes", b.line, b.limit)
 		}
-		if math.IsInf(v, 0) {
-			return nil, fmt.Errorf("trials: line %d, column \"value\": %v is not finite (leave the cell empty for a failed trial)", line, v)
-		}
+	}
+	return n, err
+}
+
+// ReadFile reads a trials CSV from disk.
+func ReadFile(path string, s *space.Space) (*history.History, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("trials: %w", err)
+	}
+	defer f.Close()
+	h, err := ReadCSV(f, s)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	h.Source = path
+	return h, nil
+}
+
+// ReadCSV parses a trials table against a space into a history. Every row
+// becomes a trial, usable or not; the parameters must lie in the space
+// (values outside it are errors naming the line and column: `xbo import
+// --csv` widens the space instead). Rows are numbered by the number column
+// when there is one (then sorted by it), else by their position from 0, and
+// completed in file order. Columns that are not parameters or one of value,
+// acquisition, state and number are kept as user attributes, with a warning.
+func ReadCSV(r io.Reader, s *space.Space) (*history.History, error) {
+	h := &history.History{Space: s}
+	completed := 0
+	header, err := Scan(r, s, ValueColumn, func(_ *Header, row *Row) error {
 		vals := make([]float64, s.Dim())
-		for i, c := range paramCol {
-			x, err := s.ParseValue(i, rec[c])
+		for i, text := range row.Params {
+			x, err := s.ParseValue(i, text)
 			if err != nil {
-				return nil, fmt.Errorf("trials: line %d, column %q: %w", line, s.Params[i].Name, err)
+				return fmt.Errorf("trials: line %d, column %q: %w", row.Line, s.Params[i].Name, err)
 			}
 			vals[i] = x
 		}
-		if err := s.Validate(vals); err != nil {
-			return nil, fmt.Errorf("trials: line %d: %w", line, err)
+		t := history.Trial{Number: int64(len(h.Trials)), State: row.State, Params: vals, Value: row.Value,
+			Acquisition: row.Acquisition, UserAttrs: row.Attrs, Completion: -1}
+		if t.State == history.Complete {
+			t.Completion = completed // the file's order is the order the trials were run
+			completed++
 		}
-		acq := ""
-		if acqCol >= 0 {
-			acq = strings.TrimSpace(rec[acqCol])
+		if row.HasNumber {
+			t.Number = row.Number
 		}
-		t.Rows = append(t.Rows, vals)
-		t.Values = append(t.Values, v)
-		t.Acquisitions = append(t.Acquisitions, acq)
-		t.Lines = append(t.Lines, line)
+		if t.Usable() {
+			if err := s.Validate(vals); err != nil {
+				return fmt.Errorf("trials: line %d: %w", row.Line, err)
+			}
+		}
+		h.Trials = append(h.Trials, t)
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	return t, nil
+	if extra := header.ExtraNames(); len(extra) > 0 {
+		quoted := make([]string, len(extra))
+		for k, n := range extra {
+			quoted[k] = Excerpt(n)
+		}
+		h.Warnings = append(h.Warnings, fmt.Sprintf("columns %s are not parameters of the space (%s); kept as user attributes",
+			strings.Join(quoted, ", "), strings.Join(s.Names(), ", ")))
+	}
+	slices.SortStableFunc(h.Trials, func(a, b history.Trial) int { return cmp.Compare(a.Number, b.Number) })
+	for i := 1; i < len(h.Trials); i++ {
+		if h.Trials[i].Number == h.Trials[i-1].Number {
+			return nil, fmt.Errorf("trials: column \"number\": trial %d appears twice", h.Trials[i].Number)
+		}
+	}
+	return h, nil
 }
 
 // Record is one trial to write.
@@ -260,6 +419,29 @@ func (w *Writer) Write(r Record) error {
 	w.cw.Flush()
 	if err := w.cw.Error(); err != nil {
 		return fmt.Errorf("trials: %w", err)
+	}
+	return nil
+}
+
+// Write writes every trial of a history, with a state column, in number
+// order: what `xbo study export` and the importers produce.
+func Write(w io.Writer, h *history.History) error {
+	if h == nil || h.Space == nil {
+		return errors.New("trials: no history or no space")
+	}
+	tw, err := NewWriterWithState(w, h.Space)
+	if err != nil {
+		return err
+	}
+	for i := range h.Trials {
+		t := &h.Trials[i]
+		v := math.NaN()
+		if t.Usable() {
+			v = t.Value
+		}
+		if err := tw.Write(Record{Params: t.Params, Value: v, Acquisition: t.Acquisition, State: string(t.State)}); err != nil {
+			return fmt.Errorf("trials: trial %d: %w", t.Number, err)
+		}
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"xbo/history"
 	"xbo/space"
 )
 
@@ -41,29 +42,32 @@ func TestWriteThenReadRoundTrip(t *testing.T) {
 	if !strings.HasPrefix(buf.String(), "lr,opt,momentum,value,acquisition\n") {
 		t.Fatalf("header: %q", buf.String())
 	}
-	tab, err := ReadCSV(&buf, s)
+	h, err := ReadCSV(&buf, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Len() != 2 || tab.Skipped != 1 {
-		t.Fatalf("len %d skipped %d", tab.Len(), tab.Skipped)
+	if len(h.Trials) != 3 || len(h.Usable()) != 2 || h.Trials[2].State != history.Failed {
+		t.Fatalf("%d trials, %d usable, third %q", len(h.Trials), len(h.Usable()), h.Trials[2].State)
 	}
-	if tab.Rows[1][1] != 1 || !math.IsNaN(tab.Rows[1][2]) || tab.Acquisitions[1] != "ei" {
-		t.Fatalf("row 2 read back as %v %q", tab.Rows[1], tab.Acquisitions[1])
+	if h.Trials[1].Params[1] != 1 || !math.IsNaN(h.Trials[1].Params[2]) || h.Trials[1].Acquisition != "ei" {
+		t.Fatalf("row 2 read back as %v %q", h.Trials[1].Params, h.Trials[1].Acquisition)
 	}
-	if b := tab.Best(); b != 1 { // maximize: 0.95 beats 0.9
+	if b, ok := h.Best(); !ok || b != 1 { // maximize: 0.95 beats 0.9
 		t.Fatalf("best = %d", b)
 	}
-	u, err := tab.Encoded()
-	if err != nil || u[1][2] != space.Inactive {
-		t.Fatalf("encoded %v %v", u, err)
+	d, err := h.Encode(2)
+	if err != nil || d.X[1][2] != space.Inactive || d.Best != 1 {
+		t.Fatalf("encoded %v %v", d, err)
 	}
 }
 
 func TestReadErrorsNameRowAndColumn(t *testing.T) {
 	s := testSpace(t)
 	cases := []struct{ name, csv, want string }{
-		{"unknown column", "lr,opt,momentum,value,speed\n0.01,sgd,0.5,1,3\n", `column 5 "speed"`},
+		{"twice", "lr,opt,momentum,value,lr\n0.01,sgd,0.5,1,3\n", `column "lr" appears twice`},
+		{"bad state", "lr,opt,momentum,value,state\n0.01,adam,,1,finished\n", `line 2, column "state": unknown state "finished"`},
+		{"bad number", "number,lr,opt,momentum,value\nx,0.01,adam,,1\n", `line 2, column "number": "x" is not an integer`},
+		{"number twice", "number,lr,opt,momentum,value\n3,0.01,adam,,1\n3,0.01,adam,,2\n", `trial 3 appears twice`},
 		{"missing param", "lr,opt,value\n0.01,adam,1\n", `no column for parameter "momentum"`},
 		{"no value", "lr,opt,momentum\n0.01,adam,\n", `no "value" column`},
 		{"out of space", "lr,opt,momentum,value\n0.5,adam,,1\n", `line 2, column "lr": parameter "lr": 0.5 is outside`},
@@ -85,15 +89,76 @@ func TestReadErrorsNameRowAndColumn(t *testing.T) {
 	}
 }
 
-func TestReadSkipsFailedAndPendingByState(t *testing.T) {
+func TestReadKeepsFailedAndPendingByState(t *testing.T) {
 	s := testSpace(t)
-	tab, err := ReadCSV(strings.NewReader("number,lr,opt,momentum,value,state\n0,0.01,adam,,1,complete\n1,0.01,adam,,,failed\n2,0.02,adam,,5,pending\n3,0.02,adam,,nan,\n"), s)
+	h, err := ReadCSV(strings.NewReader("number,lr,opt,momentum,value,state\n5,0.01,adam,,1,complete\n1,0.01,adam,,,failed\n2,0.02,adam,,5,pending\n3,0.02,adam,,nan,\n4,0.03,adam,,2,\n"), s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Len() != 1 || tab.Skipped != 3 || tab.Lines[0] != 2 {
-		t.Fatalf("len %d skipped %d lines %v", tab.Len(), tab.Skipped, tab.Lines)
+	want := []struct {
+		number     int64
+		state      history.State
+		completion int
+	}{{1, history.Failed, -1}, {2, history.Pending, -1}, {3, history.Failed, -1}, {4, history.Complete, 1}, {5, history.Complete, 0}}
+	if len(h.Trials) != len(want) {
+		t.Fatalf("%d trials", len(h.Trials))
 	}
+	for i, w := range want {
+		got := h.Trials[i]
+		if got.Number != w.number || got.State != w.state || got.Completion != w.completion {
+			t.Fatalf("trial %d: number %d state %q completion %d, want %+v", i, got.Number, got.State, got.Completion, w)
+		}
+	}
+	if u := h.Usable(); len(u) != 2 {
+		t.Fatalf("usable %v", u)
+	}
+}
+
+func TestExtraColumnsBecomeUserAttributes(t *testing.T) {
+	s := testSpace(t)
+	h, err := ReadCSV(strings.NewReader("lr,opt,momentum,value,seconds,host\n0.01,adam,,1,3.5,a1\n0.02,adam,,2,,b2\n"), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.Warnings) != 1 || !strings.Contains(h.Warnings[0], `"seconds", "host"`) {
+		t.Fatalf("warnings %q", h.Warnings)
+	}
+	if h.Trials[0].UserAttrs["seconds"] != 3.5 || h.Trials[0].UserAttrs["host"] != "a1" {
+		t.Fatalf("attributes %v", h.Trials[0].UserAttrs)
+	}
+	if _, ok := h.Trials[1].UserAttrs["seconds"]; ok || h.Trials[1].UserAttrs["host"] != "b2" {
+		t.Fatalf("attributes %v", h.Trials[1].UserAttrs)
+	}
+}
+
+// A file whose first line never ends is refused after MaxLineBytes, and the
+// error quotes only a short excerpt of anything it names.
+func TestLongLinesAreRefusedEarly(t *testing.T) {
+	s := testSpace(t)
+	r := &endless{}
+	_, err := ReadCSV(r, s)
+	if err == nil || !strings.Contains(err.Error(), "longer than") {
+		t.Fatalf("error %v", err)
+	}
+	if r.read > 2*MaxLineBytes {
+		t.Fatalf("read %d bytes before refusing", r.read)
+	}
+	long := strings.Repeat("x", 5000)
+	_, err = ReadCSV(strings.NewReader("lr,opt,momentum,value,state\n0.01,adam,,1,"+long+"\n"), s)
+	if err == nil || len(err.Error()) > 300 || !strings.Contains(err.Error(), "(5000 characters)") {
+		t.Fatalf("error of %d bytes: %.300v", len(err.Error()), err)
+	}
+}
+
+// endless is a header that never ends.
+type endless struct{ read int }
+
+func (e *endless) Read(p []byte) (int, error) {
+	for i := range p {
+		p[i] = 'a'
+	}
+	e.read += len(p)
+	return len(p), nil
 }
 
 func TestStateColumnRoundTrip(t *testing.T) {
@@ -108,11 +173,11 @@ func TestStateColumnRoundTrip(t *testing.T) {
 	if !strings.Contains(buf.String(), ",complete\n") || !strings.Contains(buf.String(), ",pruned\n") {
 		t.Fatalf("states not written: %q", buf.String())
 	}
-	tab, err := ReadCSV(&buf, s)
+	h, err := ReadCSV(&buf, s)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Len() != 1 || tab.Skipped != 1 {
-		t.Fatalf("a pruned trial must be skipped: len %d skipped %d", tab.Len(), tab.Skipped)
+	if len(h.Usable()) != 1 || h.Trials[1].State != history.Pruned {
+		t.Fatalf("a pruned trial must be kept and not usable: %+v", h.Trials)
 	}
 }

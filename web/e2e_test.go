@@ -431,7 +431,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	h.wait("ICE drawn", `xbo.pdp.ice && xbo.charts['pdp-chart'].getOption().series.filter(s => s.name.startsWith('ICE')).length === Math.min(60, xbo.pdp.ice.length)`, 30*time.Second)
 	h.screenshot("4-ice")
 	var heat pdp.Result
-	if err := h.c.Explain(ctx, "demo", "pdp", url.Values{"param": {"lr", "mom"}, "ice": {"true"}}, &heat); err != nil {
+	if err := h.c.Explain(ctx, "demo", "pdp", url.Values{"param": {"lr", "mom"}}, &heat); err != nil {
 		t.Fatal(err)
 	}
 	h.eval(`(() => { const s = document.getElementById('pdp-param2'); s.value = 'mom'; s.dispatchEvent(new Event('change')); return true; })()`, new(bool))

@@ -7,6 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"xbo/explain"
 	"xbo/explain/shapley"
 	"xbo/space"
 )
@@ -21,72 +22,43 @@ func init() {
 
 func runExplainAblation(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("explain ablation", flag.ContinueOnError)
-	var c shapleyCommonFlags
-	c.register(fs, "data")
-	source := fs.String("source", "default", "source configuration: default, best, last, or a JSON object of natural values")
-	target := fs.String("target", "best", "target configuration: best, last, default, or a JSON object")
-	output := fs.String("output", "mean", "surrogate output to ablate: mean, se or cb")
-	tau := fs.Float64("tau", 1, "LCB weight τ for --output cb")
+	var in historyFlags
+	var s surrogateFlags
+	in.register(fs, "data", true, false)
+	s.register(fs)
+	source := fs.String("source", explain.PointDefault, "source configuration: default, best, last, or a JSON object of natural values")
+	target := fs.String("target", explain.PointBest, "target configuration: best, last, default, or a JSON object")
+	output := fs.String("output", shapley.OutputMean, "surrogate output to ablate: mean, se or cb")
+	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ for --output cb")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	if c.svg != "" {
-		return usagef("--svg is not available for ablation")
-	}
-	switch *output {
-	case shapley.OutputMean, shapley.OutputSE, shapley.OutputCB:
-	default:
-		return usagef("--output must be mean, se or cb (got %q)", *output)
-	}
-	in, err := c.load(env, "data")
+	h, err := in.load(ctx, env)
 	if err != nil {
 		return err
 	}
-	src, err := in.parsePoint(*source)
-	if err != nil {
-		return fmt.Errorf("--source: %w", err)
-	}
-	tgt, err := in.parsePoint(*target)
-	if err != nil {
-		return fmt.Errorf("--target: %w", err)
-	}
-	model, err := in.surrogateAt(len(in.x))
+	req := explain.AblationRequest{Source: *source, Target: *target, Output: *output, Tau: tau, Surrogate: s.spec()}
+	res, err := compute(ctx, env, "ablation", func(ctx context.Context, e *explain.Engine) (*explain.AblationResult, error) {
+		return e.Ablation(ctx, h, req)
+	})
 	if err != nil {
 		return err
 	}
-	fn, err := shapley.LCB(model, *tau)
-	if err != nil {
-		return usageError{err}
+	if in.asJSON {
+		return printJSON(env.stdout, res)
 	}
-	// The surrogate minimizes; a high se is what exploration wants.
-	a, err := shapley.Ablate(fn, src, tgt, shapley.AblationOptions{Output: *output, Maximize: *output == shapley.OutputSE, Space: in.space})
-	if err != nil {
-		return err
-	}
-	if c.asJSON {
-		return printJSON(env.stdout, a)
-	}
-	return writeAblationText(env.stdout, a, in.space)
+	return writeAblationText(env.stdout, res, h.Space)
 }
 
-func writeAblationText(w io.Writer, a *shapley.Ablation, s *space.Space) error {
-	bw := &shapleyWriter{w: w}
-	bw.printf("Ablation of the surrogate %s from %.6g (source) to %.6g (target)", a.Output, a.SourcePrediction, a.TargetPrediction)
-	if s.Objective == space.Maximize && a.Output != shapley.OutputSE {
-		bw.printf("; minimization units (−objective)")
-	}
-	bw.printf("\n\n")
+func writeAblationText(w io.Writer, res *explain.AblationResult, s *space.Space) error {
+	a := res.Ablation
+	bw := &textWriter{w: w}
+	bw.printf("Ablation of the surrogate %s from %.6g (source) to %.6g (target)\n%s\n\n", a.Output, a.SourcePrediction, a.TargetPrediction, aboutLine(&res.About))
 	tw := tabwriter.NewWriter(bw, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "round\tparameter\tfrom\tto\tprediction\timprovement\trelative\t\n")
 	for i, st := range a.Steps {
-		from := s.Format(st.Index, s.Decode(a.Source)[st.Index])
-		to := s.Format(st.Index, s.Decode(a.Target)[st.Index])
-		if from == "" {
-			from = "(inactive)"
-		}
-		if to == "" {
-			to = "(inactive)"
-		}
+		from := formatValue(s, st.Index, s.Decode(a.Source)[st.Index])
+		to := formatValue(s, st.Index, s.Decode(a.Target)[st.Index])
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%.6g\t%.4g\t%.3f\t\n", i+1, st.Param, from, to, st.Prediction, st.Contribution, st.Relative)
 	}
 	tw.Flush()

@@ -58,7 +58,7 @@ func TestExplainImportanceJSON(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	if !strings.Contains(errOut, "skipped 1 trial") {
+	if !strings.Contains(errOut, "1 trial(s) without a usable value") {
 		t.Errorf("no warning about the skipped row: %q", errOut)
 	}
 	var got struct {
@@ -125,12 +125,12 @@ func TestExplainImportanceBadInput(t *testing.T) {
 	}{
 		{"no data flag", []string{"--space", sp}, 2, []string{"--data"}},
 		{"bad trees", []string{"--data", good, "--space", sp, "--trees", "0"}, 2, []string{"--trees"}},
-		{"bad quantile", []string{"--data", good, "--space", sp, "--cap-quantile", "1.5"}, 2, []string{"--cap-quantile"}},
+		{"bad quantile", []string{"--data", good, "--space", sp, "--cap-quantile", "1.5"}, 2, []string{"cap_quantile 1.5"}},
 		{"both caps", []string{"--data", good, "--space", sp, "--cap-quantile", "0.2", "--cap-value", "1"}, 2, []string{"exclude"}},
-		{"unknown column", []string{"--data", write("a.csv", "lr,layers,opt,momentum,bogus,value\n0.1,1,sgd,0.5,1,2\n"), "--space", sp}, 1, []string{"bogus"}},
+		{"unknown column kept", []string{"--data", write("a.csv", "lr,layers,opt,momentum,bogus,value\n0.1,1,sgd,0.5,1,2\n0.2,2,adam,,1,3\n0.3,3,adam,,1,1\n"), "--space", sp}, 0, []string{`columns "bogus" are not parameters`, "kept as user attributes"}},
 		{"out of space", []string{"--data", write("b.csv", "lr,layers,opt,momentum,value\n0.1,1,sgd,0.5,2\n5,1,sgd,0.5,2\n"), "--space", sp}, 1, []string{"line 3", "lr"}},
 		{"not a number", []string{"--data", write("c.csv", "lr,layers,opt,momentum,value\n0.1,1,sgd,0.5,2\n0.1,x,sgd,0.5,2\n"), "--space", sp}, 1, []string{"line 3", "layers"}},
-		{"one row", []string{"--data", write("d.csv", "lr,layers,opt,momentum,value\n0.1,1,sgd,0.5,2\n0.2,1,sgd,0.5,\n"), "--space", sp}, 1, []string{"at least 2", "skipped 1"}},
+		{"one row", []string{"--data", write("d.csv", "lr,layers,opt,momentum,value\n0.1,1,sgd,0.5,2\n0.2,1,sgd,0.5,\n"), "--space", sp}, 1, []string{"need at least 3", "1 trial(s) without a usable value"}},
 	}
 	for _, c := range cases {
 		code, _, errOut := runCLI(t, append([]string{"explain", "importance"}, c.args...)...)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"xbo/explain"
 
 	"xbo/explain/shapley"
 )
@@ -20,63 +21,39 @@ func init() {
 
 func runExplainLPI(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("explain lpi", flag.ContinueOnError)
-	var c shapleyCommonFlags
-	c.register(fs, "data")
-	pointText := fs.String("point", "best", `configuration: JSON of natural values, best, last or default`)
+	var in historyFlags
+	var s surrogateFlags
+	in.register(fs, "data", true, false)
+	s.register(fs)
+	pointText := fs.String("point", explain.PointBest, `configuration: JSON of natural values, best, last or default`)
 	grid := fs.Int("grid", shapley.DefaultGrid, "values per float parameter (discrete ones: every value up to this many)")
-	tau := fs.Float64("tau", 1, "LCB weight τ for the cb output")
+	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ for the cb output")
 	hstat := fs.Bool("hstat", false, "also compute Friedman's H-statistic of the surrogate mean for every pair")
-	hpoints := fs.Int("hpoints", 100, "sample size of the H-statistic (cost grows as p²·n²)")
+	hpoints := fs.Int("hpoints", explain.DefaultHPoints, "sample size of the H-statistic (cost grows as p²·n²)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	switch {
-	case c.svg != "":
-		return usagef("--svg is not available for lpi")
-	case *grid < 2:
-		return usagef("--grid must be at least 2")
-	case *hpoints < 2:
-		return usagef("--hpoints must be at least 2")
-	}
-	in, err := c.load(env, "data")
+	h, err := in.load(ctx, env)
 	if err != nil {
 		return err
 	}
-	point, err := in.parsePoint(*pointText)
+	req := explain.LPIRequest{Point: *pointText, Grid: *grid, Tau: tau, HStat: *hstat, HPoints: *hpoints, Surrogate: s.spec()}
+	res, err := compute(ctx, env, "local importance", func(ctx context.Context, e *explain.Engine) (*explain.LPIResult, error) {
+		return e.LPI(ctx, h, req)
+	})
 	if err != nil {
 		return err
 	}
-	model, err := in.surrogateAt(len(in.x))
-	if err != nil {
-		return err
+	if in.asJSON {
+		return printJSON(env.stdout, res)
 	}
-	fn, err := shapley.LCB(model, *tau)
-	if err != nil {
-		return usageError{err}
-	}
-	lpi, err := shapley.LPI(fn, point, shapley.LPIOptions{Grid: *grid, Space: in.space})
-	if err != nil {
-		return err
-	}
-	var h *shapley.Interaction
-	if *hstat {
-		h, err = shapley.HStatistic(ctx, fn, shapley.HOptions{Output: shapley.OutputMean, Points: *hpoints, Space: in.space, Seed: c.seed})
-		if err != nil {
-			return err
-		}
-	}
-	if c.asJSON {
-		return printJSON(env.stdout, struct {
-			LPI         *shapley.LocalImportance `json:"lpi"`
-			Interaction *shapley.Interaction     `json:"interaction,omitempty"`
-		}{lpi, h})
-	}
-	return writeLPIText(env.stdout, lpi, h)
+	return writeLPIText(env.stdout, res)
 }
 
-func writeLPIText(w io.Writer, l *shapley.LocalImportance, h *shapley.Interaction) error {
-	bw := &shapleyWriter{w: w}
-	bw.printf("Local parameter importance (share of the variance along each parameter through the point, grid %d)\n\n", l.Grid)
+func writeLPIText(w io.Writer, res *explain.LPIResult) error {
+	l, h := res.LocalImportance, res.Interaction
+	bw := &textWriter{w: w}
+	bw.printf("Local parameter importance at %v (share of the variance along each parameter through the point, grid %d)\n%s\n\n", res.Point, l.Grid, aboutLine(&res.About))
 	tw := tabwriter.NewWriter(bw, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "parameter\t")
 	for _, o := range l.Outputs {

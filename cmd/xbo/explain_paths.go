@@ -5,11 +5,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"runtime"
 	"text/tabwriter"
 
+	"xbo/explain"
 	"xbo/explain/shapley"
-	"xbo/opt"
 )
 
 func init() {
@@ -20,127 +19,64 @@ func init() {
 	})
 }
 
-// notProposals are acquisition labels of trials no surrogate chose.
-var notProposals = map[string]bool{
-	opt.AcqInitialDesign: true, opt.AcqRandom: true, opt.AcqRandomFallback: true,
-	"design": true, "initial": true, "init": true,
-}
-
 func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("explain paths", flag.ContinueOnError)
-	var c shapleyCommonFlags
-	var mf shapleyMethodFlags
-	c.register(fs, "trials")
-	mf.register(fs)
-	from := fs.Int("from", -1, "first trial (0-based) to explain when the CSV has no acquisition column (default max(4·p, 5), opt's initial design)")
-	workers := fs.Int("workers", runtime.GOMAXPROCS(0), "proposals explained in parallel")
+	var in historyFlags
+	in.register(fs, "trials", true, true)
+	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ of the confidence bound")
+	k := fs.Int("k", explain.DefaultPathSamples, "Monte Carlo draws per parameter and proposal (mc)")
+	method := fs.String("method", "mc", "mc (permutation sampling) or exact")
+	proposals := fs.Int("proposals", explain.DefaultPathProposals, "explain the latest N model-chosen proposals")
+	background := fs.Int("background", 0, "background points (default min(250·p, 2000))")
+	level := fs.Float64("level", shapley.DefaultLevel, "confidence level of the intervals")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	if mf.method == "" {
-		mf.method = string(shapley.MonteCarlo) // the thesis' default for paths
-	}
-	if *workers < 1 {
-		return usagef("--workers must be at least 1")
-	}
-	in, err := c.load(env, "trials")
+	h, err := in.load(ctx, env)
 	if err != nil {
 		return err
 	}
-	// A proposal at row i was made from the i trials before it (a
-	// sequential run), so it is explained with SurrogateAt(i).
-	var iters []int
-	hasAcq := false
-	for _, a := range in.table.Acquisitions {
-		hasAcq = hasAcq || a != ""
+	req := explain.PathsRequest{Tau: tau, Samples: *k, Method: *method, Proposals: *proposals, Background: *background, Level: *level}
+	res, err := compute(ctx, env, "explaining proposals", func(ctx context.Context, e *explain.Engine) (*explain.PathsResult, error) {
+		return e.Paths(ctx, h, req)
+	})
+	if err != nil {
+		return err
 	}
-	start := *from
-	if start < 0 {
-		start = max(4*in.space.Dim(), 5)
+	if len(res.Steps) == 0 {
+		return fmt.Errorf("no proposals to explain: %s", res.Note)
 	}
-	for i := 2; i < len(in.x); i++ {
-		if hasAcq && *from < 0 {
-			if a := in.table.Acquisitions[i]; a != "" && !notProposals[a] {
-				iters = append(iters, i)
-			}
-		} else if i >= start {
-			iters = append(iters, i)
+	if in.svg != "" {
+		path := &shapley.Path{Params: res.Params}
+		for _, st := range res.Steps {
+			path.Steps = append(path.Steps, shapley.PathStep{Iteration: int(st.Trial), Explanation: st.Explanation})
 		}
-	}
-	if len(iters) == 0 {
-		return fmt.Errorf("%s: no proposals to explain (acquisition column empty or only design trials; set --from)", c.data)
-	}
-	opts, err := mf.options(in, nil)
-	if err != nil {
-		return err
-	}
-	opts.Workers = *workers
-	bar := newProgress(env, "explaining proposals")
-	opts.Progress = bar.set
-	defer bar.finish()
-	// One optimizer serves every worker: SurrogateAt fits outside its lock.
-	o, err := in.optimizer()
-	if err != nil {
-		return err
-	}
-	step := func(_ context.Context, it int) (shapley.Function, []float64, error) {
-		model, err := o.SurrogateAt(it)
-		if err != nil {
-			return nil, nil, err
-		}
-		fn, err := explainFunction(model, mf.target, mf.tau, in.incumbentAt(it))
-		return fn, in.x[it], err
-	}
-	path, err := shapley.ExplainPath(ctx, iters, step, opts)
-	if err != nil {
-		return err
-	}
-	if c.svg != "" {
-		if err := writeFile(c.svg, func(w io.Writer) error { return shapley.WritePathSVG(w, path) }); err != nil {
+		if err := writeFile(in.svg, func(w io.Writer) error { return shapley.WritePathSVG(w, path) }); err != nil {
 			return err
 		}
 	}
-	if c.asJSON {
-		type stepJSON struct {
-			Iteration int              `json:"iteration"`
-			Summary   *shapley.Summary `json:"explanation"`
-		}
-		out := struct {
-			Params []string   `json:"params"`
-			Steps  []stepJSON `json:"steps"`
-		}{Params: path.Params}
-		for _, st := range path.Steps {
-			sum, err := st.Explanation.Summarize(in.space)
-			if err != nil {
-				return err
-			}
-			out.Steps = append(out.Steps, stepJSON{Iteration: st.Iteration, Summary: sum})
-		}
-		return printJSON(env.stdout, out)
+	if in.asJSON {
+		return printJSON(env.stdout, res)
 	}
-	return writePathText(env.stdout, path, mf.target)
+	return writePathText(env.stdout, res)
 }
 
-func writePathText(w io.Writer, path *shapley.Path, target string) error {
-	bw := &shapleyWriter{w: w}
-	first := path.Steps[0].Explanation
-	name := first.Outputs[0].Output
-	if _, ok := first.Output(shapley.OutputCB); ok {
-		name = shapley.OutputCB
-		if target == shapley.OutputMean || target == shapley.OutputSE {
-			name = target
-		}
+func writePathText(w io.Writer, res *explain.PathsResult) error {
+	bw := &textWriter{w: w}
+	bw.printf("Desirability paths: φ(cb) per proposal (%s, %d of %d proposals, τ = %g)\n%s\n", res.Method, res.Explained, res.Proposals, res.Tau, aboutLine(&res.About))
+	if res.Note != "" {
+		bw.printf("note: %s\n", res.Note)
 	}
-	bw.printf("Desirability paths: φ(%s) per proposal (%s, %d proposals)\n\n", name, first.Method, len(path.Steps))
+	bw.printf("\n")
 	tw := tabwriter.NewWriter(bw, 2, 4, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "trial\tpayout\t")
-	for _, p := range path.Params {
+	for _, p := range res.Params {
 		fmt.Fprintf(tw, "%s\t", p)
 	}
 	fmt.Fprintln(tw)
-	for _, st := range path.Steps {
-		a, _ := st.Explanation.Output(name)
-		fmt.Fprintf(tw, "%d\t%.4g\t", st.Iteration, a.Payout)
+	for _, st := range res.Steps {
+		a, _ := st.Explanation.Output(shapley.OutputCB)
+		fmt.Fprintf(tw, "%d\t%.4g\t", st.Trial, a.Payout)
 		for _, v := range a.Phi {
 			fmt.Fprintf(tw, "%.4g\t", v)
 		}

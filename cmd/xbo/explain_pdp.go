@@ -2,21 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"strconv"
 	"text/tabwriter"
 
+	"xbo/explain"
 	"xbo/explain/pdp"
-	"xbo/forest"
-	"xbo/gp"
-	"xbo/space"
-	"xbo/surrogate"
-	"xbo/trials"
+	"xbo/history"
 )
 
 func init() {
@@ -27,204 +20,89 @@ func init() {
 	})
 }
 
-// pdpInputs is what the PDP-family commands load: the space, the trials and
-// a surrogate fitted to them.
-type pdpInputs struct {
-	space  *space.Space
-	table  *trials.Table
-	x      [][]float64 // trials in unit encoding
-	model  surrogate.Model
-	best   int // index of the best trial
-	bestU  []float64
-	kindOf string
+// pdpFlags are the settings of the PDP family (pdp, regional).
+type pdpFlags struct {
+	grid, mc int
+	alpha    float64
+	band     string
+	exact    bool
 }
 
-type pdpCommonFlags struct {
-	command                                string // for messages: the flag set's name
-	data, spacePath, surrogateKind, kernel string
-	grid, mc                               int
-	alpha                                  float64
-	exact, asJSON                          bool
-	svg                                    string
-	seed                                   uint64
-}
-
-func (c *pdpCommonFlags) register(fs *flag.FlagSet) {
-	c.command = fs.Name()
-	fs.StringVar(&c.data, "data", "", "trials CSV (one column per parameter, then value)")
-	fs.StringVar(&c.spacePath, "space", "", "search space file (JSON or YAML)")
-	fs.StringVar(&c.surrogateKind, "surrogate", "gp", "surrogate model: gp or forest")
-	fs.StringVar(&c.kernel, "kernel", "matern52", "GP kernel: matern52, matern32 or se")
+func (c *pdpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.grid, "grid", pdp.DefaultGridSize, "grid points per parameter (categoricals: every level)")
 	fs.IntVar(&c.mc, "mc", pdp.DefaultSamples, "Monte Carlo points over the other parameters")
 	fs.Float64Var(&c.alpha, "alpha", pdp.DefaultAlpha, "bands at level 1−alpha")
-	fs.BoolVar(&c.exact, "exact", false, "exact band (paper 000 eq. 4) instead of the mean of variances (eq. 5)")
-	fs.BoolVar(&c.asJSON, "json", false, "print JSON instead of a table")
-	fs.StringVar(&c.svg, "svg", "", "also write an SVG plot to this file")
-	fs.Uint64Var(&c.seed, "seed", 1, "seed of the Monte Carlo sample and the model fit")
+	fs.StringVar(&c.band, "band", "", "band estimator: approx (mean of variances, paper 000 eq. 5; default) or exact (eq. 4)")
+	fs.BoolVar(&c.exact, "exact", false, "same as --band exact")
 }
 
-func (c *pdpCommonFlags) validate() error {
-	switch {
-	case c.data == "" || c.spacePath == "":
-		return usagef("--data and --space are required")
-	case c.grid < 2:
-		return usagef("--grid must be at least 2")
-	case c.mc < 1:
-		return usagef("--mc must be at least 1")
-	case !(c.alpha > 0 && c.alpha < 1):
-		return usagef("--alpha must lie in (0, 1)")
-	case c.surrogateKind != "gp" && c.surrogateKind != "forest":
-		return usagef("--surrogate must be gp or forest, not %q", c.surrogateKind)
-	}
-	if _, err := gp.ParseKernel(c.kernel); err != nil {
-		return usageError{err}
-	}
-	return nil
-}
-
-func (c *pdpCommonFlags) load(env *cliEnv) (*pdpInputs, error) {
-	run, err := loadRun(env, c.command, c.spacePath, c.data, "a surrogate")
-	if err != nil {
-		return nil, err
-	}
-	sp, table, x := run.space, run.table, run.x
-	in := &pdpInputs{space: sp, table: table, x: x, best: table.Best(), kindOf: c.surrogateKind}
-	in.bestU = x[in.best]
-	switch c.surrogateKind {
-	case "forest":
-		m, err := forest.Fit(x, table.Values, forest.Options{Levels: sp.Levels(), Seed: c.seed})
-		if err != nil {
-			return nil, err
+func (c *pdpFlags) bandName() (string, error) {
+	if c.exact {
+		if c.band != "" && c.band != explain.BandExact {
+			return "", usagef("--exact contradicts --band %s", c.band)
 		}
-		in.model = m
-	default:
-		k, _ := gp.ParseKernel(c.kernel)
-		m, err := gp.Fit(x, table.Values, gp.Options{Kernel: k, Levels: sp.Levels(), Seed: c.seed})
-		if err != nil {
-			return nil, err
-		}
-		in.model = m
+		return explain.BandExact, nil
 	}
-	return in, nil
-}
-
-func (c *pdpCommonFlags) options(keepICE bool) pdp.Options {
-	return pdp.Options{GridSize: c.grid, Samples: c.mc, Alpha: c.alpha, Exact: c.exact, KeepICE: keepICE, Seed: c.seed}
-}
-
-// rugAndBest lists the evaluated values of parameter p (active ones) and the
-// best trial's value, for plots.
-func (in *pdpInputs) rugAndBest(p int) ([]float64, *float64) {
-	var rug []float64
-	for _, row := range in.table.Rows {
-		rug = append(rug, row[p])
-	}
-	b := in.table.Rows[in.best][p]
-	return rug, &b
-}
-
-func (in *pdpInputs) panel(r *pdp.Result, title string) (pdp.Panel, error) {
-	p, ok := in.space.Index(r.Param)
-	if !ok {
-		return pdp.Panel{}, fmt.Errorf("unknown parameter %q", r.Param)
-	}
-	panel, err := pdp.PanelOf(r, title)
-	if err != nil {
-		return pdp.Panel{}, err
-	}
-	param := in.space.Params[p]
-	panel.Scale = param.ToUnit
-	panel.Rug, panel.Best = in.rugAndBest(p)
-	return panel, nil
-}
-
-func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(f); err != nil {
-		f.Close()
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	return f.Close()
-}
-
-func printJSON(w io.Writer, v any) error {
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(v)
+	return c.band, nil
 }
 
 func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("explain pdp", flag.ContinueOnError)
-	var c pdpCommonFlags
+	var in historyFlags
+	var c pdpFlags
+	var s surrogateFlags
+	in.register(fs, "data", true, true)
 	c.register(fs)
+	s.register(fs)
 	param := fs.String("param", "", "parameter of interest")
 	param2 := fs.String("param2", "", "second parameter for a two-dimensional PDP")
 	ice := fs.Bool("ice", false, "include the ICE curves in the JSON output")
-	slice := fs.Bool("slice", false, "instead of a PDP, the slice through the best trial (others fixed; not a PDP)")
+	slice := fs.Bool("slice", false, "instead of a PDP, the slice through --point (others fixed; not a PDP)")
+	point := fs.String("point", "best", "with --slice: the configuration sliced through (best, last, default or a JSON object)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	if err := c.validate(); err != nil {
-		return err
-	}
-	if *param == "" {
-		return usagef("--param is required")
-	}
-	if *slice && *param2 != "" {
-		return usagef("--slice draws one parameter; drop --param2")
-	}
-	in, err := c.load(env)
+	band, err := c.bandName()
 	if err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
+	switch {
+	case *param == "":
+		return usagef("--param is required")
+	case *slice && *param2 != "":
+		return usagef("--slice draws one parameter; drop --param2")
+	}
+	h, err := in.load(ctx, env)
+	if err != nil {
 		return err
 	}
 	if *slice {
-		s, err := pdp.SliceThrough(in.model, in.space, *param, in.table.Rows[in.best], c.grid, c.alpha)
+		req := explain.SliceRequest{Param: *param, Point: *point, Grid: c.grid, Alpha: c.alpha, Surrogate: s.spec()}
+		res, err := compute(ctx, env, "slice", func(ctx context.Context, e *explain.Engine) (*explain.SliceResult, error) {
+			return e.Slice(ctx, h, req)
+		})
 		if err != nil {
 			return err
 		}
-		if c.svg != "" {
-			p, _ := in.space.Index(*param)
-			panel := pdp.Panel{Title: "SLICE through the best trial (not a PDP): " + *param,
-				X: s.Grid, Mean: s.Mean, Lower: s.Lower, Upper: s.Upper, Labels: s.Labels,
-				Scale: in.space.Params[p].ToUnit, XLabel: *param,
-				YLabel: fmt.Sprintf("posterior mean, others at the best trial (%g%% band)", 100*s.Level)}
-			panel.Rug, panel.Best = in.rugAndBest(p)
-			if err := writeFile(c.svg, func(w io.Writer) error { return pdp.WriteSVG(w, []pdp.Panel{panel}, 1) }); err != nil {
-				return err
-			}
-		}
-		if c.asJSON {
-			return printJSON(env.stdout, s)
-		}
-		fmt.Fprintf(env.stdout, "SLICE of %s through the best trial (other parameters fixed; this is not a partial dependence plot)\n", *param)
-		return writeCurveTable(env.stdout, s.Grid, s.Labels, s.Mean, s.SD, s.Lower, s.Upper)
+		return writeSlice(env, &in, h, res)
 	}
 	params := []string{*param}
 	if *param2 != "" {
 		params = append(params, *param2)
 	}
-	if c.exact {
-		if _, ok := in.model.(surrogate.AverageVariancer); !ok {
-			return usagef("--exact needs a surrogate with an average variance (gp or forest)")
-		}
-	}
-	res, err := pdp.Compute(ctx, in.model, in.space, params, c.options(*ice))
+	req := explain.PDPRequest{Params: params, Grid: c.grid, Samples: c.mc, Alpha: c.alpha, Band: band, ICE: *ice, Surrogate: s.spec()}
+	res, err := compute(ctx, env, "PDP", func(ctx context.Context, e *explain.Engine) (*explain.PDPResult, error) {
+		return e.PDP(ctx, h, req)
+	})
 	if err != nil {
 		return err
 	}
-	if c.svg != "" {
-		err := writeFile(c.svg, func(w io.Writer) error {
+	if in.svg != "" {
+		err := writeFile(in.svg, func(w io.Writer) error {
 			if res.Param2 != "" {
-				return pdp.WriteHeatmapSVG(w, res, fmt.Sprintf("PDP of %s × %s (%s surrogate)", res.Param, res.Param2, in.kindOf))
+				return pdp.WriteHeatmapSVG(w, res.Result, fmt.Sprintf("PDP of %s × %s (%s surrogate)", res.Param, res.Param2, res.Surrogate.Kind))
 			}
-			panel, err := in.panel(res, fmt.Sprintf("PDP of %s (%s surrogate, %d trials)", res.Param, in.kindOf, in.table.Len()))
+			panel, err := panelOf(h, res.Result, fmt.Sprintf("PDP of %s (%s surrogate, %d trials)", res.Param, res.Surrogate.Kind, res.Trials))
 			if err != nil {
 				return err
 			}
@@ -234,12 +112,13 @@ func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 			return err
 		}
 	}
-	if c.asJSON {
+	if in.asJSON {
 		return printJSON(env.stdout, res)
 	}
+	w := &textWriter{w: env.stdout}
 	if res.Param2 != "" {
-		fmt.Fprintf(env.stdout, "PDP of %s × %s, %g%% band (%s), %d Monte Carlo points\n", res.Param, res.Param2, 100*res.Level, res.Band, res.Samples)
-		tw := tabwriter.NewWriter(env.stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+		w.printf("PDP of %s × %s, %g%% band (%s), %d Monte Carlo points\n%s\n", res.Param, res.Param2, 100*res.Level, res.Band, res.Samples, aboutLine(&res.About))
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "%s\t%s\tmean\tsd\t\n", res.Param, res.Param2)
 		for a := range res.Grid {
 			for b := range res.Grid2 {
@@ -247,39 +126,40 @@ func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 				fmt.Fprintf(tw, "%s\t%s\t%.6g\t%.4g\t\n", gridLabel(res.Grid, res.Labels, a), gridLabel(res.Grid2, res.Labels2, b), res.Mean[k], res.SD[k])
 			}
 		}
-		return tw.Flush()
+		tw.Flush()
+		return w.err
 	}
-	fmt.Fprintf(env.stdout, "PDP of %s, %g%% band (%s), %d Monte Carlo points; best trial at %s = %s\n",
-		res.Param, 100*res.Level, res.Band, res.Samples, res.Param, formatNatural(in.space, res.Param, in.table.Rows[in.best]))
+	best := "none"
+	if b, ok := h.Best(); ok {
+		j, _ := h.Space.Index(res.Param)
+		best = formatValue(h.Space, j, h.Trials[b].Params[j])
+	}
+	w.printf("PDP of %s, %g%% band (%s), %d Monte Carlo points; best trial at %s = %s\n%s\n", res.Param, 100*res.Level, res.Band,
+		res.Samples, res.Param, best, aboutLine(&res.About))
+	if res.Note != "" {
+		w.printf("note: %s\n", res.Note)
+	}
+	if w.err != nil {
+		return w.err
+	}
 	return writeCurveTable(env.stdout, res.Grid, res.Labels, res.Mean, res.SD, res.Lower, res.Upper)
 }
 
-func formatNatural(sp *space.Space, name string, row []float64) string {
-	p, ok := sp.Index(name)
-	if !ok {
-		return "?"
+func writeSlice(env *cliEnv, in *historyFlags, h *history.History, s *explain.SliceResult) error {
+	if in.svg != "" {
+		p, _ := h.Space.Index(s.Param)
+		panel := pdp.Panel{Title: "SLICE through one configuration (not a PDP): " + s.Param,
+			X: s.Grid, Mean: s.Mean, Lower: s.Lower, Upper: s.Upper, Labels: s.Labels,
+			Scale: h.Space.Params[p].ToUnit, XLabel: s.Param,
+			YLabel: fmt.Sprintf("posterior mean, others fixed (%g%% band)", 100*s.Level)}
+		panel.Rug, panel.Best = rugAndBest(h, p)
+		if err := writeFile(in.svg, func(w io.Writer) error { return pdp.WriteSVG(w, []pdp.Panel{panel}, 1) }); err != nil {
+			return err
+		}
 	}
-	if s := sp.Format(p, row[p]); s != "" {
-		return s
+	if in.asJSON {
+		return printJSON(env.stdout, s)
 	}
-	return "inactive"
-}
-
-func gridLabel(grid []float64, labels []string, i int) string {
-	if labels != nil && i < len(labels) {
-		return labels[i]
-	}
-	return strconv.FormatFloat(grid[i], 'g', 6, 64)
-}
-
-func writeCurveTable(w io.Writer, grid []float64, labels []string, mean, sd, lower, upper []float64) error {
-	if len(mean) != len(grid) {
-		return errors.New("curve and grid differ in length")
-	}
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "value\tmean\tsd\tlower\tupper\t")
-	for g := range grid {
-		fmt.Fprintf(tw, "%s\t%.6g\t%.4g\t%.6g\t%.6g\t\n", gridLabel(grid, labels, g), mean[g], sd[g], lower[g], upper[g])
-	}
-	return tw.Flush()
+	fmt.Fprintf(env.stdout, "SLICE of %s through %v (other parameters fixed; this is not a partial dependence plot)\n%s\n", s.Param, s.Through, aboutLine(&s.About))
+	return writeCurveTable(env.stdout, s.Grid, s.Labels, s.Mean, s.SD, s.Lower, s.Upper)
 }

@@ -114,7 +114,7 @@ func TestExplainPDPVariants(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", args, code)
 		}
 	}
-	if code, _, errOut := runCLI(t, "explain", "pdp", "--data", data, "--space", sp, "--param", "nope"); code != 1 || !strings.Contains(errOut, "nope") {
+	if code, _, errOut := runCLI(t, "explain", "pdp", "--data", data, "--space", sp, "--param", "nope"); code != 2 || !strings.Contains(errOut, "nope") {
 		t.Errorf("unknown parameter: exit %d %s", code, errOut)
 	}
 }

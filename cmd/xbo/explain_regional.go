@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 
+	"xbo/explain"
 	"xbo/explain/pdp"
 	"xbo/explain/regional"
 	"xbo/metrics"
@@ -22,54 +23,45 @@ func init() {
 
 func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("explain regional", flag.ContinueOnError)
-	var c pdpCommonFlags
+	var in historyFlags
+	var c pdpFlags
+	var s surrogateFlags
+	in.register(fs, "data", true, true)
 	c.register(fs)
+	s.register(fs)
 	param := fs.String("param", "", "parameter of interest")
-	splits := fs.Int("splits", regional.DefaultMaxSplits, "maximum number of splits (0: no bound, then --depth must be set)")
+	splits := fs.Int("splits", explain.DefaultSplits, "maximum number of splits (0: no bound, then --depth must be set)")
 	depth := fs.Int("depth", 0, "maximum depth (0: no bound)")
 	minSize := fs.Int("min-size", 0, "minimum ICE curves per region (0: max(5, 1% of --mc))")
 	minImp := fs.Float64("min-improvement", 0, "minimum relative impurity reduction of a split")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	if err := c.validate(); err != nil {
+	band, err := c.bandName()
+	if err != nil {
 		return err
 	}
 	switch {
 	case *param == "":
 		return usagef("--param is required")
-	case *splits < 0 || *depth < 0 || *minSize < 0:
-		return usagef("--splits, --depth and --min-size must not be negative")
 	case *splits == 0 && *depth == 0:
 		return usagef("--splits 0 needs a --depth")
-	case *minImp < 0 || *minImp >= 1:
-		return usagef("--min-improvement must lie in [0, 1)")
 	}
-	in, err := c.load(env)
+	h, err := in.load(ctx, env)
 	if err != nil {
 		return err
 	}
-	p, ok := in.space.Index(*param)
-	if !ok {
-		return usagef("unknown parameter %q (known: %s)", *param, strings.Join(in.space.Names(), ", "))
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	opts := c.options(false)
-	opts.KeepVariance = true // the splitting criterion reads the variance ICE curves
-	ice, err := pdp.NewICE(ctx, in.model, in.space, []int{p}, opts)
+	req := explain.RegionalRequest{Param: *param, Grid: c.grid, Samples: c.mc, Alpha: c.alpha, Band: band,
+		MaxSplits: *splits, MaxDepth: *depth, MinSize: *minSize, MinImprovement: *minImp, Surrogate: s.spec()}
+	res, err := compute(ctx, env, "regional PDP", func(ctx context.Context, e *explain.Engine) (*explain.RegionalResult, error) {
+		return e.Regional(ctx, h, req)
+	})
 	if err != nil {
 		return err
 	}
-	res, err := regional.Explain(ctx, ice, in.bestU, regional.Options{
-		MaxSplits: *splits, MaxDepth: *depth, MinNodeSize: *minSize, MinImprovement: *minImp})
-	if err != nil {
-		return err
-	}
-	if c.svg != "" {
-		err := writeFile(c.svg, func(w io.Writer) error {
-			g, err := in.panel(res.Global, fmt.Sprintf("global PDP of %s (n = %d)", res.Param, res.Global.Samples))
+	if in.svg != "" {
+		err := writeFile(in.svg, func(w io.Writer) error {
+			g, err := panelOf(h, res.Global, fmt.Sprintf("global PDP of %s (n = %d)", res.Param, res.Global.Samples))
 			if err != nil {
 				return err
 			}
@@ -79,7 +71,7 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 				if l.HoldsBest {
 					title = "★ " + title
 				}
-				panel, err := in.panel(l.PDP, title)
+				panel, err := panelOf(h, l.PDP, title)
 				if err != nil {
 					return err
 				}
@@ -91,15 +83,18 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 			return err
 		}
 	}
-	if c.asJSON {
+	if in.asJSON {
 		return printJSON(env.stdout, res)
 	}
-	return writeRegionalText(env.stdout, res, in)
+	return writeRegionalText(env.stdout, res)
 }
 
-func writeRegionalText(w io.Writer, res *regional.Result, in *pdpInputs) error {
-	fmt.Fprintf(w, "Confidence splitting for %s: %d splits, impurity %.4g → %.4g (%s bands)\n",
-		res.Param, res.Splits, res.RootImpurity, res.LeafImpurity, res.Global.Band)
+func writeRegionalText(w io.Writer, res *explain.RegionalResult) error {
+	fmt.Fprintf(w, "Confidence splitting for %s: %d splits, impurity %.4g → %.4g (%s bands)\n%s\n",
+		res.Param, res.Splits, res.RootImpurity, res.LeafImpurity, res.Global.Band, aboutLine(&res.About))
+	if res.Note != "" {
+		fmt.Fprintf(w, "note: %s\n", res.Note)
+	}
 	var walk func(n *regional.Node, indent string, label string)
 	walk = func(n *regional.Node, indent, label string) {
 		mark := ""
@@ -113,14 +108,13 @@ func writeRegionalText(w io.Writer, res *regional.Result, in *pdpInputs) error {
 		}
 	}
 	walk(res.Tree, "", "")
-	gmc, _ := metrics.MC(res.Global.SD)
-	fmt.Fprintf(w, "\nGlobal PDP (mean sd %.4g):\n", gmc)
+	fmt.Fprintf(w, "\nGlobal PDP (mean sd %.4g):\n", res.MCGlobal)
 	if err := writeCurveTable(w, res.Global.Grid, res.Global.Labels, res.Global.Mean, res.Global.SD, res.Global.Lower, res.Global.Upper); err != nil {
 		return err
 	}
 	for _, l := range res.Leaves {
 		mc, _ := metrics.MC(l.PDP.SD)
-		delta, _ := metrics.RelativeImprovement(gmc, mc)
+		delta, _ := metrics.RelativeImprovement(res.MCGlobal, mc)
 		mark := ""
 		if l.HoldsBest {
 			mark = " ★ holds the best trial"

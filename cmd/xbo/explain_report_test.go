@@ -63,14 +63,17 @@ func TestExplainReportCSVAndStore(t *testing.T) {
 			Usable  int `json:"usable_trials"`
 			Skipped int `json:"skipped_trials"`
 		} `json:"summary"`
-		Ranking []struct{ Param string } `json:"ranking"`
+		Importance struct {
+			Ranking []struct{ Param string } `json:"ranking"`
+		} `json:"importance"`
 	}
 	data, _ := os.ReadFile(jsonOut)
 	if err := json.Unmarshal(data, &rep); err != nil {
 		t.Fatal(err)
 	}
-	if rep.Summary.Usable != 29 || rep.Summary.Skipped != 1 || rep.Ranking[len(rep.Ranking)-1].Param != "noise" {
-		t.Fatalf("json summary %+v ranking %+v", rep.Summary, rep.Ranking)
+	r := rep.Importance.Ranking
+	if rep.Summary.Usable != 29 || rep.Summary.Skipped != 1 || len(r) != 3 || r[len(r)-1].Param != "noise" {
+		t.Fatalf("json summary %+v ranking %+v", rep.Summary, r)
 	}
 	page, _ := os.ReadFile(out)
 	if !strings.Contains(string(page), `id="shapley"`) {
@@ -125,7 +128,7 @@ func TestExplainReportCSVAndStore(t *testing.T) {
 		{[]string{"--data", dataPath, "--space", spacePath}, 2, "--out is required"},
 		{[]string{"--out", out}, 2, "give --data and --space, or --study"},
 		{[]string{"--study", "s", "--data", dataPath, "--out", out}, 2, "drop --data"},
-		{[]string{"--data", dataPath, "--space", spacePath, "--out", out, "--grid", "1"}, 2, "--grid"},
+		{[]string{"--data", dataPath, "--space", spacePath, "--out", out, "--grid", "1"}, 2, "grid 1"},
 		{[]string{"--study", "nope", "--db", db, "--out", filepath.Join(dir, "n.html")}, 1, `study "nope"`},
 		{[]string{"--data", filepath.Join(dir, "missing.csv"), "--space", spacePath, "--out", filepath.Join(dir, "n.html")}, 1, "missing.csv"},
 	} {

@@ -60,44 +60,48 @@ func TestExplainShapleyJSONShape(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
 	var got struct {
-		Point  map[string]any                   `json:"point"`
-		Payout map[string]float64               `json:"payout"`
-		Mean   map[string]float64               `json:"mean"`
-		SE     map[string]float64               `json:"se"`
-		CB     map[string]float64               `json:"cb"`
-		CI95   map[string]map[string][2]float64 `json:"ci95"`
-		Method string                           `json:"method"`
+		Direction   string         `json:"direction"`
+		Point       map[string]any `json:"point"`
+		Explanation struct {
+			Method   string   `json:"method"`
+			Params   []string `json:"params"`
+			SEWeight float64  `json:"se_weight"`
+			Outputs  []struct {
+				Output string    `json:"output"`
+				Payout float64   `json:"payout"`
+				Phi    []float64 `json:"phi"`
+				Lower  []float64 `json:"lower"`
+			} `json:"outputs"`
+		} `json:"explanation"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
-	if got.Method != "exact" || got.Point["opt"] != "adam" || got.Point["layers"] != 3.0 {
+	ex := got.Explanation
+	if ex.Method != "exact" || got.Point["opt"] != "adam" || got.Point["layers"] != 3.0 || got.Direction != "maximize" || ex.SEWeight != 1 {
 		t.Errorf("header %+v", got)
 	}
 	if _, ok := got.Point["momentum"]; ok {
 		t.Errorf("inactive momentum in point")
 	}
-	for _, o := range []struct {
-		name string
-		phi  map[string]float64
-	}{{"mean", got.Mean}, {"se", got.SE}, {"cb", got.CB}} {
+	phi := map[string][]float64{}
+	for _, o := range ex.Outputs {
 		sum := 0.0
-		for _, v := range o.phi {
+		for _, v := range o.Phi {
 			sum += v
 		}
-		if len(o.phi) != 4 || math.Abs(sum-got.Payout[o.name]) > 1e-9 {
-			t.Errorf("%s: %v sums to %v, payout %v", o.name, o.phi, sum, got.Payout[o.name])
+		if len(o.Phi) != 4 || len(o.Lower) != 4 || math.Abs(sum-o.Payout) > 1e-9 {
+			t.Errorf("%s: %v sums to %v, payout %v", o.Output, o.Phi, sum, o.Payout)
 		}
-		if len(got.CI95[o.name]) != 4 {
-			t.Errorf("ci95 of %s: %v", o.name, got.CI95[o.name])
-		}
+		phi[o.Output] = o.Phi
 	}
 	// Switched off at the point: no credit (package doc of explain/shapley).
-	if got.Mean["momentum"] != 0 || got.CB["momentum"] != 0 {
-		t.Errorf("inactive momentum got %v / %v", got.Mean["momentum"], got.CB["momentum"])
+	if phi["mean"][3] != 0 || phi["cb"][3] != 0 {
+		t.Errorf("inactive momentum got %v / %v", phi["mean"][3], phi["cb"][3])
 	}
-	if math.Abs(got.CB["lr"]-(got.Mean["lr"]-got.SE["lr"])) > 1e-9 {
-		t.Errorf("φ(cb) ≠ φ(m) − τφ(se)")
+	// A maximized objective: cb is the upper bound m + τ·s.
+	if math.Abs(phi["cb"][0]-(phi["mean"][0]+phi["se"][0])) > 1e-9 {
+		t.Errorf("φ(cb) ≠ φ(m) + τφ(se)")
 	}
 }
 
@@ -146,17 +150,21 @@ func TestExplainPathsAblationLPI(t *testing.T) {
 	var paths struct {
 		Params []string `json:"params"`
 		Steps  []struct {
-			Iteration   int `json:"iteration"`
+			Trial       int `json:"trial"`
+			Observed    int `json:"observed"`
 			Explanation struct {
-				CB map[string]float64 `json:"cb"`
+				Outputs []struct {
+					Phi []float64 `json:"phi"`
+				} `json:"outputs"`
 			} `json:"explanation"`
 		} `json:"steps"`
 	}
 	if err := json.Unmarshal([]byte(out), &paths); err != nil {
 		t.Fatal(err)
 	}
-	// The 20 rows labelled lcb are the proposals.
-	if len(paths.Steps) != 20 || paths.Steps[0].Iteration != 10 || len(paths.Steps[5].Explanation.CB) != 4 {
+	// The 20 rows labelled lcb are the proposals, each explained with the
+	// surrogate of the trials before it.
+	if len(paths.Steps) != 20 || paths.Steps[0].Trial != 10 || paths.Steps[0].Observed != 10 || len(paths.Steps[5].Explanation.Outputs[2].Phi) != 4 {
 		t.Errorf("paths: %d steps, first %+v", len(paths.Steps), paths.Steps[0])
 	}
 	if b, err := os.ReadFile(svg); err != nil || !strings.HasPrefix(string(b), "<svg") {
@@ -181,8 +189,9 @@ func TestExplainPathsAblationLPI(t *testing.T) {
 	for _, s := range abl.Steps {
 		total += s.Contribution
 	}
-	if math.Abs(total-(abl.SourcePrediction-abl.TargetPrediction)) > 1e-9 {
-		t.Errorf("ablation contributions sum to %v, want %v", total, abl.SourcePrediction-abl.TargetPrediction)
+	// A maximized objective: an improvement raises the predicted mean.
+	if math.Abs(total-(abl.TargetPrediction-abl.SourcePrediction)) > 1e-9 {
+		t.Errorf("ablation contributions sum to %v, want %v", total, abl.TargetPrediction-abl.SourcePrediction)
 	}
 	code, out, errOut = runCLI(t, "explain", "lpi", "--data", data, "--space", sp, "--hstat", "--hpoints", "20")
 	if code != 0 || !strings.Contains(out, "H²") {

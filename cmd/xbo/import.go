@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+	"xbo/history"
 
 	"xbo/importer"
 	"xbo/space"
@@ -146,7 +147,7 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	if *into != "" {
 		studyName := *name
 		if studyName == "" {
-			studyName = run.Study
+			studyName = run.Name
 		}
 		if studyName == "" {
 			base := filepath.Base(filepath.Clean(run.Source))
@@ -169,14 +170,14 @@ func printStudies(w io.Writer, infos []importer.StudyInfo) {
 func printRunSummary(w io.Writer, run *importer.Run) {
 	counts := run.Counts()
 	var parts []string
-	for _, st := range []importer.State{importer.Complete, importer.Failed, importer.Pruned, importer.Running, importer.Waiting} {
+	for _, st := range history.States {
 		if counts[st] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", counts[st], st))
 		}
 	}
 	what := run.Source
-	if run.Study != "" {
-		what += fmt.Sprintf(", study %q", run.Study)
+	if run.Name != "" {
+		what += fmt.Sprintf(", study %q", run.Name)
 	}
 	fmt.Fprintf(w, "imported %d trials (%s) over %d parameters (%s; %s) from %s [%s]\n",
 		len(run.Trials), strings.Join(parts, ", "), run.Space.Dim(), strings.Join(run.Space.Names(), ", "),
@@ -218,8 +219,11 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 			return err
 		}
 		attrs := map[string]any{"imported_from": run.Format, "source_number": t.Number, "source_state": string(t.State)}
-		if t.Origin != "" {
-			attrs["origin"] = t.Origin
+		for k, v := range t.UserAttrs {
+			attrs[k] = v
+		}
+		if t.Acquisition != "" {
+			attrs["origin"] = t.Acquisition
 		}
 		params := run.Space.ToMap(t.Params)
 		if t.Usable() {
@@ -234,7 +238,7 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 			return fmt.Errorf("trial %d: %w", t.Number, err)
 		}
 		reason := fmt.Sprintf("imported from %s: %s", run.Format, t.State)
-		if t.State == importer.Complete && math.IsInf(t.Value, 0) {
+		if t.State == history.Complete && math.IsInf(t.Value, 0) {
 			reason = fmt.Sprintf("imported from %s: value %v", run.Format, t.Value)
 		}
 		if _, _, err := st.Tell(ctx, studyName, added.Number, store.Result{State: store.Failed, Reason: reason, Now: now}); err != nil {

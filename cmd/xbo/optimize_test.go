@@ -55,19 +55,20 @@ func TestOptimizeBraninRegret(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if tab.Len() != 40 || tab.Skipped != 0 {
-		t.Fatalf("CSV has %d usable rows and %d skipped, want 40 and 0", tab.Len(), tab.Skipped)
+	if len(tab.Usable()) != 40 || len(tab.Trials) != 40 {
+		t.Fatalf("CSV has %d usable rows of %d, want 40 of 40", len(tab.Usable()), len(tab.Trials))
 	}
 	counts := map[string]int{}
-	for _, a := range tab.Acquisitions {
-		counts[a]++
+	for _, tr := range tab.Trials {
+		counts[tr.Acquisition]++
 	}
 	// After the design EI chose every trial, except the odd near-copy of
 	// an earlier trial that the optimizer replaced by a random one.
 	if counts["initial-design"] != 8 || counts["ei"]+counts["random-fallback"] != 32 || counts["ei"] < 28 {
 		t.Errorf("acquisitions %v, want 8 initial-design and 32 ei or random-fallback, at least 28 ei", counts)
 	}
-	if best := tab.Values[tab.Best()]; best != got.Best.Value {
+	if b, _ := tab.Best(); tab.Trials[b].Value != got.Best.Value {
+		best := tab.Trials[b].Value
 		t.Errorf("CSV best %v differs from the JSON best %v", best, got.Best.Value)
 	}
 	header, _ := os.ReadFile(out)

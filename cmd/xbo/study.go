@@ -10,6 +10,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"xbo/opt"
 
 	"xbo/server"
 	"xbo/space"
@@ -35,7 +36,7 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	db := dbFlag(fs)
 	name := fs.String("name", "", "study name (required)")
 	spacePath := fs.String("space", "", "search space file, JSON or YAML (required)")
-	var cfg server.OptimizerConfig
+	var cfg opt.Settings
 	fs.StringVar(&cfg.Strategy, "strategy", "", "ei (default), lcb, pi, pvar, random, or BOBAX: bax, bobax, bobax-prob, eibax, bo-rs, a-bobax")
 	fs.IntVar(&cfg.K, "k", 0, "BOBAX: EIG_PDP every k-th model-based proposal (default 2)")
 	fs.Float64Var(&cfg.PDTolerance, "pd-tolerance", 0, "a-bobax: target mean PD band half-width, objective units (required for a-bobax)")

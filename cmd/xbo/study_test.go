@@ -94,8 +94,9 @@ params:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(table.Rows) != 2 || table.Values[1] != 1.5 || !math.IsNaN(table.Rows[0][3]) || table.Rows[1][3] != 0.9 || table.Rows[1][2] != 1 {
-		t.Fatalf("exported table: %+v %v", table.Rows, table.Values)
+	if u := table.Usable(); len(u) != 2 || table.Trials[u[1]].Value != 1.5 || !math.IsNaN(table.Trials[u[0]].Params[3]) ||
+		table.Trials[u[1]].Params[3] != 0.9 || table.Trials[u[1]].Params[2] != 1 {
+		t.Fatalf("exported table: %+v", table.Trials)
 	}
 	code, out, _ = runCLI(t, "study", "export", "cnn", "--json", "--db", db)
 	if code != 0 || !strings.Contains(out, `"state": "failed"`) {

@@ -125,8 +125,13 @@ type Explanation struct {
 	Method Method    `json:"method"`
 	Params []string  `json:"params"`
 	Point  []float64 `json:"point"` // unit-cube explicand
-	// Tau is the LCB weight when the function was an LCBFunc.
+	// Tau is the confidence-bound weight when the function was an LCBFunc;
+	// SEWeight is then the coefficient of φ(se) in φ(cb) = φ(m) + w·φ(se)
+	// (−τ for a minimized objective's lower bound, +τ for a maximized one's
+	// upper bound) and Formula says which bound cb is.
 	Tau            *float64         `json:"tau,omitempty"`
+	SEWeight       *float64         `json:"se_weight,omitempty"`
+	Formula        string           `json:"formula,omitempty"`
 	Samples        int              `json:"samples,omitempty"`
 	BackgroundSize int              `json:"background_size"`
 	LocalRadius    float64          `json:"local_radius,omitempty"`
@@ -341,8 +346,8 @@ func Explain(ctx context.Context, f Function, x []float64, opt Options) (*Explan
 		e.Method = Baseline
 	}
 	if l, ok := f.(*LCBFunc); ok {
-		tau := l.Tau
-		e.Tau = &tau
+		tau, w := l.Tau, l.SEWeight()
+		e.Tau, e.SEWeight, e.Formula = &tau, &w, l.Formula()
 	}
 	return e, nil
 }

@@ -57,14 +57,49 @@ func (s *scalarFunc) Eval(x [][]float64, out [][]float64) error {
 }
 
 // LCBFunc evaluates a surrogate's posterior mean m̂, standard deviation ŝ and
-// lower confidence bound cb = m̂ − τ·ŝ (paper 004, definition 3) at the same
-// points. Its outputs are "mean", "se" and "cb".
+// confidence bound at the same points: the lower bound cb = m̂ − τ·ŝ of
+// paper 004 (definition 3) when the objective is minimized, and the upper
+// bound cb = m̂ + τ·ŝ when it is maximized, so that in both cases cb is the
+// optimistic value an optimizer chases and φ(cb) = φ(m) + w·φ(se) with the
+// exploration weight w = ∓τ (SEWeight). Its outputs are "mean", "se" and "cb".
 type LCBFunc struct {
 	Model surrogate.Model
 	Tau   float64
+	// Maximize selects the upper bound m̂ + τ·ŝ.
+	Maximize bool
 }
 
-// LCB returns the ShapleyMBO function of a surrogate for a given τ ≥ 0.
+// SEWeight is the coefficient of ŝ in cb: −τ for the lower bound, +τ for the
+// upper bound.
+func (l *LCBFunc) SEWeight() float64 {
+	if l.Maximize {
+		return l.Tau
+	}
+	return -l.Tau
+}
+
+// Formula writes cb in symbols, for captions.
+func (l *LCBFunc) Formula() string {
+	if l.Maximize {
+		return "cb = m + τ·s"
+	}
+	return "cb = m − τ·s"
+}
+
+// ConfidenceBound returns the ShapleyMBO function of a surrogate in the
+// objective's own direction: the lower bound when minimizing, the upper bound
+// when maximizing (τ ≥ 0).
+func ConfidenceBound(model surrogate.Model, tau float64, maximize bool) (*LCBFunc, error) {
+	f, err := LCB(model, tau)
+	if err != nil {
+		return nil, err
+	}
+	f.Maximize = maximize
+	return f, nil
+}
+
+// LCB returns the ShapleyMBO function of a surrogate for a given τ ≥ 0: the
+// lower confidence bound of a minimized objective.
 func LCB(model surrogate.Model, tau float64) (*LCBFunc, error) {
 	if model == nil {
 		return nil, errors.New("shapley: lcb: nil surrogate")
@@ -87,6 +122,7 @@ func (l *LCBFunc) Outputs() []string { return []string{OutputMean, OutputSE, Out
 // Eval implements Function.
 func (l *LCBFunc) Eval(x [][]float64, out [][]float64) error {
 	mean, se, cb := out[0], out[1], out[2]
+	w := l.SEWeight()
 	// The variance goes into the cb slot first and is consumed in place.
 	if err := l.Model.Predict(x, mean, cb); err != nil {
 		return fmt.Errorf("shapley: surrogate: %w", err)
@@ -98,7 +134,7 @@ func (l *LCBFunc) Eval(x [][]float64, out [][]float64) error {
 		}
 		// Round-off in k(x,x) − kᵀK⁻¹k may go slightly below zero.
 		se[i] = math.Sqrt(math.Max(v, 0))
-		cb[i] = mean[i] - l.Tau*se[i]
+		cb[i] = mean[i] + w*se[i]
 	}
 	return nil
 }

@@ -114,15 +114,15 @@ func WriteDecompositionSVG(w io.Writer, e *Explanation, s *space.Space) error {
 	cb, okC := e.Output(OutputCB)
 	lcb := okM && okS && okC && e.Tau != nil
 	p := len(e.Params)
-	tau := 0.0
+	sw := 0.0 // φ(cb) = φ(m) + w·φ(se)
 	if lcb {
-		tau = *e.Tau
+		sw = seWeight(e)
 	}
 	ext := extent{}
 	for j := 0; j < p; j++ {
 		if lcb {
-			u := -tau * se.Phi[j]
-			ext.add(mean.Lower[j], mean.Upper[j], cb.Lower[j], cb.Upper[j], u, -tau*se.Lower[j], -tau*se.Upper[j])
+			u := sw * se.Phi[j]
+			ext.add(mean.Lower[j], mean.Upper[j], cb.Lower[j], cb.Upper[j], u, sw*se.Lower[j], sw*se.Upper[j])
 			if math.Signbit(u) == math.Signbit(mean.Phi[j]) {
 				ext.add(mean.Phi[j] + u)
 			}
@@ -149,7 +149,7 @@ func WriteDecompositionSVG(w io.Writer, e *Explanation, s *space.Space) error {
 	pr(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	var title, sub string
 	if lcb {
-		title = fmt.Sprintf("Shapley decomposition of cb = m̂ − %s·ŝ (%s)", fmtNum(tau), e.Method)
+		title = fmt.Sprintf("Shapley decomposition of cb = m̂ %s %s·ŝ (%s)", signWord(sw), fmtNum(math.Abs(sw)), e.Method)
 		sub = fmt.Sprintf("cb: %s vs average %s (payout %s) · m̂: %s vs %s · ŝ: %s vs %s",
 			fmtNum(cb.Prediction), fmtNum(cb.Average), fmtNum(cb.Payout), fmtNum(mean.Prediction), fmtNum(mean.Average),
 			fmtNum(se.Prediction), fmtNum(se.Average))
@@ -163,7 +163,7 @@ func WriteDecompositionSVG(w io.Writer, e *Explanation, s *space.Space) error {
 	if lcb {
 		lx := left
 		pr(`<rect x="%d" y="48" width="12" height="12" fill="%s"/><text x="%d" y="58">mean φ(m)</text>`+"\n", lx, colorMean, lx+16)
-		pr(`<rect x="%d" y="48" width="12" height="12" fill="%s"/><text x="%d" y="58">uncertainty −τ·φ(se)</text>`+"\n", lx+110, colorUnc, lx+126)
+		pr(`<rect x="%d" y="48" width="12" height="12" fill="%s"/><text x="%d" y="58">uncertainty %sτ·φ(se)</text>`+"\n", lx+110, colorUnc, lx+126, signWord(sw))
 		pr(`<path d="M%d 54 l6 -6 l6 6 l-6 6 z" fill="%s"/><text x="%d" y="58">φ(cb) with %.0f%% interval</text>`+"\n", lx+280, colorTotal, lx+296, 100*e.Level)
 	}
 	// Grid and axis.
@@ -174,7 +174,7 @@ func WriteDecompositionSVG(w io.Writer, e *Explanation, s *space.Space) error {
 		pr(`<text x="%.1f" y="%d" text-anchor="middle">%s</text>`+"\n", x, axisY+16, fmtNum(t))
 	}
 	pr(`<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#888"/>`+"\n", xOf(0), top-4, xOf(0), axisY)
-	pr(`<text x="%.1f" y="%d" text-anchor="middle" fill="#444">contribution (negative lowers the value; for a minimized cb that is desirable)</text>`+"\n", left+plotW/2, axisY+36)
+	pr(`<text x="%.1f" y="%d" text-anchor="middle" fill="#444">contribution (%s)</text>`+"\n", left+plotW/2, axisY+36, desirableWord(sw))
 	labels := paramLabels(e, s)
 	bar := func(a, b float64, y int, color string) {
 		x0, x1 := xOf(math.Min(a, b)), xOf(math.Max(a, b))
@@ -201,7 +201,7 @@ func WriteDecompositionSVG(w io.Writer, e *Explanation, s *space.Space) error {
 			continue
 		}
 		m := mean.Phi[j]
-		u := -tau * se.Phi[j]
+		u := sw * se.Phi[j]
 		bar(0, m, y+6, colorMean)
 		start := 0.0
 		if math.Signbit(u) == math.Signbit(m) {
@@ -209,7 +209,7 @@ func WriteDecompositionSVG(w io.Writer, e *Explanation, s *space.Space) error {
 		}
 		bar(start, start+u, y+6, colorUnc)
 		whisker(mean.Lower[j], mean.Upper[j], y+13, "#0b3c66")
-		uLo, uHi := -tau*se.Upper[j], -tau*se.Lower[j]
+		uLo, uHi := math.Min(sw*se.Lower[j], sw*se.Upper[j]), math.Max(sw*se.Lower[j], sw*se.Upper[j])
 		whisker(start+uLo, start+uHi, y+13, "#8a4500")
 		c := cb.Phi[j]
 		pr(`<path d="M%.1f %d l5 -5 l5 5 l-5 5 z" fill="%s"/>`+"\n", xOf(c)-5, y+31, colorTotal)
@@ -247,10 +247,10 @@ func WritePathSVG(w io.Writer, path *Path) error {
 	if lcb {
 		ss = []series{
 			{"mean φ(m)", colorMean, get(OutputMean)},
-			{"uncertainty −τ·φ(se)", colorUnc, func(e *Explanation, j int) (float64, float64, float64) {
+			{"uncertainty " + signWord(seWeight(first)) + "τ·φ(se)", colorUnc, func(e *Explanation, j int) (float64, float64, float64) {
 				a, _ := e.Output(OutputSE)
-				t := *e.Tau
-				return -t * a.Phi[j], -t * a.Upper[j], -t * a.Lower[j]
+				w := seWeight(e)
+				return w * a.Phi[j], math.Min(w*a.Lower[j], w*a.Upper[j]), math.Max(w*a.Lower[j], w*a.Upper[j])
 			}},
 			{"φ(cb)", colorTotal, get(OutputCB)},
 		}
@@ -334,4 +334,31 @@ func WritePathSVG(w io.Writer, path *Path) error {
 	pr(`<text x="%.0f" y="%.0f" text-anchor="middle" fill="#444">iteration</text>`+"\n", float64(left)+plotW/2, axisY+18)
 	pr("</svg>\n")
 	return bw.Flush()
+}
+
+// seWeight is the coefficient of φ(se) in φ(cb): the explanation's SEWeight,
+// or −τ for explanations made before it was recorded.
+func seWeight(e *Explanation) float64 {
+	if e.SEWeight != nil {
+		return *e.SEWeight
+	}
+	if e.Tau != nil {
+		return -*e.Tau
+	}
+	return 0
+}
+
+func signWord(w float64) string {
+	if w > 0 {
+		return "+"
+	}
+	return "−"
+}
+
+// desirableWord says which direction of a contribution helps the optimizer.
+func desirableWord(w float64) string {
+	if w > 0 {
+		return "positive raises the upper bound; for a maximized objective that is desirable"
+	}
+	return "negative lowers the value; for a minimized cb that is desirable"
 }

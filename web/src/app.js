@@ -377,7 +377,7 @@ async function refreshPDP() {
       setNote('pdp-note', `${r.splits} split(s); impurity ${fmt(r.root_impurity)} → ${fmt(r.leaf_impurity)}`);
     } else {
       $('tree').innerHTML = '';
-      const q = `param=${encodeURIComponent(a)}` + (b && b !== a ? `&param=${encodeURIComponent(b)}` : '') + (ice ? '&ice=true' : '');
+      const q = `param=${encodeURIComponent(a)}` + (b && b !== a ? `&param=${encodeURIComponent(b)}` : '') + (ice && !(b && b !== a) ? '&ice=true' : '');
       const r = await api(studyURL(`explain/pdp?${q}`));
       if (gen !== state.gen) return;
       drawPDP(r, 'global PDP');

@@ -1,0 +1,172 @@
+package opt
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"slices"
+
+	"xbo/gp"
+	"xbo/history"
+	"xbo/space"
+)
+
+// Settings is a study's optimizer configuration as a JSON document: what a
+// client sends when it creates a study, what the store keeps, and what every
+// process that proposes for or explains the study builds its optimizer from.
+// Zero values mean the optimizer's defaults (see Config).
+type Settings struct {
+	// Strategy: ei, lcb, pi, pvar, random, or a BOBAX strategy (bax, bobax,
+	// bobax-prob, eibax, bo-rs, a-bobax) set up by the fields below.
+	Strategy      string  `json:"strategy,omitempty"`
+	Surrogate     string  `json:"surrogate,omitempty"`
+	Kernel        string  `json:"kernel,omitempty"`
+	Tau           float64 `json:"tau,omitempty"`
+	Xi            float64 `json:"xi,omitempty"`
+	InitialDesign string  `json:"initial_design,omitempty"`
+	InitialSize   int     `json:"initial_size,omitempty"`
+	Liar          string  `json:"liar,omitempty"`
+	AcqOptimizer  string  `json:"acq_optimizer,omitempty"`
+	Candidates    int     `json:"candidates,omitempty"`
+	// BOBAX settings (paper 002): interleaving period k, probability π of
+	// bobax-prob, EIBAX's β, a-BOBAX's tolerance on the mean PD band
+	// half-width (objective units), and the parameters whose PDPs should be
+	// accurate (default all). An a-BOBAX optimizer rebuilt from history
+	// decides its switch afresh from the current bands, which is the same
+	// rule it applied before.
+	K           int      `json:"k,omitempty"`
+	Pi          float64  `json:"pi,omitempty"`
+	Beta        float64  `json:"beta,omitempty"`
+	PDTolerance float64  `json:"pd_tolerance,omitempty"`
+	PDParams    []string `json:"pd_params,omitempty"`
+	// Seed makes proposals reproducible; the server picks and stores one when
+	// it is not given, so every server process proposes from the same streams.
+	Seed *uint64 `json:"seed,omitempty"`
+}
+
+// ParseSettings reads a settings document; empty or null gives the defaults,
+// unknown fields are errors.
+func ParseSettings(raw json.RawMessage) (Settings, error) {
+	var cfg Settings
+	if len(bytes.TrimSpace(raw)) == 0 || string(bytes.TrimSpace(raw)) == "null" {
+		return cfg, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&cfg); err != nil {
+		return cfg, fmt.Errorf("optimizer: %w", err)
+	}
+	return cfg, nil
+}
+
+// New builds the optimizer these settings describe over sp, resuming from
+// history; workers bounds one proposal's goroutines (0: the default).
+func (c Settings) New(sp *space.Space, history []Trial, workers int) (*Optimizer, error) {
+	var seed uint64
+	if c.Seed != nil {
+		seed = *c.Seed
+	}
+	return New(Config{
+		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
+		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
+		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, Seed: seed, History: history, Workers: workers,
+		BOBAX: BOBAXConfig{K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.PDTolerance, Params: c.PDParams},
+	})
+}
+
+// ProposalMeta is what the optimizer records about a proposal: the number
+// of complete trials its surrogate was fitted on, that surrogate's GP
+// hyperparameters, and a note on unusual proposals. Stores keep it verbatim
+// as the trial's meta, so the proposing surrogate can be rebuilt exactly.
+type ProposalMeta struct {
+	Observed int       `json:"observed,omitempty"`
+	Hyper    *gp.Hyper `json:"hyper,omitempty"`
+	Note     string    `json:"note,omitempty"`
+}
+
+// Meta returns the trial's proposal record.
+func (t *Trial) Meta() ProposalMeta {
+	return ProposalMeta{Observed: t.Observed, Hyper: t.Hyper, Note: t.Note}
+}
+
+// notProposals are acquisition labels of trials no surrogate chose.
+var notProposals = map[string]bool{
+	AcqInitialDesign: true, AcqRandom: true, AcqRandomFallback: true,
+	"design": true, "initial": true, "init": true, "enqueued": true, "imported": true, "requeue": true,
+}
+
+// FromHistory turns a study's history into an optimizer history: expired
+// trials are left out (their requeued copies stand for them), complete
+// trials keep their completion order, failed and pruned ones count as
+// failed, the rest as pending. A trial's recorded proposal (history.Trial's
+// Meta) is read back; a history without records (a CSV file, an import) is
+// taken as a sequential run, so a model-chosen trial — one whose acquisition
+// is not a design, random or enqueued label, or every trial from the
+// max(4·d, 5)-th on when no trial names its acquisition — was proposed from
+// every trial completed before it. It returns the optimizer history and
+// each trial number's id in it.
+func FromHistory(h *history.History) ([]Trial, map[int64]int64, error) {
+	if h == nil || h.Space == nil {
+		return nil, nil, fmt.Errorf("opt: no history")
+	}
+	named := false
+	for i := range h.Trials {
+		named = named || h.Trials[i].Acquisition != ""
+	}
+	start := max(4*h.Space.Dim(), 5)
+	// completedBefore counts the complete trials with a smaller completion
+	// rank; trials are in number order, which for a sequential run is the
+	// order they were completed in.
+	ranks := make([]int, 0, len(h.Trials))
+	hist := make([]Trial, 0, len(h.Trials))
+	ids := make(map[int64]int64, len(h.Trials))
+	for i := range h.Trials {
+		t := &h.Trials[i]
+		if t.State == history.Expired {
+			continue
+		}
+		ot := Trial{ID: int64(len(hist) + 1), Params: slices.Clone(t.Params), Acquisition: t.Acquisition, Value: math.NaN(), Completion: -1}
+		recorded := false
+		if len(t.Meta) > 0 {
+			var m ProposalMeta
+			if json.Unmarshal(t.Meta, &m) == nil {
+				ot.Observed, ot.Hyper, ot.Note = m.Observed, m.Hyper, m.Note
+				recorded = true
+			}
+		}
+		if !recorded {
+			proposal := (named && t.Acquisition != "" && !notProposals[t.Acquisition]) || (!named && i >= start)
+			if proposal && len(ranks) >= 2 { // a surrogate needs two observations
+				ot.Observed = len(ranks)
+			}
+		}
+		switch t.State {
+		case history.Complete:
+			if !t.Usable() {
+				ot.State = Failed // a complete trial without a finite value teaches nothing
+				break
+			}
+			ot.State, ot.Value, ot.Completion = Complete, t.Value, t.Completion
+			ranks = append(ranks, t.Completion)
+		case history.Failed, history.Pruned:
+			ot.State = Failed
+		default:
+			ot.State = Pending
+		}
+		ids[t.Number] = ot.ID
+		hist = append(hist, ot)
+	}
+	// Completion ranks must be 0..c−1 among the trials kept.
+	slices.Sort(ranks)
+	dense := make(map[int]int, len(ranks))
+	for k, r := range ranks {
+		dense[r] = k
+	}
+	for k := range hist {
+		if hist[k].State == Complete {
+			hist[k].Completion = dense[hist[k].Completion]
+		}
+	}
+	return hist, ids, nil
+}

@@ -1,0 +1,48 @@
+package opt
+
+import (
+	"encoding/json"
+	"math"
+	"testing"
+
+	"xbo/history"
+	"xbo/space"
+)
+
+func TestFromHistory(t *testing.T) {
+	sp, err := space.New(space.Minimize, []space.Param{{Name: "x", Type: space.Float, Low: 0, High: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	meta, _ := json.Marshal(ProposalMeta{Observed: 1, Note: "n"})
+	nan := math.NaN()
+	h := &history.History{Space: sp, Trials: []history.Trial{
+		{Number: 0, State: history.Complete, Params: []float64{0.1}, Value: 1, Acquisition: AcqInitialDesign, Completion: 1},
+		{Number: 1, State: history.Complete, Params: []float64{0.2}, Value: 2, Acquisition: AcqInitialDesign, Completion: 0},
+		{Number: 2, State: history.Expired, Params: []float64{0.3}, Value: nan, Acquisition: "ei", Completion: -1},
+		{Number: 3, State: history.Complete, Params: []float64{0.4}, Value: 3, Acquisition: "ei", Completion: 3},
+		{Number: 4, State: history.Pruned, Params: []float64{0.5}, Value: nan, Acquisition: "ei", Meta: meta, Completion: -1},
+		{Number: 5, State: history.Running, Params: []float64{0.6}, Value: nan, Acquisition: "ei", Completion: -1},
+	}}
+	hist, ids, err := FromHistory(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hist) != 5 || ids[2] != 0 || ids[3] != 3 || ids[5] != 5 {
+		t.Fatalf("%d trials, ids %v (the expired trial is left out)", len(hist), ids)
+	}
+	want := []struct {
+		state      State
+		completion int
+		observed   int
+	}{{Complete, 1, 0}, {Complete, 0, 0}, {Complete, 2, 2}, {Failed, -1, 1}, {Pending, -1, 3}}
+	for k, w := range want {
+		got := hist[k]
+		if got.State != w.state || got.Completion != w.completion || got.Observed != w.observed {
+			t.Errorf("trial %d: %v completion %d observed %d, want %+v", k, got.State, got.Completion, got.Observed, w)
+		}
+	}
+	if hist[3].Note != "n" {
+		t.Errorf("the recorded proposal's note was not read back")
+	}
+}
