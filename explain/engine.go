@@ -78,6 +78,7 @@ type Engine struct {
 	slots chan struct{}
 
 	mu       sync.Mutex
+	closed   bool
 	waiting  int
 	flights  map[string]*flight
 	results  *lru
@@ -107,6 +108,25 @@ func New(cfg Config) (*Engine, error) {
 	}
 	return &Engine{cfg: cfg, slots: make(chan struct{}, cfg.Concurrency), flights: map[string]*flight{},
 		results: newLRU(cfg.CacheBytes, 4096), models: newLRU(1<<62, cfg.Models), biasNull: newLRU(1<<62, 64)}, nil
+}
+
+// ErrClosed is returned for requests made after Close.
+var ErrClosed = errors.New("explanation engine closed")
+
+// Close cancels every computation in flight and refuses new ones, so a
+// server that shuts down does not wait for long explanations: their callers
+// get the cancellation at once.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	e.closed = true
+	flights := make([]*flight, 0, len(e.flights))
+	for _, f := range e.flights {
+		flights = append(flights, f)
+	}
+	e.mu.Unlock()
+	for _, f := range flights {
+		f.cancel()
+	}
 }
 
 // Config returns the engine's settings with defaults filled in.
@@ -222,6 +242,10 @@ func (e *Engine) run(ctx context.Context, key, kind, study string, compute func(
 		return nil, err
 	}
 	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil, ErrClosed
+	}
 	if v, ok := e.results.get(key); ok {
 		e.mu.Unlock()
 		if hit, ok := ctx.Value(cacheHitKey{}).(*bool); ok && hit != nil {

@@ -52,7 +52,7 @@ func explainError(w http.ResponseWriter, err error) error {
 		return &httpError{http.StatusConflict, err}
 	case errors.Is(err, explain.ErrInvalid):
 		return &httpError{http.StatusBadRequest, err}
-	case errors.Is(err, explain.ErrBusy):
+	case errors.Is(err, explain.ErrBusy), errors.Is(err, explain.ErrClosed):
 		w.Header().Set("Retry-After", "5")
 		return &httpError{http.StatusServiceUnavailable, err}
 	}
@@ -111,4 +111,15 @@ func (s *Server) history(r *http.Request, name string) (*history.History, error)
 	c.entries[name] = historyEntry{fingerprint: st.Fingerprint, h: h}
 	c.mu.Unlock()
 	return h, nil
+}
+
+// Drain ends the server's long requests before a shutdown: it cancels every
+// explanation computing (their requests answer 503, and new ones too) and
+// ends the event streams, so http.Server.Shutdown waits only for short
+// requests such as asks and tells.
+func (s *Server) Drain() {
+	s.drainOnce.Do(func() {
+		s.engine.Close()
+		close(s.draining)
+	})
 }

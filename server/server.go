@@ -90,6 +90,11 @@ type Server struct {
 	mu     sync.Mutex
 	caches map[string]*studyCache
 	notify map[string]chan struct{}
+
+	// draining is closed by Drain: long requests (explanations, event
+	// streams) end so that a shutdown waits only for short ones.
+	draining  chan struct{}
+	drainOnce sync.Once
 }
 
 // New builds a Server.
@@ -114,10 +119,11 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now,
-		mux:    http.NewServeMux(),
-		engine: cfg.Engine,
-		caches: map[string]*studyCache{},
-		notify: map[string]chan struct{}{},
+		mux:      http.NewServeMux(),
+		engine:   cfg.Engine,
+		caches:   map[string]*studyCache{},
+		notify:   map[string]chan struct{}{},
+		draining: make(chan struct{}),
 	}
 	if s.engine == nil {
 		e, err := explain.New(cfg.Explain)
@@ -801,6 +807,8 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) error {
 		select {
 		case <-r.Context().Done():
 			return nil
+		case <-s.draining:
+			return nil // the client reconnects to another (or the restarted) server
 		case <-wake:
 		case <-time.After(2 * time.Second):
 		}

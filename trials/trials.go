@@ -346,6 +346,8 @@ func ReadCSV(r io.Reader, s *space.Space) (*history.History, error) {
 
 // Record is one trial to write.
 type Record struct {
+	// Number is written by writers made by Write (a number column first).
+	Number      int64
 	Params      []float64 // natural values, NaN for inactive
 	Value       float64   // NaN for a failed trial
 	Acquisition string
@@ -357,28 +359,33 @@ type Record struct {
 // Writer writes a trials CSV, one record at a time, flushing after each so
 // that a long run interrupted midway leaves every finished trial on disk.
 type Writer struct {
-	s         *space.Space
-	cw        *csv.Writer
-	withState bool
+	s                     *space.Space
+	cw                    *csv.Writer
+	withNumber, withState bool
 }
 
 // NewWriter writes the header and returns a Writer.
 func NewWriter(w io.Writer, s *space.Space) (*Writer, error) {
-	return newWriter(w, s, false)
+	return newWriter(w, s, false, false)
 }
 
 // NewWriterWithState is NewWriter with a trailing `state` column, for
 // histories that hold failed, pruned or pending trials worth keeping apart.
 func NewWriterWithState(w io.Writer, s *space.Space) (*Writer, error) {
-	return newWriter(w, s, true)
+	return newWriter(w, s, false, true)
 }
 
-func newWriter(w io.Writer, s *space.Space, withState bool) (*Writer, error) {
+func newWriter(w io.Writer, s *space.Space, withNumber, withState bool) (*Writer, error) {
 	if s == nil {
 		return nil, errors.New("trials: no space given")
 	}
 	cw := csv.NewWriter(w)
-	header := append(s.Names(), ValueColumn, AcquisitionColumn)
+	var header []string
+	if withNumber {
+		header = append(header, NumberColumn)
+	}
+	header = append(header, s.Names()...)
+	header = append(header, ValueColumn, AcquisitionColumn)
 	if withState {
 		header = append(header, StateColumn)
 	}
@@ -389,7 +396,7 @@ func newWriter(w io.Writer, s *space.Space, withState bool) (*Writer, error) {
 	if err := cw.Error(); err != nil {
 		return nil, fmt.Errorf("trials: write header: %w", err)
 	}
-	return &Writer{s: s, cw: cw, withState: withState}, nil
+	return &Writer{s: s, cw: cw, withNumber: withNumber, withState: withState}, nil
 }
 
 // Write appends one trial.
@@ -397,7 +404,10 @@ func (w *Writer) Write(r Record) error {
 	if len(r.Params) != w.s.Dim() {
 		return fmt.Errorf("trials: record has %d parameters, the space has %d", len(r.Params), w.s.Dim())
 	}
-	rec := make([]string, 0, w.s.Dim()+2)
+	rec := make([]string, 0, w.s.Dim()+4)
+	if w.withNumber {
+		rec = append(rec, strconv.FormatInt(r.Number, 10))
+	}
 	for i, v := range r.Params {
 		rec = append(rec, w.s.Format(i, v))
 	}
@@ -423,13 +433,15 @@ func (w *Writer) Write(r Record) error {
 	return nil
 }
 
-// Write writes every trial of a history, with a state column, in number
-// order: what `xbo study export` and the importers produce.
+// Write writes every trial of a history in number order, with the number
+// and state columns, so that reading it back gives the same history (up to
+// what the CSV does not hold: intermediate values, attributes, timestamps):
+// what `xbo study export` and the importers produce.
 func Write(w io.Writer, h *history.History) error {
 	if h == nil || h.Space == nil {
 		return errors.New("trials: no history or no space")
 	}
-	tw, err := NewWriterWithState(w, h.Space)
+	tw, err := newWriter(w, h.Space, true, true)
 	if err != nil {
 		return err
 	}
@@ -439,7 +451,7 @@ func Write(w io.Writer, h *history.History) error {
 		if t.Usable() {
 			v = t.Value
 		}
-		if err := tw.Write(Record{Params: t.Params, Value: v, Acquisition: t.Acquisition, State: string(t.State)}); err != nil {
+		if err := tw.Write(Record{Number: t.Number, Params: t.Params, Value: v, Acquisition: t.Acquisition, State: string(t.State)}); err != nil {
 			return fmt.Errorf("trials: trial %d: %w", t.Number, err)
 		}
 	}

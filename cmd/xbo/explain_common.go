@@ -9,6 +9,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -190,16 +191,48 @@ func panelOf(h *history.History, r *pdp.Result, title string) (pdp.Panel, error)
 	return panel, nil
 }
 
+// writeFile writes a file through a temporary file in the same directory,
+// renamed into place only when it is complete: a failure or a kill never
+// leaves a truncated file that looks whole.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.Create(path)
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return err
 	}
-	if err := write(f); err != nil {
+	tmp := f.Name()
+	fail := func(err error) error {
 		f.Close()
+		os.Remove(tmp)
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return f.Close()
+	if err := write(f); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	if err := os.Chmod(tmp, 0o644); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return err
+	}
+	return nil
+}
+
+// writeOut writes to the file path (atomically, see writeFile), or to
+// stdout when path is empty.
+func writeOut(env *cliEnv, path string, write func(io.Writer) error) error {
+	if path == "" {
+		return write(env.stdout)
+	}
+	return writeFile(path, write)
 }
 
 func printJSON(w io.Writer, v any) error {

@@ -85,6 +85,9 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	case <-ctx.Done():
 	}
+	// Explanations and event streams last: end them first, so that only
+	// short asks, tells and reads are waited for.
+	srv.Drain()
 	shut, stop := context.WithTimeout(context.Background(), 10*time.Second)
 	defer stop()
 	if err := hs.Shutdown(shut); err != nil && !errors.Is(err, http.ErrServerClosed) {

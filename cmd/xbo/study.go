@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
+	"io"
 	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"xbo/history"
 	"xbo/opt"
 
 	"xbo/server"
@@ -93,7 +94,7 @@ func runStudyList(ctx context.Context, args []string, env *cliEnv) error {
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	st, err := store.Open(ctx, *db)
+	st, err := store.OpenExisting(ctx, *db)
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 	name := fs.String("name", "", "study name (or give it as the first argument)")
 	_ = fs.Bool("csv", true, "write the trials CSV (the default)")
 	asJSON := fs.Bool("json", false, "write every trial as JSON instead (all states, all fields)")
-	failed := fs.Bool("failed", false, "CSV: include failed trials (with an empty value)")
+	failed := fs.Bool("failed", false, "CSV: include failed and pruned trials (with an empty value)")
 	out := fs.String("o", "", "output file (default stdout)")
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		*name, args = args[0], args[1:]
@@ -140,60 +141,36 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 	if *name == "" {
 		return usagef("which study? xbo study export NAME [--csv|--json]")
 	}
-	st, err := store.Open(ctx, *db)
+	st, err := store.OpenExisting(ctx, *db)
 	if err != nil {
 		return err
 	}
 	defer st.Close()
-	study, err := st.Study(ctx, *name)
-	if err != nil {
-		return err
-	}
-	sp, err := space.Parse(study.Space)
-	if err != nil {
-		return fmt.Errorf("stored space: %w", err)
-	}
-	q := store.TrialQuery{}
-	if !*asJSON {
-		q.States = []store.State{store.Complete}
-		if *failed {
-			q.States = append(q.States, store.Failed)
-		}
-	}
-	list, _, err := st.Trials(ctx, *name, q)
-	if err != nil {
-		return err
-	}
-	w := env.stdout
-	if *out != "" {
-		f, err := os.Create(*out)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		w = f
-	}
 	if *asJSON {
-		enc := json.NewEncoder(w)
-		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{"study": study, "trials": list})
+		study, err := st.Study(ctx, *name)
+		if err != nil {
+			return err
+		}
+		list, _, err := st.Trials(ctx, *name, store.TrialQuery{})
+		if err != nil {
+			return err
+		}
+		return writeOut(env, *out, func(w io.Writer) error {
+			enc := json.NewEncoder(w)
+			enc.SetIndent("", "  ")
+			return enc.Encode(map[string]any{"study": study, "trials": list})
+		})
 	}
-	tw, err := trials.NewWriter(w, sp)
+	h, err := store.LoadHistory(ctx, st, *name)
 	if err != nil {
 		return err
 	}
-	for _, t := range list {
-		vals, err := sp.FromMap(t.Params)
-		if err != nil {
-			return fmt.Errorf("trial %d: %w", t.Number, err)
-		}
-		v := math.NaN()
-		if t.Value != nil {
-			v = *t.Value
-		}
-		if err := tw.Write(trials.Record{Params: vals, Value: v, Acquisition: t.Acquisition}); err != nil {
-			return err
+	kept := h.Trials[:0:0]
+	for _, t := range h.Trials {
+		if t.State == history.Complete || (*failed && t.State != history.Pending && t.State != history.Running && t.State != history.Expired) {
+			kept = append(kept, t)
 		}
 	}
-	return nil
+	h.Trials = kept
+	return writeOut(env, *out, func(w io.Writer) error { return trials.Write(w, h) })
 }

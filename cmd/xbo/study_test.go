@@ -83,7 +83,7 @@ params:
 	if code != 0 {
 		t.Fatalf("export: %d %q", code, errOut)
 	}
-	if !strings.HasPrefix(out, "lr,depth,opt,beta,value,acquisition\n") {
+	if !strings.HasPrefix(out, "number,lr,depth,opt,beta,value,acquisition,state\n") || strings.Contains(out, "failed") {
 		t.Fatalf("export header: %q", out)
 	}
 	sp, err := space.Load(spacePath)
@@ -107,6 +107,25 @@ params:
 	}
 	if code, _, errOut := runCLI(t, "study", "export", "nope", "--db", db); code != 1 || !strings.Contains(errOut, "not found") {
 		t.Fatalf("export unknown: %d %q", code, errOut)
+	}
+	// --failed keeps the failed trial; -o writes the file whole.
+	outFile := filepath.Join(filepath.Dir(db), "cnn.csv")
+	if code, _, errOut := runCLI(t, "study", "export", "cnn", "--failed", "-o", outFile, "--db", db); code != 0 {
+		t.Fatalf("export -o: %d %q", code, errOut)
+	}
+	if b, err := os.ReadFile(outFile); err != nil || strings.Count(string(b), "\n") != 4 || !strings.Contains(string(b), ",failed\n") {
+		t.Fatalf("exported file %q %v", b, err)
+	}
+	// Read-only commands never create a database (a typo in --db).
+	typo := filepath.Join(filepath.Dir(db), "typo.db")
+	for _, args := range [][]string{{"study", "list", "--db", typo}, {"study", "export", "cnn", "--db", typo},
+		{"explain", "importance", "--study", "cnn", "--db", typo}} {
+		if code, _, errOut := runCLI(t, args...); code != 1 || !strings.Contains(errOut, "no database there") {
+			t.Errorf("%v: %d %q", args, code, errOut)
+		}
+		if _, err := os.Stat(typo); !os.IsNotExist(err) {
+			t.Fatalf("%v created %s", args, typo)
+		}
 	}
 }
 
