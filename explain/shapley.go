@@ -98,7 +98,14 @@ const (
 	MaxBackground      = 10_000
 	MaxShapleySamples  = 100_000
 	MaxShapleyEvals    = 4_000_000
-	DefaultBackground  = 1000
+	DefaultBackground  = 200
+	// autoExactEvals bounds the exact estimator's cost when the method is
+	// left to the engine: beyond it (2^p·background evaluations, i.e. more
+	// than 9 parameters at the default background) permutation sampling
+	// with DefaultAutoSamples draws is used, which reports its standard
+	// errors. Both keep an explanation interactive on big studies.
+	autoExactEvals     = 110_000
+	DefaultAutoSamples = 500
 	DefaultTau         = 1.0
 	MaxLPIGrid         = 200
 	MaxHPoints         = 400
@@ -188,12 +195,21 @@ func (r *ShapleyRequest) normalize(sp *space.Space) error {
 	if err != nil {
 		return invalidf("%v", err)
 	}
+	if r.Background == 0 {
+		r.Background = DefaultBackground
+	}
+	if m == "" {
+		m = shapley.Exact
+		if math.Ldexp(float64(r.Background), min(sp.Dim(), 62)) > autoExactEvals {
+			m = shapley.MonteCarlo
+			if r.Samples == 0 {
+				r.Samples = DefaultAutoSamples
+			}
+		}
+	}
 	r.Method = string(m)
 	if r.Samples == 0 {
 		r.Samples = DefaultShapleyDraw
-	}
-	if r.Background == 0 {
-		r.Background = DefaultBackground
 	}
 	if r.Level == 0 {
 		r.Level = shapley.DefaultLevel

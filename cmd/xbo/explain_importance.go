@@ -13,7 +13,6 @@ import (
 
 	"xbo/explain"
 	"xbo/explain/fanova"
-	"xbo/forest"
 )
 
 func init() {
@@ -29,7 +28,7 @@ func runExplainImportance(ctx context.Context, args []string, env *cliEnv) error
 	var in historyFlags
 	in.register(fs, "data", true, false)
 	pairs := fs.Bool("pairs", true, "also compute every pairwise interaction (up to 40 parameters)")
-	trees := fs.Int("trees", forest.DefaultTrees, "number of trees in the random forest")
+	trees := fs.Int("trees", 0, "number of trees in the random forest (default 30)")
 	seed := fs.Uint64("seed", 1, "random seed (same data and seed give the same numbers)")
 	capQ := fs.Float64("cap-quantile", 0, "importance in the good region: cap values at the quantile q of the best (e.g. 0.25 = top 25%)")
 	capV := fs.String("cap-value", "", "importance in the good region: cap values at this value (e.g. the default configuration's)")
@@ -44,8 +43,8 @@ func runExplainImportance(ctx context.Context, args []string, env *cliEnv) error
 		}
 		req.CapValue = &v
 	}
-	if *trees < 1 {
-		return usagef("--trees must be at least 1 (got %d)", *trees)
+	if *trees < 0 {
+		return usagef("--trees must be positive (got %d)", *trees)
 	}
 	if math.IsNaN(*capQ) || *capQ < 0 {
 		return usagef("--cap-quantile must be in (0,1] (got %v)", *capQ)

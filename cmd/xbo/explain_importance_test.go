@@ -124,7 +124,8 @@ func TestExplainImportanceBadInput(t *testing.T) {
 		stderr []string
 	}{
 		{"no data flag", []string{"--space", sp}, 2, []string{"--data"}},
-		{"bad trees", []string{"--data", good, "--space", sp, "--trees", "0"}, 2, []string{"--trees"}},
+		{"bad trees", []string{"--data", good, "--space", sp, "--trees", "-1"}, 2, []string{"--trees"}},
+		{"too many trees", []string{"--data", good, "--space", sp, "--trees", "5000"}, 2, []string{"trees 5000 must lie in 1..1000"}},
 		{"bad quantile", []string{"--data", good, "--space", sp, "--cap-quantile", "1.5"}, 2, []string{"cap_quantile 1.5"}},
 		{"both caps", []string{"--data", good, "--space", sp, "--cap-quantile", "0.2", "--cap-value", "1"}, 2, []string{"exclude"}},
 		{"unknown column kept", []string{"--data", write("a.csv", "lr,layers,opt,momentum,bogus,value\n0.1,1,sgd,0.5,1,2\n0.2,2,adam,,1,3\n0.3,3,adam,,1,1\n"), "--space", sp}, 0, []string{`columns "bogus" are not parameters`, "kept as user attributes"}},

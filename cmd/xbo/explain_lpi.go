@@ -8,7 +8,6 @@ import (
 	"text/tabwriter"
 	"xbo/explain"
 
-	"xbo/explain/shapley"
 )
 
 func init() {
@@ -26,10 +25,10 @@ func runExplainLPI(ctx context.Context, args []string, env *cliEnv) error {
 	in.register(fs, "data", true, false)
 	s.register(fs)
 	pointText := fs.String("point", explain.PointBest, `configuration: JSON of natural values, best, last or default`)
-	grid := fs.Int("grid", shapley.DefaultGrid, "values per float parameter (discrete ones: every value up to this many)")
+	grid := fs.Int("grid", 0, "values per float parameter (default 20; discrete ones: every value up to this many)")
 	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ for the cb output")
 	hstat := fs.Bool("hstat", false, "also compute Friedman's H-statistic of the surrogate mean for every pair")
-	hpoints := fs.Int("hpoints", explain.DefaultHPoints, "sample size of the H-statistic (cost grows as p²·n²)")
+	hpoints := fs.Int("hpoints", 0, "sample size of the H-statistic (default 100; cost grows as p²·n²)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}

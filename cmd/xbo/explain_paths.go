@@ -24,11 +24,11 @@ func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 	var in historyFlags
 	in.register(fs, "trials", true, true)
 	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ of the confidence bound")
-	k := fs.Int("k", explain.DefaultPathSamples, "Monte Carlo draws per parameter and proposal (mc)")
-	method := fs.String("method", "mc", "mc (permutation sampling) or exact")
-	proposals := fs.Int("proposals", explain.DefaultPathProposals, "explain the latest N model-chosen proposals")
+	k := fs.Int("k", 0, "Monte Carlo draws per parameter and proposal (mc; default 200)")
+	method := fs.String("method", "", "mc (permutation sampling; the default) or exact")
+	proposals := fs.Int("proposals", 0, "explain the latest N model-chosen proposals (default 50)")
 	background := fs.Int("background", 0, "background points (default min(250·p, 2000))")
-	level := fs.Float64("level", shapley.DefaultLevel, "confidence level of the intervals")
+	level := fs.Float64("level", 0, "confidence level of the intervals (default 0.95)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}

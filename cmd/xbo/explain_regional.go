@@ -30,7 +30,7 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 	c.register(fs)
 	s.register(fs)
 	param := fs.String("param", "", "parameter of interest")
-	splits := fs.Int("splits", explain.DefaultSplits, "maximum number of splits (0: no bound, then --depth must be set)")
+	splits := fs.Int("splits", explain.DefaultSplits, "maximum number of splits (0 with --depth: no bound)")
 	depth := fs.Int("depth", 0, "maximum depth (0: no bound)")
 	minSize := fs.Int("min-size", 0, "minimum ICE curves per region (0: max(5, 1% of --mc))")
 	minImp := fs.Float64("min-improvement", 0, "minimum relative impurity reduction of a split")

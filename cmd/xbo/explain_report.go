@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"xbo/explain"
-	"xbo/forest"
 	"xbo/report"
 )
 
@@ -28,10 +27,10 @@ func runExplainReport(ctx context.Context, args []string, env *cliEnv) error {
 	s.register(fs)
 	out := fs.String("out", "", "HTML report to write (required)")
 	jsonOut := fs.String("json", "", "also write every number of the report as JSON to this file")
-	splits := fs.Int("splits", explain.DefaultSplits, "maximum splits of each confidence-splitting tree")
-	impTrees := fs.Int("importance-trees", forest.DefaultTrees, "trees of the fANOVA forest")
+	splits := fs.Int("splits", 0, "maximum splits of each confidence-splitting tree (default 3)")
+	impTrees := fs.Int("importance-trees", 0, "trees of the fANOVA forest (default 30)")
 	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ of the Shapley decomposition")
-	background := fs.Int("background", explain.DefaultBackground, "background points of the Shapley game")
+	background := fs.Int("background", 0, "background points of the Shapley game (default 200)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}

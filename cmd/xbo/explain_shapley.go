@@ -30,13 +30,13 @@ type shapleyFlags struct {
 func (c *shapleyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.target, "target", explain.TargetCB, "what to explain: cb (the mean, se and confidence bound together), or the acquisition ei, pi, pvar")
 	fs.Float64Var(&c.tau, "tau", explain.DefaultTau, "exploration weight τ: cb = m − τ·s when minimizing, m + τ·s when maximizing")
-	fs.StringVar(&c.method, "method", "", "exact (all 2^p coalitions; default up to 12 parameters), mc (permutation sampling) or baseline")
-	fs.IntVar(&c.k, "k", shapley.DefaultSamples, "Monte Carlo draws per parameter (mc)")
+	fs.StringVar(&c.method, "method", "", "exact (all 2^p coalitions), mc (permutation sampling) or baseline; default: exact while 2^p × background ≤ 110,000, else mc")
+	fs.IntVar(&c.k, "k", 0, "Monte Carlo draws per parameter (mc; default 1000, or 500 when the method is chosen for you)")
 	fs.IntVar(&c.maxK, "max-k", 0, "checkSampleSize: double K until the efficiency error is below the smallest gap, up to this K")
-	fs.IntVar(&c.background, "background", explain.DefaultBackground, "uniform background points")
+	fs.IntVar(&c.background, "background", 0, "uniform background points (default 200)")
 	fs.Float64Var(&c.local, "local", 0, "sample the background in a box of this half-width around the point (unit cube) instead of globally")
 	fs.StringVar(&c.baseline, "baseline", "", "baseline configuration for --method baseline: default (the default), best, last, or a JSON object")
-	fs.Float64Var(&c.level, "level", shapley.DefaultLevel, "confidence level of the intervals")
+	fs.Float64Var(&c.level, "level", 0, "confidence level of the intervals (default 0.95)")
 }
 
 func runExplainShapley(ctx context.Context, args []string, env *cliEnv) error {
