@@ -95,10 +95,10 @@ func (p *prepared) point(spec string, trial *int64) (*resolvedPoint, error) {
 // the surrogate evaluations one explanation may cost (exact: 2^p coalitions
 // × background; Monte Carlo: K draws × p parameters × 2 points).
 const (
-	MaxBackground      = 10_000
-	MaxShapleySamples  = 100_000
-	MaxShapleyEvals    = 4_000_000
-	DefaultBackground  = 200
+	MaxBackground     = 10_000
+	MaxShapleySamples = 100_000
+	MaxShapleyEvals   = 4_000_000
+	DefaultBackground = 200
 	// autoExactEvals bounds the exact estimator's cost when the method is
 	// left to the engine: beyond it (2^p·background evaluations, i.e. more
 	// than 9 parameters at the default background) permutation sampling

@@ -7,7 +7,6 @@ import (
 	"io"
 	"text/tabwriter"
 	"xbo/explain"
-
 )
 
 func init() {
