@@ -137,7 +137,7 @@ func ExplainScale(ctx context.Context, n int, seed uint64, progress func(step st
 	row.ConditionedOn, row.Approximate = first.Surrogate.ConditionedOn, first.Surrogate.Approximate
 	requests := map[string]any{
 		"pdp":        explain.PDPRequest{Params: []string{"batch"}},
-		"pdp-2d":     explain.PDPRequest{Params: []string{"lr", "batch"}, Grid: 15, Samples: 500},
+		"pdp-2d":     explain.PDPRequest{Params: []string{"lr", "batch"}},
 		"regional":   explain.RegionalRequest{Param: "dropout"},
 		"slice":      explain.SliceRequest{Param: "units"},
 		"importance": explain.ImportanceRequest{},

@@ -404,3 +404,39 @@ func TestResultJSONKeepsHeaderAndPayload(t *testing.T) {
 		}
 	}
 }
+
+// A study larger than the GP's variance subset gets the subset-of-data GP:
+// the header says so and on how many trials each part is conditioned, the
+// PDP still finds f's rise of 3 over a, and the directions still mirror.
+func TestLargeStudyUsesTheSubsetGP(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Config{})
+	maxi, mini := linearStudy(t, space.Maximize, 600), linearStudy(t, space.Minimize, 600)
+	pMax, err := e.PDP(ctx, maxi, PDPRequest{Params: []string{"a"}, Samples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := pMax.Surrogate
+	if !s.Approximate || s.Trials != 600 || s.ConditionedOn != 600 || s.VarianceConditionedOn != 256 || !strings.Contains(s.Note, "256") {
+		t.Fatalf("surrogate %+v", *s)
+	}
+	if rise := pMax.Mean[len(pMax.Mean)-1] - pMax.Mean[0]; rise < 2.8 || rise > 3.2 {
+		t.Fatalf("PDP of a rises by %v, want about 3", rise)
+	}
+	pMin, err := e.PDP(ctx, mini, PDPRequest{Params: []string{"a"}, Samples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for g := range pMax.Mean {
+		if math.Abs(pMax.Mean[g]+pMin.Mean[g]) > 1e-6*math.Max(1, math.Abs(pMax.Mean[g])) || math.Abs(pMax.SD[g]-pMin.SD[g]) > 1e-6 {
+			t.Fatalf("grid %d: max %v±%v, min %v±%v are not mirror images", g, pMax.Mean[g], pMax.SD[g], pMin.Mean[g], pMin.SD[g])
+		}
+	}
+	small, err := e.PDP(ctx, linearStudy(t, space.Maximize, 100), PDPRequest{Params: []string{"a"}, Samples: 200})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.Surrogate.Approximate || small.Surrogate.ConditionedOn != 100 || small.Surrogate.Note != "" {
+		t.Fatalf("100 trials: surrogate %+v", *small.Surrogate)
+	}
+}

@@ -19,6 +19,12 @@ const (
 	ImportanceForest = "forest-fanova"
 )
 
+// trialsPerLeafTrial sets the forest's least leaf size: one trial per this
+// many, so a tree has at most about that many leaves and the pairwise
+// decomposition, quadratic in the leaves, stays interactive on large
+// studies (at 10,000 trials leaves hold at least 5).
+const trialsPerLeafTrial = 2000
+
 // MaxPairsParams bounds the spaces whose pairwise interactions are computed
 // (their number grows as d²).
 const MaxPairsParams = 40
@@ -121,11 +127,15 @@ func forestImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceR
 		out.Cap = fmt.Sprintf("values capped at %.6g", *req.CapValue)
 	}
 	t.progress(fmt.Sprintf("fitting a forest of %d trees to %d trials", req.Trees, len(y)), 0, 2)
-	f, err := forest.Fit(p.data.X, y, forest.Options{Trees: req.Trees, Seed: req.Seed, Levels: sp.Levels(), Workers: t.workers})
+	minLeaf := (len(y) + trialsPerLeafTrial - 1) / trialsPerLeafTrial
+	f, err := forest.Fit(p.data.X, y, forest.Options{Trees: req.Trees, Seed: req.Seed, Levels: sp.Levels(), Workers: t.workers, MinSamplesLeaf: minLeaf})
 	if err != nil {
 		return nil, fmt.Errorf("explain: importance: %w", err)
 	}
 	out.Surrogate = &SurrogateInfo{Kind: SurrogateForest, Trees: req.Trees, Seed: req.Seed, Trials: len(y), ConditionedOn: len(y)}
+	if minLeaf > 1 {
+		out.Surrogate.Note = fmt.Sprintf("every leaf holds at least %d trials (one more per %d trials), which bounds the cost of the decomposition", minLeaf, trialsPerLeafTrial)
+	}
 	// A conditional parameter's "off" state weighs as much as it does under
 	// uniform sampling of the space (see the package doc of explain/fanova).
 	mass, err := fanova.InactiveMass(sp)

@@ -20,14 +20,19 @@ import (
 // point crossed with every Monte Carlo point, so its cost is bounded by the
 // product (a two-parameter grid counts as grid², not grid).
 const (
-	MaxGrid       = 200     // grid points per parameter
-	MaxGrid2D     = 50      // grid points per parameter of a two-parameter PDP
-	MaxSamples    = 20000   // Monte Carlo points
-	MaxPDPPoints  = 400_000 // grid points × Monte Carlo points
-	MaxICEValues  = 200_000 // ICE values returned (curves × grid points)
-	MaxSplits     = 20      // regional PDP splits
-	MaxDepth      = 10      // regional PDP depth
-	DefaultSplits = regional.DefaultMaxSplits
+	MaxGrid      = 200     // grid points per parameter
+	MaxGrid2D    = 50      // grid points per parameter of a two-parameter PDP
+	MaxSamples   = 20000   // Monte Carlo points
+	MaxPDPPoints = 400_000 // grid points × Monte Carlo points
+	MaxICEValues = 200_000 // ICE values returned (curves × grid points)
+	MaxSplits    = 20      // regional PDP splits
+	MaxDepth     = 10      // regional PDP depth
+	// A two-parameter PDP evaluates the surrogate grid² × samples times, so
+	// its defaults (15² × 200 = 45,000) cost about what a one-parameter PDP
+	// with its defaults (20 × 1,000) costs, twice.
+	DefaultGrid2D    = 15
+	DefaultSamples2D = 200
+	DefaultSplits    = regional.DefaultMaxSplits
 )
 
 // Band estimators of a PDP request.
@@ -89,9 +94,15 @@ func checkParams(sp *space.Space, names []string) error {
 func normalizePDPSettings(sp *space.Space, nParams int, grid, samples *int, alpha *float64, band *string, ice bool, s *Surrogate) error {
 	if *grid == 0 {
 		*grid = pdp.DefaultGridSize
+		if nParams == 2 {
+			*grid = DefaultGrid2D
+		}
 	}
 	if *samples == 0 {
 		*samples = pdp.DefaultSamples
+		if nParams == 2 {
+			*samples = DefaultSamples2D
+		}
 	}
 	if *alpha == 0 {
 		*alpha = pdp.DefaultAlpha

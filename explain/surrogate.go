@@ -79,9 +79,12 @@ type SurrogateInfo struct {
 	Seed   uint64 `json:"seed"`
 	// Trials is the number of usable trials given; ConditionedOn the number
 	// the model was fitted on (fewer when it is an approximation).
-	Trials        int  `json:"trials"`
-	ConditionedOn int  `json:"conditioned_on"`
-	Approximate   bool `json:"approximate"`
+	Trials        int `json:"trials"`
+	ConditionedOn int `json:"conditioned_on"`
+	// VarianceConditionedOn is, for an approximate GP, the number of
+	// trials its uncertainty is conditioned on.
+	VarianceConditionedOn int  `json:"variance_conditioned_on,omitempty"`
+	Approximate           bool `json:"approximate"`
 	// Note explains an approximation in words.
 	Note string `json:"note,omitempty"`
 	// FitSeconds is how long fitting took (not in the JSON, like
@@ -170,11 +173,25 @@ func (t *task) fit(p *prepared, spec Surrogate) (*fitted, error) {
 		if err != nil {
 			return nil, invalidf("%v", err)
 		}
-		g, err := gp.Fit(x, y, gp.Options{Kernel: k, Levels: sp.Levels(), Restarts: 3, Seed: spec.Seed, Workers: t.workers})
+		g, err := gp.FitSubset(t.ctx, x, y, gp.SubsetOptions{
+			Options:  gp.Options{Kernel: k, Levels: sp.Levels(), Restarts: 3, Seed: spec.Seed, Workers: t.workers},
+			Maximize: p.h.Direction() == space.Maximize,
+		})
 		if err != nil {
+			if ctxErr := t.ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
 			return nil, fmt.Errorf("explain: fit GP: %w", err)
 		}
 		model = g
+		if !g.Exact() {
+			meanOn, varianceOn := g.Conditioned()
+			info.ConditionedOn, info.VarianceConditionedOn = meanOn, varianceOn
+			info.Approximate = true
+			info.Note = fmt.Sprintf("subset-of-data GP: the mean is conditioned on %d of the %d trials and the "+
+				"hyperparameters and uncertainty on %d (each the best quarter plus a space-filling rest); "+
+				"the uncertainty is never smaller than the exact GP's at the same hyperparameters", meanOn, len(y), varianceOn)
+		}
 	}
 	info.FitSeconds = time.Since(start).Seconds()
 	return &fitted{model: model, info: info}, t.ctx.Err()

@@ -2,6 +2,7 @@ package gp
 
 import (
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/floats"
 )
@@ -15,20 +16,44 @@ import (
 
 // crossKernel fills ks (m×n) with the standardized prior covariance
 // σ_f²·g(r²(p_i, x_t)) between the m encoded points pe and the training
-// inputs, hoisting the kernel switch and the categorical test out of the
-// inner loops.
+// inputs.
 func (g *GP) crossKernel(ks, pe []float64, m int) {
-	if g.met.anyCat {
-		g.crossKernelGeneric(ks, pe, m)
-		return
-	}
+	g.sqDistances(ks, pe, m)
+	g.applyKernel(ks)
+}
+
+// sqDistances fills ks (m×n) with the scaled squared distances r²(p_i, x_t)
+// of metric.r2, hoisting the categorical test out of the inner loop when
+// there are no categorical dimensions.
+func (g *GP) sqDistances(ks, pe []float64, m int) {
 	n, d := g.n, g.dim
-	s2 := g.hyper.SignalVariance
 	inv := g.met.invL2[:d]
 	xs := g.x[:n*d]
+	cat := g.met.cat[:d]
 	for i := 0; i < m; i++ {
 		pi := pe[i*d : (i+1)*d]
 		row := ks[i*n : (i+1)*n]
+		if g.met.anyCat {
+			for t := range row {
+				xt := xs[t*d : (t+1)*d]
+				xt = xt[:len(pi)]
+				r2 := 0.0
+				for j, aj := range pi {
+					diff := aj - xt[j]
+					d2 := diff * diff
+					if cat[j] {
+						// Encoded levels are integers (or −1), so a
+						// difference is 0 or at least 1 in magnitude and
+						// min(d², 1) is the indicator 1{a ≠ b}, exactly,
+						// without a branch that depends on the data.
+						d2 = min(d2, 1)
+					}
+					r2 += d2 * inv[j]
+				}
+				row[t] = r2
+			}
+			continue
+		}
 		for t := range row {
 			xt := xs[t*d : (t+1)*d]
 			xt = xt[:len(pi)]
@@ -39,26 +64,73 @@ func (g *GP) crossKernel(ks, pe []float64, m int) {
 			}
 			row[t] = r2
 		}
-		switch g.kernel {
-		case Matern52:
-			for t, r2 := range row {
-				r := math.Sqrt(5 * r2)
-				row[t] = s2 * ((1 + r + r*r/3) * math.Exp(-r))
+	}
+}
+
+// partialSqDistances fills dst (m×n) with the part of r²(p_i, x_t) summed
+// over the dimensions dims only (the m points pe hold len(dims) encoded
+// coordinates each), or over all other dimensions when complement is set
+// (pe then holds full points).
+func (g *GP) partialSqDistances(dst, pe []float64, m int, dims []int, complement bool) {
+	n, d := g.n, g.dim
+	// js are the dimensions summed over; col[k] is where dimension js[k]
+	// sits in a point of pe.
+	var js, col []int
+	stride := d
+	if complement {
+		for j := range d {
+			if !slices.Contains(dims, j) {
+				js, col = append(js, j), append(col, j)
 			}
-		case Matern32:
-			for t, r2 := range row {
-				r := math.Sqrt(3 * r2)
-				row[t] = s2 * ((1 + r) * math.Exp(-r))
+		}
+	} else {
+		stride = len(dims)
+		js = dims
+		for k := range dims {
+			col = append(col, k)
+		}
+	}
+	for i := 0; i < m; i++ {
+		p := pe[i*stride : (i+1)*stride]
+		row := dst[i*n : (i+1)*n]
+		for t := range row {
+			xt := g.x[t*d : (t+1)*d]
+			r2 := 0.0
+			for k, j := range js {
+				diff := p[col[k]] - xt[j]
+				d2 := diff * diff
+				if g.met.cat[j] {
+					d2 = min(d2, 1)
+				}
+				r2 += d2 * g.met.invL2[j]
 			}
-		default:
-			for t, r2 := range row {
-				row[t] = s2 * math.Exp(-0.5*r2)
-			}
+			row[t] = r2
 		}
 	}
 }
 
-// crossKernelGeneric is the reference form, used with categorical dimensions.
+// applyKernel overwrites squared distances with σ_f²·g(r²).
+func (g *GP) applyKernel(row []float64) {
+	s2 := g.hyper.SignalVariance
+	switch g.kernel {
+	case Matern52:
+		for t, r2 := range row {
+			r := math.Sqrt(5 * r2)
+			row[t] = s2 * ((1 + r + r*r/3) * math.Exp(-r))
+		}
+	case Matern32:
+		for t, r2 := range row {
+			r := math.Sqrt(3 * r2)
+			row[t] = s2 * ((1 + r) * math.Exp(-r))
+		}
+	default:
+		for t, r2 := range row {
+			row[t] = s2 * math.Exp(-0.5*r2)
+		}
+	}
+}
+
+// crossKernelGeneric is the reference form crossKernel must equal bit for bit.
 func (g *GP) crossKernelGeneric(ks, pe []float64, m int) {
 	n, d := g.n, g.dim
 	s2 := g.hyper.SignalVariance

@@ -113,10 +113,15 @@ func TestSolveRightUpperMatchesDtrsm(t *testing.T) {
 
 // The specialized cross-kernel must equal the generic one bit for bit.
 func TestCrossKernelRowsMatchesGeneric(t *testing.T) {
-	for _, k := range []Kernel{SquaredExponential, Matern32, Matern52} {
-		g, _, _ := fittedModel(t, 21, 57, 4, k, nil)
+	for _, c := range []struct {
+		k      Kernel
+		levels []int
+	}{{SquaredExponential, nil}, {Matern32, nil}, {Matern52, nil}, {Matern52, []int{0, 3, 0, 2}}, {SquaredExponential, []int{4, 0, 0, 0}}} {
+		k := c.k
+		g, _, _ := fittedModel(t, 21, 57, 4, k, c.levels)
 		rng := newRNG(22)
 		x := uniformPoints(rng, 13, 4)
+		x[0][1], x[1][0] = -1, -1 // inactive, a value of its own for a categorical
 		pe, err := g.encodeAll(x)
 		if err != nil {
 			t.Fatal(err)

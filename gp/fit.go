@@ -1,6 +1,7 @@
 package gp
 
 import (
+	"context"
 	"errors"
 	"math"
 	"math/rand/v2"
@@ -24,6 +25,16 @@ type problem struct {
 	cat      []bool
 	minNoise float64
 	workers  int // goroutines a fit may use (Options.Workers)
+	// ctx stops the likelihood optimization between evaluations (FitContext).
+	ctx context.Context
+}
+
+// cancelled is the error of the fit's context, nil without one.
+func (p *problem) cancelled() error {
+	if p.ctx == nil {
+		return nil
+	}
+	return p.ctx.Err()
 }
 
 // The optimizer works on θ = (log ℓ_1..log ℓ_d, log σ_f², log σ_n²).
@@ -410,6 +421,16 @@ func optimizerSettings(warm bool) *optimize.Settings {
 	}
 }
 
+// contextRecorder stops an L-BFGS run once its context is done: gonum's
+// optimizer calls Record after every operation and stops on an error.
+type contextRecorder struct{ ctx context.Context }
+
+func (contextRecorder) Init() error { return nil }
+
+func (r contextRecorder) Record(*optimize.Location, optimize.Operation, *optimize.Stats) error {
+	return r.ctx.Err()
+}
+
 type startResult struct {
 	theta []float64
 	f     float64
@@ -473,6 +494,9 @@ func (p *problem) fitHyper(opt Options) (Hyper, error) {
 		starts = keep
 	}
 	results := p.runStarts(starts, lo, hi, opt.Init != nil)
+	if err := p.cancelled(); err != nil {
+		return Hyper{}, err
+	}
 	best := bestResult(results)
 	if best < 0 {
 		return Hyper{}, errors.New("marginal likelihood could not be evaluated at any start: " + errNotPD.Error())
@@ -530,14 +554,22 @@ func (p *problem) runStarts(starts [][]float64, lo, hi []float64, warmFirst bool
 }
 
 func runStart(w *workspace, lo, hi, theta0 []float64, warm bool) startResult {
+	if w.p.cancelled() != nil {
+		return startResult{f: math.Inf(1)}
+	}
 	o := newObjective(w, lo, hi)
 	o.eval(theta0)
 	if math.IsInf(o.lastF, 1) {
 		return startResult{f: math.Inf(1)}
 	}
-	// Errors (line-search failures near a flat optimum, evaluation limits)
-	// are not fatal: the best point evaluated is kept either way.
-	_, _ = optimize.Minimize(o.problem(), slices.Clone(theta0), optimizerSettings(warm),
+	settings := optimizerSettings(warm)
+	if w.p.ctx != nil {
+		settings.Recorder = contextRecorder{w.p.ctx}
+	}
+	// Errors (line-search failures near a flat optimum, evaluation limits,
+	// cancellation) are not fatal here: the best point evaluated is kept,
+	// and fitHyper reports a cancelled context itself.
+	_, _ = optimize.Minimize(o.problem(), slices.Clone(theta0), settings,
 		&optimize.LBFGS{Linesearcher: &optimize.MoreThuente{}})
 	return startResult{theta: slices.Clone(o.bestX), f: o.bestF}
 }

@@ -1,6 +1,7 @@
 package gp
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -118,6 +119,7 @@ var (
 	_ surrogate.Model            = (*GP)(nil)
 	_ surrogate.AverageVariancer = (*GP)(nil)
 	_ surrogate.Covariancer      = (*GP)(nil)
+	_ surrogate.SharedPredictor  = (*GP)(nil)
 )
 
 // Fitter fits a GP with fixed Options; it implements surrogate.Fitter.
@@ -140,14 +142,23 @@ func (f Fitter) Fit(x [][]float64, y []float64) (surrogate.Model, error) {
 // the model predicts the constant, with the variance of the prior given by
 // Fixed, Init or default hyperparameters (σ_f² = 1 with std 1).
 func Fit(x [][]float64, y []float64, opt Options) (*GP, error) {
-	g, err := fit(x, y, opt)
+	return FitContext(context.Background(), x, y, opt)
+}
+
+// FitContext is Fit that stops fitting the hyperparameters, between two
+// likelihood evaluations, once ctx is done, and then returns ctx's error.
+func FitContext(ctx context.Context, x [][]float64, y []float64, opt Options) (*GP, error) {
+	if ctx == nil {
+		return nil, errors.New("gp: fit: nil context")
+	}
+	g, err := fit(ctx, x, y, opt)
 	if err != nil {
 		return nil, fmt.Errorf("gp: fit: %w", err)
 	}
 	return g, nil
 }
 
-func fit(x [][]float64, y []float64, opt Options) (*GP, error) {
+func fit(ctx context.Context, x [][]float64, y []float64, opt Options) (*GP, error) {
 	if !opt.Kernel.valid() {
 		return nil, fmt.Errorf("invalid kernel %d", int(opt.Kernel))
 	}
@@ -215,7 +226,7 @@ func fit(x [][]float64, y []float64, opt Options) (*GP, error) {
 		ystd[i] = (v - out.Mean) / out.Std
 	}
 
-	p := &problem{kernel: opt.Kernel, n: n, d: dim, x: enc, y: ystd, cat: cat, minNoise: opt.MinNoise, workers: opt.Workers}
+	p := &problem{kernel: opt.Kernel, n: n, d: dim, x: enc, y: ystd, cat: cat, minNoise: opt.MinNoise, workers: opt.Workers, ctx: ctx}
 	var hyper Hyper
 	switch {
 	case opt.Fixed != nil:
@@ -257,6 +268,9 @@ func fit(x [][]float64, y []float64, opt Options) (*GP, error) {
 		hyper:   hyper,
 		met:     newMetric(hyper.Lengthscales, cat),
 		workers: opt.Workers,
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	if err := g.factorize(ystd, 0); err != nil {
 		return nil, err

@@ -211,13 +211,25 @@ func (g *GP) predict(x [][]float64, mean, variance []float64) error {
 	if err != nil {
 		return err
 	}
-	n, d := g.n, g.dim
+	d := g.dim
+	g.posterior(len(x), func(ks []float64, lo, hi int) {
+		g.sqDistances(ks, pe[lo*d:hi*d], hi-lo)
+	}, mean, variance)
+	return nil
+}
+
+// posterior writes the posterior mean (and variance, unless nil) of m
+// points whose squared distances to the training inputs sqDist writes for
+// the rows [lo, hi) into ks ((hi−lo)×n).
+func (g *GP) posterior(m int, sqDist func(ks []float64, lo, hi int), mean, variance []float64) {
+	n := g.n
 	s2 := g.hyper.SignalVariance
 	scale := g.out.Std
-	forChunks(len(x), predictChunk, n, g.workers, func(lo, hi int, ks []float64) {
+	forChunks(m, predictChunk, n, g.workers, func(lo, hi int, ks []float64) {
 		m := hi - lo
 		ks = ks[:m*n]
-		g.crossKernel(ks, pe[lo*d:hi*d], m)
+		sqDist(ks, lo, hi)
+		g.applyKernel(ks)
 		for i := 0; i < m; i++ {
 			mean[lo+i] = g.out.Mean + scale*blas64.Dot(
 				blas64.Vector{N: n, Inc: 1, Data: ks[i*n : (i+1)*n]},
@@ -236,6 +248,92 @@ func (g *GP) predict(x [][]float64, mean, variance []float64) error {
 			variance[lo+i] = scale * scale * math.Max(0, s2-q)
 		}
 	})
+}
+
+// sharedBlock bounds the floats of the base points' partial distances
+// PredictShared holds at once (16 MB); a variable so tests can force blocks.
+var sharedBlock = 1 << 21
+
+// PredictShared writes the posterior mean and, unless variance is nil, the
+// variance of f at the len(values)×len(base) points made by giving every
+// base point the coordinates values[k] in the dimensions dims: point (k, i)
+// goes to entry k·len(base)+i. A partial-dependence grid has this shape.
+// The result equals Predict's on those points up to rounding (the distance
+// is summed in another order), for less work: the distance over the other
+// dimensions is computed once per base point instead of once per point.
+func (g *GP) PredictShared(base [][]float64, dims []int, values [][]float64, mean, variance []float64) error {
+	if err := g.predictShared(base, dims, values, mean, variance); err != nil {
+		return fmt.Errorf("gp: predict shared: %w", err)
+	}
+	return nil
+}
+
+func (g *GP) predictShared(base [][]float64, dims []int, values [][]float64, mean, variance []float64) error {
+	nb, nv, d, n := len(base), len(values), g.dim, g.n
+	if len(mean) != nb*nv || (variance != nil && len(variance) != nb*nv) {
+		return fmt.Errorf("outputs of %d and %d values for %d×%d points", len(mean), len(variance), nv, nb)
+	}
+	if len(dims) == 0 {
+		return errors.New("no shared dimensions")
+	}
+	for k, j := range dims {
+		if j < 0 || j >= d || slices.Contains(dims[:k], j) {
+			return fmt.Errorf("dimension %d: out of range or repeated", j)
+		}
+	}
+	pe, err := g.encodeAll(base)
+	if err != nil {
+		return err
+	}
+	// The values encoded like points: put them into a copy of a base point.
+	ve := make([]float64, nv*len(dims))
+	probe := make([]float64, d)
+	enc := make([]float64, d)
+	for k, v := range values {
+		if len(v) != len(dims) {
+			return fmt.Errorf("values[%d] has %d coordinates for %d dimensions", k, len(v), len(dims))
+		}
+		for s, j := range dims {
+			probe[j] = v[s]
+		}
+		if err := encodePoint(enc, probe, g.levels); err != nil {
+			return fmt.Errorf("values[%d]: %w", k, err)
+		}
+		for s, j := range dims {
+			ve[k*len(dims)+s] = enc[j]
+		}
+	}
+	valuePart := make([]float64, nv*n)
+	g.partialSqDistances(valuePart, ve, nv, dims, false)
+	block := max(1, min(nb, sharedBlock/max(n, 1)))
+	basePart := make([]float64, block*n)
+	for b0 := 0; b0 < nb; b0 += block {
+		b1 := min(nb, b0+block)
+		bl := b1 - b0
+		g.partialSqDistances(basePart, pe[b0*d:b1*d], bl, dims, true)
+		// Rows r = k·bl + i of this block, written in place by posterior
+		// and then moved to k·nb + b0 + i.
+		bm := make([]float64, nv*bl)
+		var bv []float64
+		if variance != nil {
+			bv = make([]float64, nv*bl)
+		}
+		g.posterior(nv*bl, func(ks []float64, lo, hi int) {
+			for r := lo; r < hi; r++ {
+				k, i := r/bl, r%bl
+				row, bp, vp := ks[(r-lo)*n:(r-lo+1)*n], basePart[i*n:(i+1)*n], valuePart[k*n:(k+1)*n]
+				for t := range row {
+					row[t] = bp[t] + vp[t]
+				}
+			}
+		}, bm, bv)
+		for k := range nv {
+			copy(mean[k*nb+b0:k*nb+b1], bm[k*bl:(k+1)*bl])
+			if variance != nil {
+				copy(variance[k*nb+b0:k*nb+b1], bv[k*bl:(k+1)*bl])
+			}
+		}
+	}
 	return nil
 }
 

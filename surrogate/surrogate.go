@@ -112,3 +112,15 @@ type VarianceBounder interface {
 	// holds for the variance Predict returns.
 	PredictBound(x [][]float64, mean, bound []float64) error
 }
+
+// SharedPredictor is a Model that predicts a grid of points that share all
+// coordinates but a few faster than Predict would: the points made by giving
+// each base point the coordinates values[k] in the dimensions dims, as a
+// partial-dependence grid needs them.
+type SharedPredictor interface {
+	Model
+	// PredictShared writes the posterior mean and, unless variance is nil,
+	// the variance of point (k, i), base[i] with values[k] in dims, to entry
+	// k·len(base)+i; the results equal Predict's up to rounding.
+	PredictShared(base [][]float64, dims []int, values [][]float64, mean, variance []float64) error
+}

@@ -167,3 +167,73 @@ func TestExactBandWithConditionals(t *testing.T) {
 		}
 	}
 }
+
+// generalModel hides the GP's shared-coordinate prediction, so NewICE takes
+// the point-by-point path.
+type generalModel struct{ g *gp.GP }
+
+func (m generalModel) Dim() int { return m.g.Dim() }
+func (m generalModel) Predict(x [][]float64, mean, variance []float64) error {
+	return m.g.Predict(x, mean, variance)
+}
+func (m generalModel) Mean(x [][]float64, mean []float64) error { return m.g.Mean(x, mean) }
+func (m generalModel) AverageVariance(p [][]float64) (float64, error) {
+	return m.g.AverageVariance(p)
+}
+
+// The shared-coordinate path gives the curves of the point-by-point path
+// for numeric, integer and categorical parameters, one and two at a time,
+// with either band; a parent of a conditional parameter takes the general
+// path (its grid switches the child on and off).
+func TestSharedPredictionEqualsPointByPoint(t *testing.T) {
+	sp, err := space.New(space.Minimize, []space.Param{
+		{Name: "lr", Type: space.Float, Low: 1e-4, High: 1, Log: true},
+		{Name: "layers", Type: space.Int, Low: 1, High: 6},
+		{Name: "opt", Type: space.Categorical, Choices: []string{"sgd", "adam", "rms"}},
+		{Name: "momentum", Type: space.Float, Low: 0, High: 1, Condition: &space.Condition{Parent: "opt", Values: []any{"sgd"}}},
+		{Name: "dropout", Type: space.Float, Low: 0, High: 0.5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(4, 5))
+	x := sp.Sample(rng, 60)
+	y := make([]float64, len(x))
+	for i, u := range x {
+		y[i] = math.Sin(4*u[0]) + u[1]*u[4] + 0.3*u[2] + 0.1*rng.NormFloat64()
+	}
+	g, err := gp.Fit(x, y, gp.Options{Kernel: gp.Matern52, Levels: sp.Levels(), Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, params := range [][]int{{0}, {1}, {4, 1}, {0, 4}, {2}} {
+		for _, exact := range []bool{false, true} {
+			opts := pdp.Options{GridSize: 6, Samples: 40, Exact: exact, Seed: 7}
+			fast, err := pdp.NewICE(context.Background(), g, sp, params, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			slow, err := pdp.NewICE(context.Background(), generalModel{g}, sp, params, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range fast.Mean {
+				for k := range fast.Mean[i] {
+					if math.Abs(fast.Mean[i][k]-slow.Mean[i][k]) > 1e-10*math.Max(1, math.Abs(slow.Mean[i][k])) {
+						t.Fatalf("params %v exact %v curve %d grid %d: mean %v, point by point %v", params, exact, i, k, fast.Mean[i][k], slow.Mean[i][k])
+					}
+					if fast.Var != nil && math.Abs(fast.Var[i][k]-slow.Var[i][k]) > 1e-10*math.Max(1, slow.Var[i][k]) {
+						t.Fatalf("params %v curve %d grid %d: variance %v, point by point %v", params, i, k, fast.Var[i][k], slow.Var[i][k])
+					}
+				}
+			}
+			a, _ := fast.PDP(context.Background(), nil)
+			b, _ := slow.PDP(context.Background(), nil)
+			for k := range a.Mean {
+				if math.Abs(a.Mean[k]-b.Mean[k]) > 1e-10 || math.Abs(a.Upper[k]-b.Upper[k]) > 1e-8 {
+					t.Fatalf("params %v exact %v: PDP %v…%v, point by point %v…%v", params, exact, a.Mean[k], a.Upper[k], b.Mean[k], b.Upper[k])
+				}
+			}
+		}
+	}
+}

@@ -269,6 +269,12 @@ func NewICE(ctx context.Context, model surrogate.Model, sp *space.Space, params 
 			ice.Var[i] = make([]float64, G)
 		}
 	}
+	if shared, ok := model.(surrogate.SharedPredictor); ok && ice.gridOnlyMovesParams() {
+		if err := ice.predictShared(ctx, shared, !meanOnly); err != nil {
+			return nil, fmt.Errorf("pdp: predict: %w", err)
+		}
+		return ice, nil
+	}
 	err = parallel(ctx, G, opts.Workers, func(g int) error {
 		pts := ice.PointsAt(g, nil)
 		mean := make([]float64, n)
@@ -301,6 +307,54 @@ func NewICE(ctx context.Context, model surrogate.Model, sp *space.Space, params 
 		return nil, fmt.Errorf("pdp: predict: %w", err)
 	}
 	return ice, nil
+}
+
+// sharedGridChunk is the number of grid values predicted between two
+// looks at the context.
+const sharedGridChunk = 8
+
+// predictShared fills the curves through the model's shared-coordinate
+// prediction, which computes each background point's distance over the
+// other parameters once for the whole grid. It is used only when the grid
+// values move nothing but the parameters of interest, so every point of
+// grid value g is the repaired background point with g's (repaired)
+// coordinates, as PointsAt builds it.
+func (c *ICE) predictShared(ctx context.Context, model surrogate.SharedPredictor, withVariance bool) error {
+	n, G := len(c.Sample), len(c.GridU)
+	values := make([][]float64, G)
+	for g := range G {
+		p := c.PointsAt(g, []int{0})[0]
+		for _, j := range c.Params {
+			values[g] = append(values[g], p[j])
+		}
+	}
+	for g0 := 0; g0 < G; g0 += sharedGridChunk {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		g1 := min(G, g0+sharedGridChunk)
+		mean := make([]float64, (g1-g0)*n)
+		var variance []float64
+		if withVariance {
+			variance = make([]float64, len(mean))
+		}
+		if err := model.PredictShared(c.Sample, c.Params, values[g0:g1], mean, variance); err != nil {
+			return err
+		}
+		for g := g0; g < g1; g++ {
+			for i := range n {
+				k := (g-g0)*n + i
+				if math.IsNaN(mean[k]) || (withVariance && math.IsNaN(variance[k])) {
+					return fmt.Errorf("model predicted NaN at grid point %d", g)
+				}
+				c.Mean[i][g] = mean[k]
+				if withVariance {
+					c.Var[i][g] = math.Max(variance[k], 0)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // productGrid lists the grid points in unit encoding, row-major for pairs.
