@@ -223,7 +223,6 @@ func representative(x [][]float64, y []float64, k int, maximize bool) []int {
 	return idx
 }
 
-
 // Dim is the number of coordinates of a point.
 func (s *Subset) Dim() int { return s.mean.dim }
 
