@@ -446,6 +446,23 @@ func TestDashboardEndToEnd(t *testing.T) {
 	}
 	h.wait("live update", `window.xbo.trace.n === 25`, 10*time.Second)
 
+	// Freshness: the Shapley panel, which waits for its button, says it is
+	// stale; the PDP, cheap to recompute, recomputes by itself and then
+	// describes the 25 trials.
+	h.wait("Shapley marked stale", `document.getElementById('proposal-fresh').dataset.stale === 'true'`, 5*time.Second)
+	var staleText string
+	h.eval(`document.getElementById('proposal-fresh').textContent`, &staleText)
+	if !strings.HasPrefix(staleText, "Stale (1 newer trial; press Explain): describes 24 usable trials") || !strings.Contains(staleText, "sampling bias: ") {
+		t.Fatalf("stale Shapley panel says %q", staleText)
+	}
+	h.screenshot("5b-stale")
+	h.wait("PDP recomputed by itself", `xbo.explained.pdp.trials === 25 && document.getElementById('pdp-fresh').dataset.stale === 'false'`, 40*time.Second)
+	var freshText string
+	h.eval(`document.getElementById('pdp-fresh').textContent`, &freshText)
+	if !strings.HasPrefix(freshText, "describes 25 usable trials") || !strings.Contains(freshText, "GP (matern52) on 25 trials") {
+		t.Fatalf("fresh PDP panel says %q", freshText)
+	}
+
 	// a-BOBAX: the band half-width the optimizer notes on its proposals.
 	addBobaxStudy(t, h)
 	h.run("open bobax", 20*time.Second, chromedp.Navigate("about:blank"), chromedp.Navigate(h.base+"/#study=bobax"))

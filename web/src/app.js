@@ -20,15 +20,24 @@ const POLL_MS = 1500;
 const PAGE = 50;
 const TRACE_POINTS = 2000; // points drawn per series in the trace
 const PARALLEL_LINES = 2000;
-const EXPLAIN_AUTO_MAX = 1500; // above this many complete trials, explanations wait for a click
+const EXPLAIN_AUTO_MAX = 10000; // above this many complete trials, explanations wait for a click
+// Freshness (web/README.md): an explanation that arrives names the usable
+// trials it describes; when the study has more, the panel says it is stale.
+// PDP and importance recompute by themselves when their last computation
+// took at most EXPLAIN_AUTO_MS, at most once per EXPLAIN_AUTO_EVERY_MS; the
+// other panels (and slower explanations) wait for their button.
+const EXPLAIN_AUTO_MS = 3000;
+const EXPLAIN_AUTO_EVERY_MS = 15000;
+const STATUS_POLL_MS = 500;
 
 const $ = (id) => document.getElementById(id);
 const state = {
   studies: [], study: null, space: null, trials: new Map(), version: 0, timer: null,
   sortKey: 'number', sortDir: 1, filter: '', page: 0, selected: null,
   leaf: null, regional: null, firstRenderDone: false, loadStart: 0, gen: 0,
+  explained: {}, computing: {},
 };
-window.xbo = { state, charts: {}, timings: {} };
+window.xbo = { state, charts: {}, timings: {}, explained: state.explained };
 
 function chart(id) {
   let c = window.xbo.charts[id];
@@ -124,6 +133,8 @@ async function openStudy(name) {
   state.selected = null;
   state.regional = null;
   state.leaf = null;
+  for (const k of Object.keys(state.explained)) delete state.explained[k];
+  for (const k of Object.keys(FRESH_PANELS)) renderFreshness(k);
   window.xbo.paths = null; // another study's paths must not stay on screen
   $('paths-data').innerHTML = '';
   if (window.xbo.charts['paths-chart']) window.xbo.charts['paths-chart'].clear();
@@ -153,6 +164,8 @@ async function openStudy(name) {
 }
 
 function countComplete() { let n = 0; for (const t of state.trials.values()) if (t.state === 'complete') n++; return n; }
+// Usable trials are what an explanation describes: complete with a finite value.
+function countUsable() { let n = 0; for (const t of state.trials.values()) if (t.state === 'complete' && Number.isFinite(t.value)) n++; return n; }
 
 function merge(ev) {
   for (const t of ev.trials || []) {
@@ -172,7 +185,9 @@ function poll(gen) {
       if (merge(ev) > 0) {
         renderTrials();
         status(`${state.study.name}: ${state.trials.size} trials (live, version ${state.version})`);
+        for (const k of Object.keys(FRESH_PANELS)) renderFreshness(k);
       }
+      autoRecompute();
     } catch (e) {
       status(`polling failed: ${e.message}; retrying`);
     }
@@ -368,7 +383,7 @@ async function refreshPDP() {
   setNote('pdp-note', 'computing…');
   try {
     if (pdpMode() === 'regional') {
-      const r = await api(studyURL(`explain/regional?param=${encodeURIComponent(a)}`));
+      const r = await explainGET('pdp', `explain/regional?param=${encodeURIComponent(a)}`);
       if (gen !== state.gen) return;
       state.regional = r;
       state.leaf = null;
@@ -378,10 +393,10 @@ async function refreshPDP() {
     } else {
       $('tree').innerHTML = '';
       const q = `param=${encodeURIComponent(a)}` + (b && b !== a ? `&param=${encodeURIComponent(b)}` : '') + (ice && !(b && b !== a) ? '&ice=true' : '');
-      const r = await api(studyURL(`explain/pdp?${q}`));
+      const r = await explainGET('pdp', `explain/pdp?${q}`);
       if (gen !== state.gen) return;
       drawPDP(r, 'global PDP');
-      setNote('pdp-note', `${Math.round(r.level * 100)}% band (${r.band}), ${r.samples} Monte Carlo samples, GP fitted to ${countComplete()} complete trials`);
+      setNote('pdp-note', `${Math.round(r.level * 100)}% band (${r.band}), ${r.samples} Monte Carlo samples; ${r.units}`);
     }
   } catch (e) {
     setNote('pdp-note', `PDP: ${e.message}`, true);
@@ -502,7 +517,7 @@ async function refreshImportance() {
   const gen = state.gen;
   setNote('importance-note', 'computing…');
   try {
-    const r = await api(studyURL('explain/importance' + (good ? '?cap_quantile=0.25' : '')));
+    const r = await explainGET('importance', 'explain/importance' + (good ? '?cap_quantile=0.25' : ''));
     if (gen !== state.gen) return;
     window.xbo.importance = r;
     const main = Object.entries(r.main).map(([k, e]) => ({ k, ...e })).sort((a, b) => b.fraction - a.fraction);
@@ -544,7 +559,7 @@ async function refreshShapley() {
   const gen = state.gen;
   setNote('proposal-note', `explaining trial ${n}…`);
   try {
-    const r = await api(studyURL(`explain/shapley?trial=${n}`));
+    const r = await explainGET('proposal', `explain/shapley?trial=${n}`);
     if (gen !== state.gen) return;
     window.xbo.shapley = r;
     const ex = r.explanation;
@@ -598,7 +613,7 @@ $('proposal-trial').addEventListener('keydown', (e) => { if (e.key === 'Enter') 
 // so it is loaded by a click and re-drawn from the cached answer when the
 // output toggle changes.
 
-const PATHS_OUTPUT = { mean: 'mean', se: 'uncertainty (standard error)', cb: 'cb = m − τ·s' };
+const PATHS_OUTPUT = { mean: 'mean', se: 'uncertainty (standard error)', cb: 'the confidence bound' };
 function pathsOutput() { return document.querySelector('input[name="paths-output"]:checked').value; }
 
 async function loadPaths() {
@@ -607,7 +622,7 @@ async function loadPaths() {
   setNote('paths-note', 'explaining every model-chosen proposal…');
   $('paths-go').disabled = true;
   try {
-    const r = await api(studyURL('explain/paths'));
+    const r = await explainGET('paths', 'explain/paths');
     if (gen !== state.gen) return;
     window.xbo.paths = r;
     drawPaths();
@@ -624,10 +639,14 @@ function drawPaths() {
   const out = pathsOutput();
   const attr = (s) => s.explanation.outputs.find((o) => o.output === out);
   const steps = r.steps.filter((s) => attr(s));
+  // The bound's formula depends on the direction: m + τ·s when maximizing.
+  const formula = steps.length && steps[0].explanation.formula;
+  const cbLabel = document.querySelector('input[name="paths-output"][value="cb"]').parentElement;
+  if (formula) cbLabel.lastChild.textContent = ` ${formula}`;
   const colors = [C.blue, C.orange, C.green, C.red, C.purple, C.sky, C.grey, C.black];
   setNote('paths-note', steps.length === 0 ? (r.note || 'no model-chosen proposals yet') :
     `${r.explained} of ${r.proposals} model-chosen proposals (${r.method}${r.samples ? `, K = ${r.samples}` : ''}, τ = ${r.tau}); ` +
-    `φ of ${PATHS_OUTPUT[out]} per parameter, study units${r.truncated ? `; ${r.note}` : ''}`);
+    `φ of ${out === 'cb' && formula ? formula : PATHS_OUTPUT[out]} per parameter, study units${r.truncated ? `; ${r.note}` : ''}`);
   chart('paths-chart').setOption({
     aria: { enabled: true }, animation: false,
     tooltip: { trigger: 'axis', valueFormatter: fmt }, legend: { data: r.params, top: 0, type: 'scroll' },
@@ -681,6 +700,99 @@ function renderBobax(all) {
     yAxis: { type: 'value', name: 'mean PD band half-width (study units)', nameLocation: 'middle', nameGap: 50, min: 0 },
     series: [{ name: 'half-width', type: 'line', data: pts, color: C.blue, markLine: { symbol: 'none', data: [{ yAxis: tol, name: 'tolerance' }], label: { formatter: 'tolerance {c}' }, lineStyle: { color: C.red } } }],
   }, true);
+}
+
+
+// ------------------------------------------------------------ freshness
+
+// The panels whose explanations carry a freshness line, how to recompute
+// each, and whether it may recompute by itself.
+const FRESH_PANELS = {
+  pdp: { refresh: () => refreshPDP(), auto: true, button: 'Recompute' },
+  importance: { refresh: () => refreshImportance(), auto: true, button: 'Recompute' },
+  proposal: { refresh: () => refreshShapley(), auto: false, button: 'Explain' },
+  paths: { refresh: () => loadPaths(), auto: false, button: 'Load desirability paths' },
+};
+
+function surrogateText(s) {
+  if (!s) return '';
+  const model = s.kind === 'forest' ? `forest of ${s.trees} trees` : `GP (${s.kernel})`;
+  if (!s.approximate) return `${model} on ${s.conditioned_on} trials`;
+  return `${model}, approximate: mean on ${s.conditioned_on}, uncertainty on ${s.variance_conditioned_on || s.conditioned_on} of ${s.trials} trials`;
+}
+
+// explainGET fetches an explanation for a panel, shows the engine's progress
+// while it computes and records what the answer describes.
+async function explainGET(panel, path) {
+  const study = state.study.name;
+  const started = performance.now();
+  const token = {};
+  state.computing[panel] = token;
+  const note = `${panel}-note`;
+  const base = $(note).textContent;
+  const watch = setInterval(async () => {
+    try {
+      const st = await api('/api/explain/status');
+      if (state.computing[panel] !== token) return;
+      const mine = (st.computing || []).filter((c) => c.study === study);
+      if (!mine.length) return;
+      const c = mine[0];
+      setNote(note, `${base} ${c.waiting ? 'waiting for a free slot' : c.step}${c.total > 1 ? ` (${c.done}/${c.total})` : ''}, ${c.seconds.toFixed(1)} s`);
+    } catch (e) { /* progress is best effort */ }
+  }, STATUS_POLL_MS);
+  try {
+    const r = await api(studyURL(path));
+    state.explained[panel] = { trials: r.trials, fingerprint: r.fingerprint, version: state.version, ms: performance.now() - started, at: Date.now(), about: r };
+    return r;
+  } finally {
+    clearInterval(watch);
+    if (state.computing[panel] === token) delete state.computing[panel];
+    renderFreshness(panel);
+  }
+}
+
+// renderFreshness writes the panel's freshness line: the trials and study
+// version the explanation describes, its surrogate, the sampling bias, and
+// whether newer trials make it stale.
+function renderFreshness(panel) {
+  const el = $(`${panel}-fresh`);
+  if (!el) return;
+  const e = state.explained[panel];
+  if (!e) {
+    el.textContent = '';
+    el.dataset.stale = 'false';
+    el.classList.remove('stale');
+    return;
+  }
+  const a = e.about;
+  const now = countUsable();
+  const stale = now > e.trials;
+  const bias = a.sampling_bias;
+  const parts = [`describes ${e.trials} usable trials (study version ${e.version})`];
+  if (a.surrogate) parts.push(surrogateText(a.surrogate));
+  if (bias) parts.push(`sampling bias: ${bias.level}`);
+  let text = parts.join(' · ');
+  if (stale) {
+    const auto = FRESH_PANELS[panel].auto && e.ms <= EXPLAIN_AUTO_MS;
+    text = `Stale (${now - e.trials} newer trial${now - e.trials === 1 ? '' : 's'}; ${auto ? 'recomputing shortly' : `press ${FRESH_PANELS[panel].button}`}): ` + text;
+  }
+  el.textContent = text;
+  el.dataset.stale = String(stale);
+  el.classList.toggle('stale', stale);
+  const warn = $(`${panel}-warning`);
+  if (warn) warn.textContent = bias && bias.warning ? bias.warning : '';
+}
+
+// autoRecompute refreshes stale panels that are cheap to recompute, at most
+// once per EXPLAIN_AUTO_EVERY_MS each.
+function autoRecompute() {
+  const now = countUsable();
+  for (const [panel, p] of Object.entries(FRESH_PANELS)) {
+    const e = state.explained[panel];
+    if (!p.auto || !e || state.computing[panel] || now <= e.trials) continue;
+    if (e.ms > EXPLAIN_AUTO_MS || Date.now() - e.at < EXPLAIN_AUTO_EVERY_MS) continue;
+    p.refresh();
+  }
 }
 
 // ---------------------------------------------------------------- start
