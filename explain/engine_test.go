@@ -128,7 +128,7 @@ func TestCachesResultsAndModels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := e.PDP(ctx, h, PDPRequest{Params: []string{"b"}, Grid: 20, Samples: 1000, Band: BandApprox})
+	again, err := e.PDP(ctx, h, PDPRequest{Params: []string{"b"}, Grid: 20, Samples: 1000, Band: BandCalibrated})
 	if err != nil {
 		t.Fatal(err)
 	}

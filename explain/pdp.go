@@ -39,6 +39,10 @@ const (
 const (
 	BandApprox = string(pdp.BandApprox) // paper 000 eq. 5, the mean of the pointwise variances
 	BandExact  = string(pdp.BandExact)  // paper 000 eq. 4, the variance of the Monte Carlo average
+	// BandCalibrated (the default) is eq. 4 × the surrogate's
+	// cross-validated variance factor + the Monte Carlo variance of the
+	// average (package explain/pdp).
+	BandCalibrated = string(pdp.BandCalibrated)
 )
 
 // PDPRequest asks for the partial dependence of one or two parameters
@@ -108,7 +112,7 @@ func normalizePDPSettings(sp *space.Space, nParams int, grid, samples *int, alph
 		*alpha = pdp.DefaultAlpha
 	}
 	if *band == "" {
-		*band = BandApprox
+		*band = BandCalibrated
 	}
 	maxGrid := MaxGrid
 	if nParams == 2 {
@@ -121,8 +125,8 @@ func normalizePDPSettings(sp *space.Space, nParams int, grid, samples *int, alph
 		return invalidf("samples %d must lie in 10..%d", *samples, MaxSamples)
 	case !(*alpha > 0 && *alpha < 1):
 		return invalidf("alpha %v must lie in (0, 1)", *alpha)
-	case *band != BandApprox && *band != BandExact:
-		return invalidf("band %q: want %s or %s", *band, BandApprox, BandExact)
+	case *band != BandApprox && *band != BandExact && *band != BandCalibrated:
+		return invalidf("band %q: want %s, %s or %s", *band, BandCalibrated, BandApprox, BandExact)
 	}
 	points := *samples
 	for range nParams {
@@ -139,7 +143,7 @@ func normalizePDPSettings(sp *space.Space, nParams int, grid, samples *int, alph
 }
 
 func (r PDPRequest) options(seed uint64, workers int) pdp.Options {
-	return pdp.Options{GridSize: r.Grid, Samples: r.Samples, Alpha: r.Alpha, Exact: r.Band == BandExact,
+	return pdp.Options{GridSize: r.Grid, Samples: r.Samples, Alpha: r.Alpha, Band: pdp.Band(r.Band),
 		KeepICE: r.ICE, Seed: seed, Workers: workers}
 }
 
@@ -258,7 +262,7 @@ func (r *SliceRequest) normalize(sp *space.Space) error {
 	if r.Point == "" {
 		r.Point = PointBest
 	}
-	samples, band := pdp.DefaultSamples, BandApprox
+	samples, band := pdp.DefaultSamples, BandCalibrated
 	return normalizePDPSettings(sp, 1, &r.Grid, &samples, &r.Alpha, &band, false, &r.Surrogate)
 }
 
@@ -372,7 +376,7 @@ func (e *Engine) Regional(ctx context.Context, h *history.History, req RegionalR
 func regionalOf(ctx context.Context, p *prepared, m *fitted, req RegionalRequest, workers int) (*RegionalResult, error) {
 	sp := p.h.Space
 	j, _ := sp.Index(req.Param)
-	opts := pdp.Options{GridSize: req.Grid, Samples: req.Samples, Alpha: req.Alpha, Exact: req.Band == BandExact,
+	opts := pdp.Options{GridSize: req.Grid, Samples: req.Samples, Alpha: req.Alpha, Band: pdp.Band(req.Band),
 		KeepVariance: true, Seed: mcSeed, Workers: workers}
 	ice, err := pdp.NewICE(ctx, m.model, sp, []int{j}, opts)
 	if err != nil {

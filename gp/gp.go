@@ -113,6 +113,9 @@ type GP struct {
 	lml    float64
 	// workers bounds the goroutines of one call (Options.Workers).
 	workers int
+	calib   *calibration
+	// minNoise is the fit's lower bound on NoiseVariance (Options.MinNoise).
+	minNoise float64
 }
 
 var (
@@ -268,6 +271,9 @@ func fit(ctx context.Context, x [][]float64, y []float64, opt Options) (*GP, err
 		hyper:   hyper,
 		met:     newMetric(hyper.Lengthscales, cat),
 		workers: opt.Workers,
+		calib:   new(calibration),
+
+		minNoise: opt.MinNoise,
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

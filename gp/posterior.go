@@ -665,7 +665,8 @@ func (g *GP) conditionAll(xs [][]float64, ys []float64) (*GP, error) {
 	c := &GP{
 		kernel: g.kernel, dim: d, levels: g.levels, cat: g.cat, n: m,
 		x: append(slices.Clone(g.x), pe...), y: append(slices.Clone(g.y), ys...),
-		out: g.out, hyper: g.hyper.Clone(), jitter: g.jitter, workers: g.workers,
+		out: g.out, hyper: g.hyper.Clone(), jitter: g.jitter, workers: g.workers, calib: new(calibration),
+		minNoise: g.minNoise,
 	}
 	c.met = newMetric(c.hyper.Lengthscales, c.cat)
 	ystd := make([]float64, m)

@@ -376,10 +376,13 @@ func shapleyText(r *explain.ShapleyResult, n int) (string, []string, [][]string)
 }
 
 func bandName(b string) string {
-	if b == string(pdp.BandExact) {
+	switch b {
+	case string(pdp.BandExact):
 		return "exact, eq. 4"
+	case string(pdp.BandCalibrated):
+		return "calibrated: eq. 4 scaled by the surrogate's leave-one-out variance factor, plus the Monte Carlo error of the average"
 	}
-	return "mean of pointwise variances, eq. 5, which never understates the uncertainty"
+	return "mean of pointwise variances, eq. 5, which never understates the surrogate's uncertainty"
 }
 
 func sortedKeys(m map[string]int) []string {

@@ -124,3 +124,24 @@ type SharedPredictor interface {
 	// k·len(base)+i; the results equal Predict's up to rounding.
 	PredictShared(base [][]float64, dims []int, values [][]float64, mean, variance []float64) error
 }
+
+// VarianceScaler is a Model that estimates, by cross-validation on its own
+// data, the factor its posterior variances should be multiplied by to match
+// its errors (1 for a calibrated model). Calibrated partial-dependence bands
+// apply it.
+type VarianceScaler interface {
+	Model
+	VarianceScale() (float64, error)
+	// VarianceScaleAlong is the factor for averages over slabs of the
+	// given dimensions, the shape of a partial dependence's error.
+	VarianceScaleAlong(dims []int) (float64, error)
+}
+
+// HyperposteriorSampler is a Model that can draw versions of itself whose
+// hyperparameters come from their (approximate) posterior, so that an
+// explanation can add the spread the hyperparameters leave, which a model
+// fitted at one estimate of them does not show.
+type HyperposteriorSampler interface {
+	Model
+	HyperposteriorModels(n int, seed uint64) ([]Model, error)
+}

@@ -149,8 +149,8 @@ func aboutLine(a *explain.About) string {
 			kind = "GP (" + s.Kernel + ")"
 		}
 		fmt.Fprintf(&b, "; surrogate %s", kind)
-		if s.Approximate {
-			fmt.Fprintf(&b, " conditioned on %d of %d trials (%s)", s.ConditionedOn, s.Trials, s.Note)
+		if s.Note != "" {
+			fmt.Fprintf(&b, " (%s)", s.Note)
 		}
 	}
 	if bias := a.Bias; bias != nil {

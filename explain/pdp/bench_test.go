@@ -15,7 +15,7 @@ func BenchmarkGlobalPDPsExact(b *testing.B) {
 	b.ResetTimer()
 	for b.Loop() {
 		for j := range sp.Dim() {
-			if _, err := pdp.Compute(context.Background(), model, sp, []string{sp.Params[j].Name}, pdp.Options{Exact: true, Seed: 1}); err != nil {
+			if _, err := pdp.Compute(context.Background(), model, sp, []string{sp.Params[j].Name}, pdp.Options{Band: pdp.BandExact, Seed: 1}); err != nil {
 				b.Fatal(err)
 			}
 		}

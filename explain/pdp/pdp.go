@@ -55,7 +55,18 @@ const (
 	BandApprox Band = "approx"
 	// BandExact is eq. 4: the posterior variance of the Monte Carlo average.
 	BandExact Band = "exact"
+	// BandCalibrated estimates the error against the true PD, not only
+	// against the surrogate's own average over the same n points:
+	// c·(eq. 4 + the variance of the PD across hyperposterior models) + the
+	// Monte Carlo variance of the n-point average, with c ≥ 1 the model's
+	// cross-validated variance factor (surrogate.VarianceScaler,
+	// surrogate.HyperposteriorSampler; models without them contribute
+	// c = 1 and no hyperparameter term).
+	BandCalibrated Band = "calibrated"
 )
+
+// needsAverage says whether the band needs eq. 4.
+func (b Band) needsAverage() bool { return b == BandExact || b == BandCalibrated }
 
 // Options configure a PDP. The zero value gives the paper's defaults:
 // G = 20 grid points, n = 1000 Monte Carlo points, 95% bands from eq. 5.
@@ -63,9 +74,11 @@ type Options struct {
 	GridSize int     // G per parameter (every level for categoricals, every integer when fewer)
 	Samples  int     // n, the Monte Carlo sample of the other parameters
 	Alpha    float64 // bands at level 1−α
-	Exact    bool    // eq. 4 via surrogate.AverageVariancer instead of eq. 5
-	KeepICE  bool    // return the ICE curves of the mean in the result
-	Seed     uint64  // seeds the Monte Carlo sample
+	// Band is the band's estimator (default BandApprox, the paper's eq. 5);
+	// BandExact and BandCalibrated need a surrogate.AverageVariancer.
+	Band    Band
+	KeepICE bool   // return the ICE curves of the mean in the result
+	Seed    uint64 // seeds the Monte Carlo sample
 	// Background, when set, is used as the Monte Carlo sample instead of a
 	// fresh draw: rows in unit-cube encoding with one entry per parameter
 	// (the S coordinates are overwritten). Benchmarks pass one sample to
@@ -96,7 +109,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.Workers <= 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	if o.Band == "" {
+		o.Band = BandApprox
+	}
 	switch {
+	case o.Band != BandApprox && !o.Band.needsAverage():
+		return o, fmt.Errorf("band %q: want %s, %s or %s", o.Band, BandApprox, BandExact, BandCalibrated)
 	case o.GridSize < 2:
 		return o, fmt.Errorf("grid size %d must be at least 2", o.GridSize)
 	case o.Samples < 1 && o.Background == nil:
@@ -139,6 +157,15 @@ type Result struct {
 	Band    Band        `json:"band"`
 	Level   float64     `json:"level"` // 1−α
 	Samples int         `json:"samples"`
+	// VarianceScale and MonteCarloSD are the two terms a calibrated band adds
+	// to eq. 4: the factor eq. 4 was multiplied by and, per grid point, the
+	// standard error of the n-point average of the ICE curves.
+	VarianceScale float64   `json:"variance_scale,omitempty"`
+	MonteCarloSD  []float64 `json:"mc_sd,omitempty"`
+	// HyperSD is, per grid point, the sd of the PD estimate across models
+	// with hyperparameters drawn from their posterior, the third term of a
+	// calibrated band (absent for a model that cannot draw them).
+	HyperSD []float64 `json:"hyper_sd,omitempty"`
 }
 
 // ICE holds the ICE curves of the posterior mean and variance of a model for
@@ -163,7 +190,19 @@ type ICE struct {
 
 	model surrogate.Model
 	opts  Options
+	// hyperMean[s][i][g] is the mean of hyperposterior model s at curve i
+	// (the first hyperCurves curves) for calibrated bands; nil otherwise.
+	hyperMean [][][]float64
 }
+
+// Calibrated bands average the PD over HyperSamples hyperposterior models
+// on the first hyperCurves Monte Carlo points: the spread of the PD across
+// models is driven by the models, not by the sample, which they share.
+const (
+	HyperSamples = 8
+	hyperCurves  = 100
+	hyperSeed    = 7
+)
 
 // Compute returns the PDP of model for the parameters named in params (one or
 // two) over the space.
@@ -225,9 +264,9 @@ func NewICE(ctx context.Context, model surrogate.Model, sp *space.Space, params 
 	if len(params) == 2 && params[0] == params[1] {
 		return nil, errors.New("pdp: the two parameters must differ")
 	}
-	if opts.Exact {
+	if opts.Band.needsAverage() {
 		if _, ok := model.(surrogate.AverageVariancer); !ok {
-			return nil, errors.New("pdp: exact bands (eq. 4) need a model that implements surrogate.AverageVariancer")
+			return nil, fmt.Errorf("pdp: %s bands (eq. 4) need a model that implements surrogate.AverageVariancer", opts.Band)
 		}
 	}
 	ice := &ICE{Space: sp, Params: slices.Clone(params), model: model, opts: opts}
@@ -258,7 +297,7 @@ func NewICE(ctx context.Context, model surrogate.Model, sp *space.Space, params 
 	}
 	n, G := len(ice.Background), len(ice.GridU)
 	meaner, meanOnly := model.(Meaner)
-	meanOnly = meanOnly && opts.Exact && !opts.KeepVariance
+	meanOnly = meanOnly && opts.Band.needsAverage() && !opts.KeepVariance
 	ice.Mean = make([][]float64, n)
 	if !meanOnly {
 		ice.Var = make([][]float64, n)
@@ -267,6 +306,11 @@ func NewICE(ctx context.Context, model surrogate.Model, sp *space.Space, params 
 		ice.Mean[i] = make([]float64, G)
 		if !meanOnly {
 			ice.Var[i] = make([]float64, G)
+		}
+	}
+	if opts.Band == BandCalibrated {
+		if err := ice.hyperposterior(ctx); err != nil {
+			return nil, fmt.Errorf("pdp: calibrated band: %w", err)
 		}
 	}
 	if shared, ok := model.(surrogate.SharedPredictor); ok && ice.gridOnlyMovesParams() {
@@ -309,6 +353,19 @@ func NewICE(ctx context.Context, model surrogate.Model, sp *space.Space, params 
 	return ice, nil
 }
 
+// repairedGrid lists each grid point's coordinates of the parameters of
+// interest as PointsAt sets them (repaired onto the space).
+func (c *ICE) repairedGrid() [][]float64 {
+	values := make([][]float64, len(c.GridU))
+	for g := range values {
+		p := c.PointsAt(g, []int{0})[0]
+		for _, j := range c.Params {
+			values[g] = append(values[g], p[j])
+		}
+	}
+	return values
+}
+
 // sharedGridChunk is the number of grid values predicted between two
 // looks at the context.
 const sharedGridChunk = 8
@@ -321,13 +378,7 @@ const sharedGridChunk = 8
 // coordinates, as PointsAt builds it.
 func (c *ICE) predictShared(ctx context.Context, model surrogate.SharedPredictor, withVariance bool) error {
 	n, G := len(c.Sample), len(c.GridU)
-	values := make([][]float64, G)
-	for g := range G {
-		p := c.PointsAt(g, []int{0})[0]
-		for _, j := range c.Params {
-			values[g] = append(values[g], p[j])
-		}
-	}
+	values := c.repairedGrid()
 	for g0 := 0; g0 < G; g0 += sharedGridChunk {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -355,6 +406,151 @@ func (c *ICE) predictShared(ctx context.Context, model surrogate.SharedPredictor
 		}
 	}
 	return nil
+}
+
+// hyperposterior fills hyperMean from the model's hyperposterior samples,
+// if it has them, looking at ctx between grid points.
+func (c *ICE) hyperposterior(ctx context.Context) error {
+	hs, ok := c.model.(surrogate.HyperposteriorSampler)
+	if !ok {
+		return nil
+	}
+	models, err := hs.HyperposteriorModels(HyperSamples, hyperSeed)
+	if err != nil {
+		return err
+	}
+	n, G := min(len(c.Sample), hyperCurves), len(c.GridU)
+	base := c.Sample[:n]
+	var values [][]float64
+	if c.gridOnlyMovesParams() {
+		values = c.repairedGrid()
+	}
+	c.hyperMean = make([][][]float64, len(models))
+	for s, m := range models {
+		curves := make([][]float64, n)
+		for i := range curves {
+			curves[i] = make([]float64, G)
+		}
+		shared, isShared := m.(surrogate.SharedPredictor)
+		for g0 := 0; g0 < G; g0 += sharedGridChunk {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			g1 := min(G, g0+sharedGridChunk)
+			if isShared && values != nil {
+				mean := make([]float64, (g1-g0)*n)
+				if err := shared.PredictShared(base, c.Params, values[g0:g1], mean, nil); err != nil {
+					return err
+				}
+				for g := g0; g < g1; g++ {
+					for i := range n {
+						curves[i][g] = mean[(g-g0)*n+i]
+					}
+				}
+				continue
+			}
+			mean, variance := make([]float64, n), make([]float64, n)
+			for g := g0; g < g1; g++ {
+				pts := c.PointsAt(g, nil)[:n]
+				if mm, ok := m.(Meaner); ok {
+					err = mm.Mean(pts, mean)
+				} else {
+					err = m.Predict(pts, mean, variance)
+				}
+				if err != nil {
+					return err
+				}
+				for i := range n {
+					curves[i][g] = mean[i]
+				}
+			}
+		}
+		c.hyperMean[s] = curves
+	}
+	return nil
+}
+
+// hyperVariance is the variance across hyperposterior models of the PD
+// estimate at grid point g over the members (those among the curves the
+// models were evaluated at; all of those when fewer than 10 members are).
+func (c *ICE) hyperVariance(rows []int, g int) float64 {
+	S := len(c.hyperMean)
+	if S < 2 {
+		return 0
+	}
+	n := len(c.hyperMean[0])
+	use := make([]int, 0, len(rows))
+	for _, i := range rows {
+		if i < n {
+			use = append(use, i)
+		}
+	}
+	if len(use) < 10 {
+		use = use[:0]
+		for i := range n {
+			use = append(use, i)
+		}
+	}
+	pd := make([]float64, S)
+	for s := range S {
+		for _, i := range use {
+			pd[s] += c.hyperMean[s][i][g]
+		}
+		pd[s] /= float64(len(use))
+	}
+	m := 0.0
+	for _, v := range pd {
+		m += v / float64(S)
+	}
+	v := 0.0
+	for _, x := range pd {
+		v += (x - m) * (x - m)
+	}
+	return v / float64(S-1)
+}
+
+// varianceScale is the model's cross-validated variance factor, the larger
+// of the one for averages over the whole space and the one for averages
+// over slabs of the PDP's parameters, at least 1 (1 for a model that has
+// none): the factor is a noisy estimate from the
+// model's own data, and a band is only widened by it, never narrowed below
+// the model's own posterior.
+func (c *ICE) varianceScale() (float64, error) {
+	vs, ok := c.model.(surrogate.VarianceScaler)
+	if !ok {
+		return 1, nil
+	}
+	s, err := vs.VarianceScale()
+	if err != nil {
+		return 0, err
+	}
+	along, err := vs.VarianceScaleAlong(c.Params)
+	if err != nil {
+		return 0, err
+	}
+	for _, v := range []float64{s, along} {
+		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+			return 0, fmt.Errorf("variance scale %v", v)
+		}
+	}
+	return max(s, along, 1), nil
+}
+
+// monteCarloVariance is the variance of the n-point average of the ICE
+// curves at grid point g as an estimate of their integral over the
+// reference measure: the sample variance of the curves' values divided by n
+// (0 for a single curve, whose spread is unknown).
+func monteCarloVariance(curves [][]float64, rows []int, g int, mean float64) float64 {
+	n := len(rows)
+	if n < 2 {
+		return 0
+	}
+	ss := 0.0
+	for _, i := range rows {
+		d := curves[i][g] - mean
+		ss += d * d
+	}
+	return ss / float64(n-1) / float64(n)
 }
 
 // productGrid lists the grid points in unit encoding, row-major for pairs.
@@ -511,9 +707,8 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 		mean[g] *= inv
 		variance[g] *= inv
 	}
-	band := BandApprox
-	if c.opts.Exact {
-		band = BandExact
+	band := c.opts.Band
+	if band.needsAverage() {
 		av := c.model.(surrogate.AverageVariancer)
 		averageVariance := av.AverageVariance
 		if ps, ok := c.model.(surrogate.PriorSplitter); ok && c.gridOnlyMovesParams() {
@@ -537,6 +732,28 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 			return nil, fmt.Errorf("pdp: exact band: %w", err)
 		}
 	}
+	var scale float64
+	var mcSD, hyperSD []float64
+	if band == BandCalibrated {
+		var err error
+		if scale, err = c.varianceScale(); err != nil {
+			return nil, fmt.Errorf("pdp: calibrated band: %w", err)
+		}
+		mcSD = make([]float64, G)
+		if c.hyperMean != nil {
+			hyperSD = make([]float64, G)
+		}
+		for g := range G {
+			mc := monteCarloVariance(c.Mean, rows, g, mean[g])
+			mcSD[g] = math.Sqrt(mc)
+			hv := 0.0
+			if hyperSD != nil {
+				hv = c.hyperVariance(rows, g)
+				hyperSD[g] = math.Sqrt(hv)
+			}
+			variance[g] = scale*(variance[g]+hv) + mc
+		}
+	}
 	r := &Result{
 		Param:   c.Space.Params[c.Params[0]].Name,
 		Grid:    slices.Clone(c.Grid[0]),
@@ -548,6 +765,10 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 		Band:    band,
 		Level:   1 - c.opts.Alpha,
 		Samples: len(rows),
+
+		VarianceScale: scale,
+		MonteCarloSD:  mcSD,
+		HyperSD:       hyperSD,
 	}
 	if len(c.Params) == 2 {
 		r.Param2 = c.Space.Params[c.Params[1]].Name

@@ -37,7 +37,7 @@ func TestExactBandEqualsBruteForceAndIsBelowApprox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts := pdp.Options{GridSize: 7, Samples: 150, Seed: 3, Exact: true}
+	opts := pdp.Options{GridSize: 7, Samples: 150, Seed: 3, Band: pdp.BandExact}
 	ice, err := pdp.NewICE(context.Background(), model, sp, []int{0}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -46,7 +46,7 @@ func TestExactBandEqualsBruteForceAndIsBelowApprox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Exact = false
+	opts.Band = pdp.BandApprox
 	approx, err := pdp.Compute(context.Background(), model, sp, []string{"x0"}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -155,7 +155,7 @@ func TestBandCoversTruthAndErrorFallsWithData(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := pdp.Compute(context.Background(), model, sp, []string{"x0"}, pdp.Options{Samples: 300, Exact: true, Seed: uint64(rep)})
+			res, err := pdp.Compute(context.Background(), model, sp, []string{"x0"}, pdp.Options{Samples: 300, Band: pdp.BandExact, Seed: uint64(rep)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -302,7 +302,7 @@ func TestInputErrors(t *testing.T) {
 		{"twice", []string{"x0", "x0"}, pdp.Options{}},
 		{"alpha", []string{"x0"}, pdp.Options{Alpha: 1.5}},
 		{"grid", []string{"x0"}, pdp.Options{GridSize: 1}},
-		{"exact without AverageVariancer", []string{"x0"}, pdp.Options{Exact: true}},
+		{"exact without AverageVariancer", []string{"x0"}, pdp.Options{Band: pdp.BandExact}},
 		{"background shape", []string{"x0"}, pdp.Options{Background: [][]float64{{0.1}}}},
 	}
 	for _, c := range cases {

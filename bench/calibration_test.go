@@ -1,0 +1,59 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"strings"
+	"testing"
+)
+
+// A small calibration run: every requested cell is there, coverages are
+// fractions, the calibrated GP band is at least as wide as eq. 4 (so it
+// covers at least as often), and the table prints the pooled summary.
+func TestCalibrationSmall(t *testing.T) {
+	cells, err := Calibration(context.Background(), CalibrationOptions{Functions: []string{NameBranin}, Sizes: []int{8},
+		Data: []string{"uniform"}, Surrogates: []string{"gp", "forest"}, Bands: []string{"calibrated", "exact"}, Seeds: 1, Samples: 200, TruthSamples: 2000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cells) != 4 {
+		t.Fatalf("%d cells, want 4", len(cells))
+	}
+	byKey := map[string]CalibrationCell{}
+	for _, c := range cells {
+		if c.Points != 40 || c.Trials != 16 || c.Coverage95 < 0 || c.Coverage95 > 1 || c.Coverage68 > c.Coverage95 || !(c.MAE > 0) || math.IsNaN(c.WidthRatio) {
+			t.Fatalf("cell %+v", c)
+		}
+		byKey[c.Surrogate+" "+c.Band] = c
+	}
+	cal, exact := byKey["gp calibrated"], byKey["gp exact"]
+	if cal.MAE != exact.MAE || cal.WidthRatio < exact.WidthRatio || cal.Coverage95 < exact.Coverage95 {
+		t.Errorf("calibrated %+v against exact %+v", cal, exact)
+	}
+	var buf bytes.Buffer
+	if err := WriteCalibrationTable(&buf, cells); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "gp calibrated") || !strings.Contains(buf.String(), "Pooled over cells") {
+		t.Errorf("table:\n%s", buf.String())
+	}
+	if _, err := Calibration(context.Background(), CalibrationOptions{Data: []string{"sobol"}}); err == nil {
+		t.Error("unknown data kind accepted")
+	}
+}
+
+// The true PD by Monte Carlo agrees with the closed form where one exists.
+func TestTruePDMonteCarlo(t *testing.T) {
+	f, _ := Lookup(NameStyblinskiTang, 3)
+	sp, _ := f.Space()
+	tp := newTruePD(f, sp, 20000, 1)
+	mc := &truePD{f: &Function{Name: f.Name, Dim: f.Dim, Low: f.Low, High: f.High, Eval: f.Eval}, sp: sp, sample: tp.sample, memo: map[[2]float64]float64{}}
+	for _, v := range []float64{-4, -1, 0.5, 3} {
+		exact, mcv := tp.at(1, v), mc.at(1, v)
+		// sd of f over the other two coordinates is about 40; MC error ≈ 40/√20000 ≈ 0.3.
+		if math.Abs(exact-mcv) > 1.5 {
+			t.Errorf("PD at %v: closed form %v, Monte Carlo %v", v, exact, mcv)
+		}
+	}
+}

@@ -1,0 +1,357 @@
+package gp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"sync"
+
+	"gonum.org/v1/gonum/mat"
+
+	"xbo/surrogate"
+)
+
+// calibration caches a GP's cross-validated variance scale, computed on first use.
+type calibration struct {
+	once  sync.Once
+	value float64
+	err   error
+	mu    sync.Mutex
+	along map[string]float64 // VarianceScaleAlong by dimensions
+}
+
+var (
+	_ surrogate.VarianceScaler        = (*GP)(nil)
+	_ surrogate.VarianceScaler        = (*Subset)(nil)
+	_ surrogate.HyperposteriorSampler = (*GP)(nil)
+	_ surrogate.HyperposteriorSampler = (*Subset)(nil)
+)
+
+// VarianceScale implements surrogate.VarianceScaler: a cross-validated
+// estimate of the factor the posterior covariance of averages should be
+// multiplied by. The data are split heldOutSplits times at random into two
+// halves; the GP with the same hyperparameters, conditioned on one half,
+// predicts the mean of the other half's observations, and
+//
+//	c = mean over splits of (ȳ_H − μ̄_H)² / (1ᵀK̂_H1/|H|² + σ_n²/|H|),
+//
+// the squared error of the held-out average standardized by its predicted
+// variance (eq. 4 of paper 000 for the held-out points, plus their noise).
+// It is Bachoc's cross-validation variance estimator (Bachoc 2013, "Cross
+// validation and maximum likelihood estimations of hyper-parameters of
+// Gaussian processes with model misspecification", Comput. Stat. Data
+// Anal. 66, section 2.3) applied to block averages instead of single
+// points: a partial dependence is an average, and errors that are
+// correlated over the space inflate an average's error beyond what a
+// pointwise check (leave-one-out) sees. c ≈ 1 for a well-specified model;
+// c > 1 when the fit is overconfident about averages. Fewer than
+// 2·minHeldOut observations give 1.
+func (g *GP) VarianceScale() (float64, error) {
+	if g.calib == nil {
+		return 0, errors.New("gp: variance scale: model was not fitted")
+	}
+	g.calib.once.Do(func() { g.calib.value, g.calib.err = g.heldOutAverageScale() })
+	return g.calib.value, g.calib.err
+}
+
+// Held-out average calibration.
+const (
+	heldOutSplits = 32
+	minHeldOut    = 3
+	heldOutSeed   = 11
+)
+
+func (g *GP) heldOutAverageScale() (float64, error) { return g.heldOutScale(nil) }
+
+// heldOutBins is the number of slabs per parameter along which held-out
+// averages are taken by VarianceScaleAlong.
+const heldOutBins = 8
+
+// VarianceScaleAlong is VarianceScale with the held-out half grouped into
+// slabs of the given dimensions (heldOutBins equal-width bins of a numeric
+// coordinate, its levels for a categorical, inactive as a group of its own),
+// each slab's average checked on its own: the factor for a partial
+// dependence on those dimensions, whose error at one grid value is the error
+// of an average over such a slab. A systematic error along them that the
+// model explains as noise (a ripple shorter than its lengthscale) averages
+// out of the whole half but not out of a slab.
+func (g *GP) VarianceScaleAlong(dims []int) (float64, error) {
+	for k, j := range dims {
+		if j < 0 || j >= g.dim || slices.Contains(dims[:k], j) {
+			return 0, fmt.Errorf("gp: variance scale: dimension %d out of range or repeated", j)
+		}
+	}
+	if len(dims) == 0 {
+		return g.VarianceScale()
+	}
+	key := fmt.Sprint(dims)
+	g.calib.mu.Lock()
+	defer g.calib.mu.Unlock()
+	if v, ok := g.calib.along[key]; ok {
+		return v, nil
+	}
+	v, err := g.heldOutScale(dims)
+	if err != nil {
+		return 0, err
+	}
+	if g.calib.along == nil {
+		g.calib.along = map[string]float64{}
+	}
+	g.calib.along[key] = v
+	return v, nil
+}
+
+// heldOutScale is the mean standardized squared error of held-out averages
+// over random half splits: of the whole half (dims nil), or of each slab of
+// the half along dims that holds at least minHeldOut observations.
+func (g *GP) heldOutScale(dims []int) (float64, error) {
+	n := g.n
+	if n < 2*minHeldOut {
+		return 1, nil
+	}
+	rows := g.unitRows()
+	opts := g.Options()
+	opts.Workers = 1
+	rng := rand.New(rand.NewPCG(heldOutSeed, heldOutSeed^0x9e3779b97f4a7c15))
+	noise := g.NoiseVariance()
+	slab := func(i int) string {
+		var b []byte
+		for _, j := range dims {
+			v := g.x[i*g.dim+j] // encoded: level index, −1 inactive, or the unit value
+			switch {
+			case v < 0:
+				b = append(b, 'i')
+			case g.levels[j] > 0:
+				b = fmt.Appendf(b, "l%d", int(v))
+			default:
+				b = fmt.Appendf(b, "b%d", min(int(v*heldOutBins), heldOutBins-1))
+			}
+			b = append(b, ',')
+		}
+		return string(b)
+	}
+	sum, count := 0.0, 0
+	for range heldOutSplits {
+		perm := rng.Perm(n)
+		h := n / 2
+		held, kept := perm[:h], perm[h:]
+		kx, ky := make([][]float64, len(kept)), make([]float64, len(kept))
+		for k, i := range kept {
+			kx[k], ky[k] = rows[i], g.y[i]
+		}
+		m, err := fit(context.Background(), kx, ky, opts)
+		if err != nil {
+			return 0, fmt.Errorf("gp: variance scale: %w", err)
+		}
+		groups := map[string][]int{}
+		var order []string
+		for _, i := range held {
+			s := slab(i)
+			if _, ok := groups[s]; !ok {
+				order = append(order, s)
+			}
+			groups[s] = append(groups[s], i)
+		}
+		for _, s := range order {
+			members := groups[s]
+			if len(members) < minHeldOut {
+				continue
+			}
+			hx := make([][]float64, len(members))
+			for k, i := range members {
+				hx[k] = rows[i]
+			}
+			mu := make([]float64, len(hx))
+			if err := m.Mean(hx, mu); err != nil {
+				return 0, fmt.Errorf("gp: variance scale: %w", err)
+			}
+			e := 0.0
+			for k, i := range members {
+				e += g.y[i] - mu[k]
+			}
+			e /= float64(len(members))
+			av, err := m.AverageVariance(hx)
+			if err != nil {
+				return 0, fmt.Errorf("gp: variance scale: %w", err)
+			}
+			v := av + noise/float64(len(members))
+			if !(v > 0) {
+				return 0, errors.New("gp: variance scale: held-out average has no variance")
+			}
+			sum += e * e / v
+			count++
+		}
+	}
+	if count == 0 {
+		return 1, nil
+	}
+	return sum / float64(count), nil
+}
+
+// unitRows decodes the stored inputs back to unit-cube rows that Fit and
+// Predict accept: a categorical level k of K at (k+½)/K, inactive as −1.
+func (g *GP) unitRows() [][]float64 {
+	rows := make([][]float64, g.n)
+	for i := range rows {
+		r := slices.Clone(g.x[i*g.dim : (i+1)*g.dim])
+		for j, k := range g.levels {
+			if k > 0 && r[j] >= 0 {
+				r[j] = (r[j] + 0.5) / float64(k)
+			}
+		}
+		rows[i] = r
+	}
+	return rows
+}
+
+// VarianceScale is the variance part's leave-one-out scale (see
+// GP.VarianceScale): the part every variance of a Subset comes from.
+func (s *Subset) VarianceScale() (float64, error) { return s.variance.VarianceScale() }
+
+// Laplace approximation of the hyperparameter posterior.
+const (
+	// hessianStep is the central-difference step in log units.
+	hessianStep = 1e-4
+	// maxLogSD bounds the posterior sd of any log hyperparameter direction
+	// (a factor e² ≈ 7.4): a flat likelihood direction would otherwise get
+	// an unbounded spread; samples are also clamped to the fit's bounds.
+	maxLogSD = 2.0
+)
+
+// HyperposteriorSamples returns n GPs on the same observations whose
+// hyperparameters are drawn from the Laplace approximation of their
+// posterior under a flat prior on the log hyperparameters (MacKay 1992,
+// "A practical Bayesian framework for backpropagation networks", Neural
+// Comput. 4(3); R&W §5.2): θ ~ N(θ̂, H⁻¹) with θ̂ the fitted log
+// hyperparameters and H the Hessian of the negative log marginal likelihood
+// there, by central differences of its analytic gradient (R&W eq. 5.9).
+// Eigenvalues of H are floored at 1/maxLogSD², and samples are clamped to
+// the fit's bounds. A prediction averaged over the samples carries the
+// hyperparameters' uncertainty that the maximum-likelihood model leaves out
+// (paper 000, appendix A.2). A GP of constant data, fitted without
+// hyperparameters, gives n copies of itself.
+func (g *GP) HyperposteriorSamples(n int, seed uint64) ([]*GP, error) {
+	if n < 1 || n > 1000 {
+		return nil, fmt.Errorf("gp: hyperposterior samples: %d, want 1..1000", n)
+	}
+	ystd := make([]float64, g.n)
+	for i, v := range g.y {
+		ystd[i] = (v - g.out.Mean) / g.out.Std
+	}
+	minNoise := g.minNoise
+	if minNoise == 0 {
+		minNoise = defaultNoise
+	}
+	p := &problem{kernel: g.kernel, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: minNoise, workers: 1}
+	k := g.dim + 2
+	theta := p.toTheta(g.hyper)
+	lo, hi := p.bounds()
+	hess, err := p.negLMLHessian(theta)
+	if err != nil {
+		return nil, fmt.Errorf("gp: hyperposterior samples: %w", err)
+	}
+	var eig mat.EigenSym
+	if !eig.Factorize(hess, true) {
+		return nil, errors.New("gp: hyperposterior samples: eigen decomposition of the Hessian failed")
+	}
+	vals := eig.Values(nil)
+	var vecs mat.Dense
+	eig.VectorsTo(&vecs)
+	// sd along eigenvector e is 1/√λ, at most maxLogSD.
+	sd := make([]float64, k)
+	for e, l := range vals {
+		sd[e] = maxLogSD
+		if l > 1/(maxLogSD*maxLogSD) && !math.IsInf(l, 0) && !math.IsNaN(l) {
+			sd[e] = 1 / math.Sqrt(l)
+		}
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0x2545f4914f6cdd1d))
+	out := make([]*GP, 0, n)
+	z := make([]float64, k)
+	for range n {
+		for e := range z {
+			z[e] = rng.NormFloat64() * sd[e]
+		}
+		th := slices.Clone(theta)
+		for j := range k {
+			for e := range k {
+				th[j] += vecs.At(j, e) * z[e]
+			}
+			th[j] = math.Min(math.Max(th[j], lo[j]), hi[j])
+		}
+		s, err := g.withHyper(p.fromTheta(th), ystd)
+		if err != nil {
+			return nil, fmt.Errorf("gp: hyperposterior samples: %w", err)
+		}
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// negLMLHessian is the Hessian of the negative log marginal likelihood at
+// theta, by central differences of its analytic gradient, symmetrized.
+func (p *problem) negLMLHessian(theta []float64) (*mat.SymDense, error) {
+	k := len(theta)
+	w := p.newWorkspace()
+	defer w.release()
+	cols := make([][]float64, k)
+	gp, gm := make([]float64, k), make([]float64, k)
+	step := slices.Clone(theta)
+	for j := range k {
+		step[j] = theta[j] + hessianStep
+		if _, err := w.lml(step, gp); err != nil {
+			return nil, err
+		}
+		step[j] = theta[j] - hessianStep
+		if _, err := w.lml(step, gm); err != nil {
+			return nil, err
+		}
+		step[j] = theta[j]
+		cols[j] = make([]float64, k)
+		for i := range k {
+			cols[j][i] = -(gp[i] - gm[i]) / (2 * hessianStep)
+		}
+	}
+	hess := mat.NewSymDense(k, nil)
+	for i := range k {
+		for j := i; j < k; j++ {
+			hess.SetSym(i, j, 0.5*(cols[j][i]+cols[i][j]))
+		}
+	}
+	return hess, nil
+}
+
+// withHyper is g's data conditioned under other hyperparameters.
+func (g *GP) withHyper(h Hyper, ystd []float64) (*GP, error) {
+	s := &GP{
+		kernel: g.kernel, dim: g.dim, levels: g.levels, cat: g.cat, n: g.n,
+		x: g.x, y: g.y, out: g.out, hyper: h, met: newMetric(h.Lengthscales, g.cat),
+		workers: g.workers, calib: new(calibration), minNoise: g.minNoise,
+	}
+	if err := s.factorize(ystd, 0); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// HyperposteriorModels implements surrogate.HyperposteriorSampler.
+func (g *GP) HyperposteriorModels(n int, seed uint64) ([]surrogate.Model, error) {
+	gs, err := g.HyperposteriorSamples(n, seed)
+	if err != nil {
+		return nil, err
+	}
+	ms := make([]surrogate.Model, len(gs))
+	for i, s := range gs {
+		ms[i] = s
+	}
+	return ms, nil
+}
+
+// HyperposteriorModels draws the variance part's hyperposterior samples:
+// the part whose data the hyperparameters were fitted on.
+func (s *Subset) HyperposteriorModels(n int, seed uint64) ([]surrogate.Model, error) {
+	return s.variance.HyperposteriorModels(n, seed)
+}
