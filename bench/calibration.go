@@ -41,9 +41,9 @@ type CalibrationOptions struct {
 }
 
 // CalibrationFunctions is the default suite: known functions with d from 2
-// to 8, smooth and rugged.
+// to 8, smooth and rugged, and a conditional mixed space.
 var CalibrationFunctions = []string{NameBranin, NameHartmann3, NameStyblinskiTang + ":3", NameCosineMixture + ":4",
-	NameHartmann6, NameHyperEllipsoid + ":8"}
+	NameConditional, NameHartmann6, NameHyperEllipsoid + ":8"}
 
 // CalibrationCell is one (function, data, size, surrogate, band) cell,
 // pooled over seeds, parameters and grid points.
@@ -277,21 +277,32 @@ func calibrationHistory(sp *space.Space, u [][]float64, y []float64) *history.Hi
 }
 
 // truePD is the true partial dependence of a test function under the
-// uniform reference measure of its space, by Monte Carlo with a fixed
-// sample (or the closed form where the function has one), memoized.
+// reference measure of explain/pdp, by Monte Carlo with a fixed sample (or
+// the closed form where the function has one), memoized: uniform unit-cube
+// rows with the parameter set to the grid value and then repaired onto the
+// space, so a conditional child takes a uniform value when its parent
+// switches it on; a child's PD averages over the rows where it is active.
 type truePD struct {
-	f      *Function
-	sp     *space.Space
-	sample [][]float64
-	memo   map[[2]float64]float64
+	f    *Function
+	sp   *space.Space
+	raw  [][]float64
+	memo map[[2]float64]float64
 }
 
 func newTruePD(f *Function, sp *space.Space, n int, seed uint64) *truePD {
 	rng := rand.New(rand.NewPCG(seed, seed^0xbb67ae8584caa73b))
-	return &truePD{f: f, sp: sp, sample: sp.Sample(rng, n), memo: map[[2]float64]float64{}}
+	raw := make([][]float64, n)
+	for i := range raw {
+		raw[i] = make([]float64, sp.Dim())
+		for j := range raw[i] {
+			raw[i][j] = rng.Float64()
+		}
+	}
+	return &truePD{f: f, sp: sp, raw: raw, memo: map[[2]float64]float64{}}
 }
 
-// at is the PD of parameter p at its natural value v.
+// at is the PD of parameter p at its natural value v (NaN when p is never
+// active in the sample).
 func (t *truePD) at(p int, v float64) float64 {
 	k := [2]float64{float64(p), v}
 	if pd, ok := t.memo[k]; ok {
@@ -301,14 +312,24 @@ func (t *truePD) at(p int, v float64) float64 {
 		t.memo[k] = pd
 		return pd
 	}
-	sum := 0.0
-	x := make([]float64, t.sp.Dim())
-	for _, row := range t.sample {
-		copy(x, t.sp.Decode(row))
-		x[p] = v
+	sum, count := 0.0, 0
+	u := make([]float64, t.sp.Dim())
+	target := t.sp.Params[p].ToUnit(v)
+	for _, row := range t.raw {
+		copy(u, row)
+		u[p] = target
+		t.sp.Repair(u)
+		x := t.sp.Decode(u)
+		if math.IsNaN(x[p]) {
+			continue
+		}
 		sum += t.f.Eval(x)
+		count++
 	}
-	pd := sum / float64(len(t.sample))
+	pd := math.NaN()
+	if count > 0 {
+		pd = sum / float64(count)
+	}
 	t.memo[k] = pd
 	return pd
 }

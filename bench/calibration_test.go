@@ -48,12 +48,44 @@ func TestTruePDMonteCarlo(t *testing.T) {
 	f, _ := Lookup(NameStyblinskiTang, 3)
 	sp, _ := f.Space()
 	tp := newTruePD(f, sp, 20000, 1)
-	mc := &truePD{f: &Function{Name: f.Name, Dim: f.Dim, Low: f.Low, High: f.High, Eval: f.Eval}, sp: sp, sample: tp.sample, memo: map[[2]float64]float64{}}
+	mc := &truePD{f: &Function{Name: f.Name, Dim: f.Dim, Low: f.Low, High: f.High, Eval: f.Eval}, sp: sp, raw: tp.raw, memo: map[[2]float64]float64{}}
 	for _, v := range []float64{-4, -1, 0.5, 3} {
 		exact, mcv := tp.at(1, v), mc.at(1, v)
 		// sd of f over the other two coordinates is about 40; MC error ≈ 40/√20000 ≈ 0.3.
 		if math.Abs(exact-mcv) > 1.5 {
 			t.Errorf("PD at %v: closed form %v, Monte Carlo %v", v, exact, mcv)
 		}
+	}
+}
+
+// On the conditional function the true PD of the momentum averages over
+// sgd configurations only, and the optimizer's PD switches the momentum on
+// with a uniform value: closed forms by hand, E over lr log-uniform on
+// [1e-4, 1] of (log₁₀ lr + 2.5)²/4 = E[(u·4 − 1.5)²]/4 with u uniform
+// = (Var + mean²)/4 = (16/12 + 0.25)/4, and E over layers 1..6 of
+// 0.05(layers − 3)² = 0.05·(4+1+0+1+4+9)/6.
+func TestTruePDConditional(t *testing.T) {
+	f, err := Lookup(NameConditional, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := f.Space()
+	if err != nil {
+		t.Fatal(err)
+	}
+	tp := newTruePD(f, sp, 200000, 2)
+	base := (16.0/12+0.25)/4 + 0.05*19/6
+	mom := 0.3
+	want := base + 0.6*(mom-0.9)*(mom-0.9)
+	if got := tp.at(2, mom); math.Abs(got-want) > 0.01 {
+		t.Errorf("PD of momentum at %v: %v, want %v", mom, got, want)
+	}
+	// Momentum uniform on [0, 0.99]: E[0.6(m − 0.9)²] = 0.6·((0.99)²/12 + (0.495 − 0.9)²).
+	sgd := base + 0.6*(0.99*0.99/12+0.405*0.405)
+	if got := tp.at(1, 0); math.Abs(got-sgd) > 0.01 {
+		t.Errorf("PD of optimizer=sgd: %v, want %v", got, sgd)
+	}
+	if got := tp.at(1, 1); math.Abs(got-(base+0.08)) > 0.01 {
+		t.Errorf("PD of optimizer=adam: %v, want %v", got, base+0.08)
 	}
 }

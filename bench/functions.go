@@ -48,6 +48,11 @@ type Function struct {
 	// differs from Dim; points outside the box are evaluated as they are.
 	Eval func(x []float64) float64
 
+	// Params, when set, is the function's own search space (conditional or
+	// mixed parameters; Low and High are then unused): Eval takes its
+	// natural values, NaN for an inactive parameter.
+	Params []space.Param
+
 	// partialDependence is the closed-form partial dependence, for functions
 	// that have one (see PartialDependence).
 	partialDependence func(j int, xj float64) float64
@@ -62,6 +67,7 @@ const (
 	NameHartmann6      = "hartmann6"
 	NameHyperEllipsoid = "hyper-ellipsoid"
 	NameCosineMixture  = "cosine-mixture"
+	NameConditional    = "conditional"
 )
 
 type functionEntry struct {
@@ -77,6 +83,7 @@ var registry = map[string]functionEntry{
 	NameHartmann6:      {6, func(int) *Function { return hartmann6() }},
 	NameHyperEllipsoid: {0, hyperEllipsoid},
 	NameCosineMixture:  {0, cosineMixture},
+	NameConditional:    {4, func(int) *Function { return conditional() }},
 }
 
 // maxDim bounds the dimension of the any-dimension functions so that a typo
@@ -112,10 +119,18 @@ func Lookup(name string, dim int) (*Function, error) {
 }
 
 // Space returns a minimization space of float parameters x1..xd with the
-// function's bounds, the parameter order matching Eval's argument.
+// function's bounds, the parameter order matching Eval's argument, or the
+// function's own Params.
 func (f *Function) Space() (*space.Space, error) {
 	if f == nil {
 		return nil, errors.New("bench: space of a nil function")
+	}
+	if f.Params != nil {
+		s, err := space.New(space.Minimize, slices.Clone(f.Params))
+		if err != nil {
+			return nil, fmt.Errorf("bench: %s: %w", f.Name, err)
+		}
+		return s, nil
 	}
 	if len(f.Low) != f.Dim || len(f.High) != f.Dim {
 		return nil, fmt.Errorf("bench: %s: bounds of length %d and %d for dimension %d", f.Name, len(f.Low), len(f.High), f.Dim)
@@ -385,6 +400,45 @@ func cosineMixture(dim int) *Function {
 		},
 		partialDependence: func(_ int, xj float64) float64 {
 			return term(xj) + float64(dim-1)/3
+		},
+	}
+}
+
+// conditional is a tuning-like function on a conditional mixed space: a
+// log-scale learning rate, an optimizer (sgd or adam), a momentum active only
+// for sgd, and an integer number of layers,
+//
+//	f = (log₁₀ lr + 2.5)²/4 + 0.05·(layers − 3)² + (sgd ? 0.6·(momentum − 0.9)² : 0.08),
+//
+// with its minimum 0 at lr = 10^−2.5, sgd, momentum 0.9, 3 layers (adam's
+// best is 0.08). Natural values: the optimizer as its level index.
+func conditional() *Function {
+	return &Function{
+		Name: NameConditional, Dim: 4,
+		// The box of the natural values (the optimizer's level indices 0
+		// and 1); the space is Params.
+		Low: []float64{1e-4, 0, 0, 1}, High: []float64{1, 1, 0.99, 6},
+		Params: []space.Param{
+			{Name: "lr", Type: space.Float, Low: 1e-4, High: 1, Log: true},
+			{Name: "optimizer", Type: space.Categorical, Choices: []string{"sgd", "adam"}},
+			{Name: "momentum", Type: space.Float, Low: 0, High: 0.99, Condition: &space.Condition{Parent: "optimizer", Values: []any{"sgd"}}},
+			{Name: "layers", Type: space.Int, Low: 1, High: 6},
+		},
+		Optimum: 0,
+		Argmin:  [][]float64{{math.Pow(10, -2.5), 0, 0.9, 3}},
+		Eval: func(x []float64) float64 {
+			if len(x) != 4 || math.IsNaN(x[0]) || math.IsNaN(x[1]) || math.IsNaN(x[3]) || !(x[0] > 0) {
+				return math.NaN()
+			}
+			l := math.Log10(x[0]) + 2.5
+			v := l*l/4 + 0.05*(x[3]-3)*(x[3]-3)
+			if x[1] == 0 {
+				if math.IsNaN(x[2]) {
+					return math.NaN()
+				}
+				return v + 0.6*(x[2]-0.9)*(x[2]-0.9)
+			}
+			return v + 0.08
 		},
 	}
 }

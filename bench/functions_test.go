@@ -33,6 +33,9 @@ func testFunctions(t *testing.T) []*Function {
 			if err != nil {
 				t.Fatalf("Lookup(%q, %d): %v", name, d, err)
 			}
+			if f.Params != nil {
+				continue // a mixed space: TestConditionalFunction
+			}
 			fs = append(fs, f)
 		}
 	}
@@ -46,11 +49,11 @@ func uniformPoint(f *Function, rng *rand.Rand, x []float64) {
 }
 
 func TestNamesAndLookup(t *testing.T) {
-	want := []string{"branin", "camelback", "cosine-mixture", "hartmann3", "hartmann6", "hyper-ellipsoid", "styblinski-tang"}
+	want := []string{"branin", "camelback", "conditional", "cosine-mixture", "hartmann3", "hartmann6", "hyper-ellipsoid", "styblinski-tang"}
 	if got := Names(); !slices.Equal(got, want) {
 		t.Fatalf("Names() = %v, want %v", got, want)
 	}
-	for name, wantDim := range map[string]int{"branin": 2, "camelback": 2, "hartmann3": 3, "hartmann6": 6} {
+	for name, wantDim := range map[string]int{"branin": 2, "camelback": 2, "hartmann3": 3, "hartmann6": 6, "conditional": 4} {
 		for _, d := range []int{0, wantDim} {
 			f, err := Lookup(name, d)
 			if err != nil {
@@ -419,5 +422,39 @@ func BenchmarkHartmann6(b *testing.B) {
 	x := []float64{0.2, 0.15, 0.47, 0.27, 0.31, 0.65}
 	for b.Loop() {
 		_ = f.Eval(x)
+	}
+}
+
+// The conditional function: its space is conditional and mixed, its
+// optimum is at its argmin and every other level or momentum is worse, and
+// an inactive momentum under sgd is refused as NaN.
+func TestConditionalFunction(t *testing.T) {
+	f, err := Lookup(NameConditional, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp, err := f.Space()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.Dim() != 4 || sp.ParentOf(2) != 1 || sp.Levels()[1] != 2 {
+		t.Fatalf("space: dim %d, parent of momentum %d, levels %v", sp.Dim(), sp.ParentOf(2), sp.Levels())
+	}
+	best := f.Argmin[0]
+	if v := f.Eval(best); v != f.Optimum {
+		t.Fatalf("f(argmin) = %v, want %v", v, f.Optimum)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, u := range sp.Sample(rng, 2000) {
+		x := sp.Decode(u)
+		if v := f.Eval(x); math.IsNaN(v) || v < f.Optimum {
+			t.Fatalf("f(%v) = %v below the optimum or NaN", x, v)
+		}
+	}
+	if v := f.Eval([]float64{0.01, 0, math.NaN(), 3}); !math.IsNaN(v) {
+		t.Errorf("sgd without a momentum gave %v", v)
+	}
+	if v := f.Eval([]float64{math.Pow(10, -2.5), 1, math.NaN(), 3}); math.Abs(v-0.08) > 1e-12 {
+		t.Errorf("adam's best %v, want 0.08", v)
 	}
 }
