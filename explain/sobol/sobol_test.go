@@ -3,8 +3,10 @@ package sobol
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"xbo/gp"
@@ -23,10 +25,18 @@ func floats(d int, low, high float64) *space.Space {
 	return sp
 }
 
-// natural wraps a function of natural values into a Func.
+// natural wraps a function of natural values into a Func. It refuses points
+// a model would never see: every point must already be on the space
+// (inactive parameters Inactive, levels at their bin centres), as models get
+// them.
 func natural(sp *space.Space, f func(x []float64) float64) Func {
 	return func(x [][]float64, out []float64) error {
 		for i, u := range x {
+			r := slices.Clone(u)
+			sp.Repair(r)
+			if !slices.Equal(r, u) {
+				return fmt.Errorf("point %v is not on the space (%v)", u, r)
+			}
 			out[i] = f(sp.Decode(u))
 		}
 		return nil
