@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 
 	"xbo/explain/fanova"
+	"xbo/explain/sobol"
 	"xbo/forest"
 	"xbo/history"
 	"xbo/space"
@@ -15,8 +17,25 @@ import (
 const (
 	// ImportanceForest is paper 003's fANOVA: the variance decomposition of
 	// each tree of a random forest, with exact marginals, averaged over
-	// trees (mean ± std across trees).
+	// trees (mean ± std across trees). Each tree is a step function of a
+	// bootstrap sample, so a tree's variance holds its own noise (every
+	// fraction is biased towards the others and large smooth effects are
+	// understated) and small effects fall below the trees' resolution; the
+	// std across trees is the trees' disagreement, not an interval for the
+	// objective's index (docs/importance.md measures both).
 	ImportanceForest = "forest-fanova"
+	// ImportanceGPSobol is the Sobol decomposition of the GP's posterior
+	// mean (package explain/sobol) with 95% intervals from posterior sample
+	// functions. The mean is smoother than the objective where data are
+	// scarce, which biases the indices towards the effects the data show;
+	// the intervals carry that uncertainty.
+	ImportanceGPSobol = "gp-sobol"
+)
+
+// Limits of gp-sobol importance.
+const (
+	MaxImportanceSamples   = 16384 // base points of the QMC design
+	MaxImportancePosterior = 2000  // posterior sample functions
 )
 
 // trialsPerLeafTrial sets the forest's least leaf size: one trial per this
@@ -33,7 +52,8 @@ const MaxPairsParams = 40
 // objective's variance over the space that each parameter (and each pair)
 // explains. Zero values mean the defaults.
 type ImportanceRequest struct {
-	// Method is forest-fanova (the default).
+	// Method is gp-sobol or forest-fanova (see ImportanceGPSobol,
+	// ImportanceForest; the default is DefaultImportanceMethod).
 	Method string `json:"method"`
 	// Pairs includes pairwise interactions (default true up to
 	// MaxPairsParams parameters).
@@ -43,9 +63,20 @@ type ImportanceRequest struct {
 	// section 3.3); CapValue caps at a value instead.
 	CapQuantile float64  `json:"cap_quantile,omitempty"`
 	CapValue    *float64 `json:"cap_value,omitempty"`
-	// Trees of the forest (default forest.DefaultTrees) and its seed.
-	Trees int    `json:"trees"`
+	// Trees of the forest (default forest.DefaultTrees; forest-fanova only)
+	// and the seed of the forest or of the design and posterior samples.
+	Trees int    `json:"trees,omitempty"`
 	Seed  uint64 `json:"seed"`
+	// Samples is the number of base points of gp-sobol's quasi-Monte Carlo
+	// design (default sobol.DefaultSamples; it costs Samples·(d+2) GP
+	// means, Samples·(2d+2) with pairs); Posterior the number of posterior
+	// sample functions its intervals come from (default
+	// sobol.DefaultPosterior).
+	Samples   int `json:"samples,omitempty"`
+	Posterior int `json:"posterior,omitempty"`
+	// Surrogate is gp-sobol's GP (kind gp; the kernel may be chosen; its
+	// seed defaults to Seed).
+	Surrogate *Surrogate `json:"surrogate,omitempty"`
 }
 
 // ImportanceResult is the importance with a ranking of the main effects.
@@ -53,25 +84,62 @@ type ImportanceResult struct {
 	About
 	Method string `json:"method"`
 	*fanova.Importance
-	Ranking []RankedEffect `json:"ranking"`
+	// Total holds gp-sobol's total effects: everything a parameter takes
+	// part in, its main effect and all its interactions.
+	Total   map[string]fanova.Effect `json:"total,omitempty"`
+	Ranking []RankedEffect           `json:"ranking"`
 	// Cap says how values were capped, when they were.
 	Cap  string `json:"cap,omitempty"`
 	Note string `json:"note,omitempty"`
 }
 
-// RankedEffect is one row of the ranking of main effects.
+// RankedEffect is one row of the ranking of main effects: the fraction, its
+// std (across trees for forest-fanova; posterior and design error for
+// gp-sobol) and, for gp-sobol, the 95% interval and the total effect.
 type RankedEffect struct {
-	Param    string  `json:"param"`
-	Fraction float64 `json:"fraction"`
-	Std      float64 `json:"std"`
+	Param    string    `json:"param"`
+	Fraction float64   `json:"fraction"`
+	Std      float64   `json:"std"`
+	CI95     []float64 `json:"ci95,omitempty"`
+	Total    *float64  `json:"total,omitempty"`
 }
+
+// DefaultImportanceMethod is the method of a request that names none.
+const DefaultImportanceMethod = ImportanceGPSobol
 
 func (r *ImportanceRequest) normalize(sp *space.Space) error {
 	if r.Method == "" {
-		r.Method = ImportanceForest
+		r.Method = DefaultImportanceMethod
 	}
-	if r.Method != ImportanceForest {
-		return invalidf("importance method %q: want %s", r.Method, ImportanceForest)
+	switch r.Method {
+	case ImportanceForest:
+		switch {
+		case r.Samples != 0 || r.Posterior != 0:
+			return invalidf("samples and posterior apply to %s, not %s", ImportanceGPSobol, ImportanceForest)
+		case r.Surrogate != nil:
+			return invalidf("%s fits its own forest (trees, seed); a surrogate applies to %s", ImportanceForest, ImportanceGPSobol)
+		}
+		if r.Trees == 0 {
+			r.Trees = forest.DefaultTrees
+		}
+	case ImportanceGPSobol:
+		if r.Trees != 0 {
+			return invalidf("trees apply to %s, not %s", ImportanceForest, ImportanceGPSobol)
+		}
+		if r.Samples == 0 {
+			r.Samples = sobol.DefaultSamples
+		}
+		if r.Posterior == 0 {
+			r.Posterior = sobol.DefaultPosterior
+		}
+		switch {
+		case r.Samples < sobol.MinSamples || r.Samples > MaxImportanceSamples:
+			return invalidf("samples %d must lie in %d..%d", r.Samples, sobol.MinSamples, MaxImportanceSamples)
+		case r.Posterior < 10 || r.Posterior > MaxImportancePosterior:
+			return invalidf("posterior %d must lie in 10..%d", r.Posterior, MaxImportancePosterior)
+		}
+	default:
+		return invalidf("importance method %q: want %s or %s", r.Method, ImportanceGPSobol, ImportanceForest)
 	}
 	if r.Pairs == nil {
 		v := sp.Dim() > 1 && sp.Dim() <= MaxPairsParams
@@ -80,14 +148,24 @@ func (r *ImportanceRequest) normalize(sp *space.Space) error {
 	if *r.Pairs && sp.Dim() > MaxPairsParams {
 		return invalidf("pairs of %d parameters: the limit is %d parameters", sp.Dim(), MaxPairsParams)
 	}
-	if r.Trees == 0 {
-		r.Trees = forest.DefaultTrees
-	}
 	if r.Seed == 0 {
 		r.Seed = 1
 	}
+	if r.Method == ImportanceGPSobol {
+		spec := Surrogate{Seed: r.Seed}
+		if r.Surrogate != nil {
+			spec = *r.Surrogate
+		}
+		if spec.Kind != "" && spec.Kind != SurrogateGP {
+			return invalidf("%s needs a GP surrogate, not %q", ImportanceGPSobol, spec.Kind)
+		}
+		if err := spec.normalize(); err != nil {
+			return err
+		}
+		r.Surrogate = &spec
+	}
 	switch {
-	case r.Trees < 1 || r.Trees > MaxTrees:
+	case r.Method == ImportanceForest && (r.Trees < 1 || r.Trees > MaxTrees):
 		return invalidf("trees %d must lie in 1..%d", r.Trees, MaxTrees)
 	case math.IsNaN(r.CapQuantile) || r.CapQuantile < 0 || r.CapQuantile > 1:
 		return invalidf("cap_quantile %v must lie in (0, 1]", r.CapQuantile)
@@ -104,28 +182,106 @@ func (e *Engine) Importance(ctx context.Context, h *history.History, req Importa
 	return explainAs(ctx, e, h, "importance", func(*prepared) (any, error) {
 		err := req.normalize(h.Space)
 		return req, err
-	}, func(t *task, p *prepared) (*ImportanceResult, error) { return forestImportance(t, p, req) })
+	}, func(t *task, p *prepared) (*ImportanceResult, error) {
+		if req.Method == ImportanceGPSobol {
+			return sobolImportance(t, p, req)
+		}
+		return forestImportance(t, p, req)
+	})
+}
+
+// capped applies the request's cap to the values and says how.
+func capped(y []float64, req ImportanceRequest, maximize bool) ([]float64, string, error) {
+	switch {
+	case req.CapQuantile > 0:
+		y, limit, err := fanova.CapQuantile(y, req.CapQuantile, maximize)
+		if err != nil {
+			return nil, "", invalidf("%v", err)
+		}
+		return y, fmt.Sprintf("values capped at %.6g (the best %.0f%%)", limit, 100*req.CapQuantile), nil
+	case req.CapValue != nil:
+		y, err := fanova.Cap(y, *req.CapValue, maximize)
+		if err != nil {
+			return nil, "", invalidf("%v", err)
+		}
+		return y, fmt.Sprintf("values capped at %.6g", *req.CapValue), nil
+	}
+	return y, "", nil
+}
+
+// sobolImportance is gp-sobol: the Sobol indices of the GP's posterior mean
+// with intervals from posterior samples. A capped request fits its GP to
+// the capped values (a model of its own in the cache).
+func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceResult, error) {
+	sp := p.h.Space
+	out := &ImportanceResult{About: p.about("importance"), Method: req.Method}
+	y, how, err := capped(p.data.Y, req, p.h.Direction() == space.Maximize)
+	if err != nil {
+		return nil, err
+	}
+	if how != "" {
+		out.Cap = how
+		data := *p.data
+		data.Y = y
+		p = &prepared{h: p.h, data: &data, fingerprint: p.fingerprint + "\x00" + how}
+	}
+	m, err := t.model(p, *req.Surrogate)
+	if err != nil {
+		return nil, err
+	}
+	info := m.info
+	out.Surrogate = &info
+	t.progress(fmt.Sprintf("Sobol indices of the GP mean (%d base points) and of %d posterior samples", req.Samples, req.Posterior), 0, 1)
+	res, err := sobol.Analyze(t.ctx, m.model, sp, sobol.Options{Samples: req.Samples, Pairs: *req.Pairs,
+		Posterior: req.Posterior, Seed: req.Seed, Workers: max(1, t.workers)})
+	if err != nil {
+		if ctxErr := t.ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, fmt.Errorf("explain: importance: %w", err)
+	}
+	names := sp.Names()
+	effect := func(ix sobol.Index) fanova.Effect {
+		return fanova.Effect{Fraction: ix.Estimate, Std: ix.Std, CI95: []float64{ix.Lower, ix.Upper}}
+	}
+	im := &fanova.Importance{Main: map[string]fanova.Effect{}, TotalVariance: res.Variance}
+	out.Total = map[string]fanova.Effect{}
+	for j, n := range names {
+		im.Main[n] = effect(res.Main[j])
+		out.Total[n] = effect(res.Total[j])
+	}
+	if *req.Pairs {
+		im.Pairs = map[string]fanova.Effect{}
+		for _, pr := range res.Pairs {
+			im.Pairs[fanova.PairKey(names[pr.I], names[pr.J])] = effect(pr.Interaction)
+		}
+	}
+	out.Importance = im
+	for _, r := range im.RankedMain() {
+		total := out.Total[r.Name].Fraction
+		out.Ranking = append(out.Ranking, RankedEffect{Param: r.Name, Fraction: r.Fraction, Std: r.Std, CI95: r.CI95, Total: &total})
+	}
+	notes := []string{fmt.Sprintf("Sobol indices of the GP's posterior mean over the space (Saltelli 2010 pick-freeze, %d quasi-Monte Carlo base points); "+
+		"95%% intervals and ± from %d posterior sample functions on %d points, with the design error", res.Samples, res.PosteriorSamples, res.PosteriorPoints)}
+	if res.Variance == 0 {
+		notes = append(notes, "the GP mean is constant (all values equal after capping?); every fraction is 0")
+	}
+	if sp.Conditional() {
+		notes = append(notes, "a conditional parameter counts as having no effect where it is off, so its fractions are scaled by how often it is on; read them together with its parent's")
+	}
+	out.Note = strings.Join(notes, "; ")
+	return out, nil
 }
 
 func forestImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceResult, error) {
 	sp := p.h.Space
 	maximize := p.h.Direction() == space.Maximize
-	y := p.data.Y
 	out := &ImportanceResult{About: p.about("importance"), Method: req.Method}
-	var err error
-	switch {
-	case req.CapQuantile > 0:
-		var limit float64
-		if y, limit, err = fanova.CapQuantile(y, req.CapQuantile, maximize); err != nil {
-			return nil, invalidf("%v", err)
-		}
-		out.Cap = fmt.Sprintf("values capped at %.6g (the best %.0f%%)", limit, 100*req.CapQuantile)
-	case req.CapValue != nil:
-		if y, err = fanova.Cap(y, *req.CapValue, maximize); err != nil {
-			return nil, invalidf("%v", err)
-		}
-		out.Cap = fmt.Sprintf("values capped at %.6g", *req.CapValue)
+	y, how, err := capped(p.data.Y, req, maximize)
+	if err != nil {
+		return nil, err
 	}
+	out.Cap = how
 	t.progress(fmt.Sprintf("fitting a forest of %d trees to %d trials", req.Trees, len(y)), 0, 2)
 	minLeaf := (len(y) + trialsPerLeafTrial - 1) / trialsPerLeafTrial
 	f, err := forest.Fit(p.data.X, y, forest.Options{Trees: req.Trees, Seed: req.Seed, Levels: sp.Levels(), Workers: t.workers, MinSamplesLeaf: minLeaf})

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/floats"
@@ -322,32 +321,4 @@ func (s *Subset) PredictShared(base [][]float64, dims []int, values [][]float64,
 		return err
 	}
 	return s.variance.PredictShared(base, dims, values, make([]float64, len(mean)), variance)
-}
-
-// Sample draws n joint posterior samples of f at the rows of x (see
-// GP.Sample): the mean part's mean plus a draw from the variance part's
-// posterior covariance, the same pair Predict reports.
-func (s *Subset) Sample(x [][]float64, n int, rng *rand.Rand) (*mat.Dense, error) {
-	if s.mean == s.variance {
-		return s.mean.Sample(x, n, rng)
-	}
-	out, err := s.variance.Sample(x, n, rng)
-	if err != nil {
-		return nil, err
-	}
-	meanPart, varPart := make([]float64, len(x)), make([]float64, len(x))
-	if err := s.mean.Mean(x, meanPart); err != nil {
-		return nil, fmt.Errorf("gp: sample: %w", err)
-	}
-	if err := s.variance.Mean(x, varPart); err != nil {
-		return nil, fmt.Errorf("gp: sample: %w", err)
-	}
-	raw := out.RawMatrix()
-	for i := 0; i < n; i++ {
-		row := raw.Data[i*raw.Stride : i*raw.Stride+len(x)]
-		for k := range row {
-			row[k] += meanPart[k] - varPart[k]
-		}
-	}
-	return out, nil
 }

@@ -148,23 +148,6 @@ func TestSubsetParts(t *testing.T) {
 			t.Fatalf("bound at %d: mean %g (want %g), bound %g below variance %g", i, bm[i], sm[i], bb[i], sv[i])
 		}
 	}
-	// Samples: the mean part's mean plus the variance part's deviation
-	// (the same draws as the variance GP's own samples with the same seed).
-	got, err := s.Sample(test[:10], 3, newRNG(9))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref, err := varGP.Sample(test[:10], 3, newRNG(9))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < 3; i++ {
-		for k := 0; k < 10; k++ {
-			if want := ref.At(i, k) - vm[k] + mm[k]; !relClose(got.At(i, k), want, 1e-9) {
-				t.Fatalf("sample %d at %d: %g, want %g", i, k, got.At(i, k), want)
-			}
-		}
-	}
 }
 
 func TestSubsetExactWhenSmall(t *testing.T) {

@@ -71,6 +71,10 @@ import (
 	"sort"
 	"sync"
 
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/blas64"
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/lapack/lapack64"
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distmv"
@@ -97,6 +101,7 @@ const (
 	maxParams               = 500  // the Halton generator's 1000 dimensions / 2
 	evaluationChunk         = 2048
 	posteriorDesignSeedSalt = 0x5bd1e995
+	pivotTolerance          = 1e-10 // relative remaining variance a pivoted Cholesky ignores
 )
 
 // Options configure an analysis. The zero value means the defaults.
@@ -120,13 +125,6 @@ type Options struct {
 
 // Func evaluates a function at every row of x (unit-cube encoding) into out.
 type Func func(x [][]float64, out []float64) error
-
-// Sampler is a model that draws joint posterior samples of f at a set of
-// points (gp.GP and gp.Subset): the rows of an n×len(x) matrix.
-type Sampler interface {
-	surrogate.Model
-	Sample(x [][]float64, n int, rng *rand.Rand) (*mat.Dense, error)
-}
 
 // meaner is a model that predicts the mean without the variance, cheaper.
 type meaner interface {
@@ -235,8 +233,8 @@ func Estimate(ctx context.Context, f Func, sp *space.Space, opt Options) (*Resul
 }
 
 // Analyze computes the indices of the model's posterior mean and, when the
-// model is a Sampler and opt.Posterior > 0, their 95% intervals from
-// posterior sample functions.
+// model has a posterior covariance (surrogate.Covariancer: gp.GP, gp.Subset)
+// and opt.Posterior > 0, their 95% intervals from posterior sample functions.
 func Analyze(ctx context.Context, m surrogate.Model, sp *space.Space, opt Options) (*Result, error) {
 	if m == nil {
 		return nil, errors.New("sobol: nil model")
@@ -253,7 +251,7 @@ func Analyze(ctx context.Context, m surrogate.Model, sp *space.Space, opt Option
 		return nil, err
 	}
 	_ = opt.normalize(sp.Dim()) // already validated by Estimate; fills the defaults here
-	s, ok := m.(Sampler)
+	s, ok := m.(surrogate.Covariancer)
 	if !ok || opt.Posterior < 0 {
 		return res, nil
 	}
@@ -590,7 +588,7 @@ func clip(v, lo, hi float64) float64 { return math.Min(hi, math.Max(lo, v)) }
 
 // addIntervals draws posterior samples on a small design and sets the
 // intervals of res (see the package doc).
-func addIntervals(ctx context.Context, res *Result, s Sampler, mean Func, sp *space.Space, opt Options) error {
+func addIntervals(ctx context.Context, res *Result, s surrogate.Covariancer, mean Func, sp *space.Space, opt Options) error {
 	d := sp.Dim()
 	base := opt.PosteriorPoints / columns(d, opt.Pairs)
 	des, err := newDesign(sp, base, opt.Pairs, opt.Seed^posteriorDesignSeedSalt)
@@ -600,17 +598,24 @@ func addIntervals(ctx context.Context, res *Result, s Sampler, mean Func, sp *sp
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x2545f4914f6cdd1d))
-	samples, err := s.Sample(des.points, opt.Posterior, rng)
+	ym, err := evaluate(ctx, mean, des.points, opt.Workers)
 	if err != nil {
-		return fmt.Errorf("sobol: posterior samples: %w", err)
+		return err
+	}
+	cov, err := s.Covariance(des.points, des.points)
+	if err != nil {
+		return fmt.Errorf("sobol: posterior covariance: %w", err)
 	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	ym, err := evaluate(ctx, mean, des.points, opt.Workers)
+	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x2545f4914f6cdd1d))
+	samples, err := deviations(cov, opt.Posterior, rng)
 	if err != nil {
 		return err
+	}
+	for i := 0; i < opt.Posterior; i++ {
+		floats.Add(samples.RawRowView(i), ym)
 	}
 	ref := des.components(ym, nil).fractions()
 	deltas := make([][]float64, len(ref))
@@ -631,4 +636,55 @@ func addIntervals(ctx context.Context, res *Result, s Sampler, mean Func, sp *sp
 	res.Intervals = true
 	res.PosteriorSamples, res.PosteriorPoints, res.PosteriorBase = opt.Posterior, len(des.points), base
 	return nil
+}
+
+// deviations draws n samples from N(0, cov), the rows of an n×m matrix, by a
+// Cholesky factorization with complete pivoting (LAPACK dpstrf) that stops
+// where the remaining variance is below pivotTolerance of the largest: a
+// posterior covariance on many points is numerically singular, often
+// slightly indefinite, and the pivoted factor of its numerical rank r costs
+// O(m²r) where an eigendecomposition would cost far more.
+func deviations(cov *mat.Dense, n int, rng *rand.Rand) (*mat.Dense, error) {
+	m, c := cov.Dims()
+	if m != c {
+		return nil, fmt.Errorf("sobol: posterior covariance is %d×%d", m, c)
+	}
+	a := mat.DenseCopyOf(cov).RawMatrix()
+	maxDiag := 0.0
+	for i := 0; i < m; i++ {
+		v := a.Data[i*a.Stride+i]
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil, errors.New("sobol: posterior covariance is not finite")
+		}
+		maxDiag = math.Max(maxDiag, v)
+	}
+	out := mat.NewDense(n, m, nil)
+	if maxDiag <= 0 {
+		return out, nil // the posterior is certain on these points
+	}
+	piv := make([]int, m)
+	u, rank, _ := lapack64.Pstrf(blas64.Symmetric{Uplo: blas.Upper, N: m, Stride: a.Stride, Data: a.Data},
+		piv, pivotTolerance*maxDiag, make([]float64, 2*m))
+	// Keep the first rank rows of the upper factor; the rest of the storage
+	// holds the original lower triangle and the unfinished Schur complement.
+	ur := mat.NewDense(max(rank, 1), m, nil)
+	for l := 0; l < rank; l++ {
+		copy(ur.RawRowView(l)[l:], u.Data[l*u.Stride+l:l*u.Stride+m])
+	}
+	z := mat.NewDense(n, max(rank, 1), nil)
+	if rank > 0 {
+		zr := z.RawMatrix().Data
+		for i := range zr {
+			zr[i] = rng.NormFloat64()
+		}
+	}
+	var perm mat.Dense
+	perm.Mul(z, ur) // column k belongs to point piv[k]
+	for i := 0; i < n; i++ {
+		row, dst := perm.RawRowView(i), out.RawRowView(i)
+		for k, p := range piv {
+			dst[p] = row[k]
+		}
+	}
+	return out, nil
 }

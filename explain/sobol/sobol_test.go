@@ -9,11 +9,13 @@ import (
 	"slices"
 	"testing"
 
+	"gonum.org/v1/gonum/mat"
+
 	"xbo/gp"
 	"xbo/space"
 )
 
-func floats(d int, low, high float64) *space.Space {
+func floatSpace(d int, low, high float64) *space.Space {
 	ps := make([]space.Param, d)
 	for j := range ps {
 		ps[j] = space.Param{Name: string(rune('a' + j)), Type: space.Float, Low: low, High: high}
@@ -54,7 +56,7 @@ func near(t *testing.T, what string, got, want, tol float64) {
 // function (Ishigami and Homma 1990; e.g. Saltelli et al. 2010, section 4).
 func TestIshigami(t *testing.T) {
 	const a, b = 7, 0.1
-	sp := floats(3, -math.Pi, math.Pi)
+	sp := floatSpace(3, -math.Pi, math.Pi)
 	f := natural(sp, func(x []float64) float64 {
 		return math.Sin(x[0]) + a*math.Pow(math.Sin(x[1]), 2) + b*math.Pow(x[2], 4)*math.Sin(x[0])
 	})
@@ -205,7 +207,7 @@ func TestGPMeanAgainstBruteForce(t *testing.T) {
 	g := fitGP(t, 3, 120, d, func(x []float64) float64 {
 		return math.Sin(2*math.Pi*x[0]) + 2*x[1]*x[2] + 0.3*x[2]
 	}, 0.01)
-	sp := floats(d, 0, 1)
+	sp := floatSpace(d, 0, 1)
 	res, err := Analyze(context.Background(), g, sp, Options{Samples: 4096, Posterior: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -283,7 +285,7 @@ func TestIntervalsShrinkWithData(t *testing.T) {
 		t.Skip("fits two GPs and samples them")
 	}
 	f, _ := truthLinear3()
-	sp := floats(3, 0, 1)
+	sp := floatSpace(3, 0, 1)
 	width := func(n int) []float64 {
 		g := fitGP(t, 5, n, 3, f, 0.05)
 		res, err := Analyze(context.Background(), g, sp, Options{Samples: 1024, Posterior: 200, PosteriorPoints: 1000})
@@ -316,7 +318,7 @@ func TestIntervalsCoverTruth(t *testing.T) {
 		t.Skip("fits five GPs and samples them")
 	}
 	f, truth := truthLinear3()
-	sp := floats(3, 0, 1)
+	sp := floatSpace(3, 0, 1)
 	covered, total := 0, 0
 	for seed := uint64(1); seed <= 5; seed++ {
 		g := fitGP(t, 100+seed, 30, 3, f, 0.1)
@@ -341,7 +343,7 @@ func TestIntervalsCoverTruth(t *testing.T) {
 }
 
 func TestInputs(t *testing.T) {
-	sp := floats(2, 0, 1)
+	sp := floatSpace(2, 0, 1)
 	f := natural(sp, func(x []float64) float64 { return x[0] })
 	ctx := context.Background()
 	for _, o := range []Options{{Samples: 3}, {Samples: MaxSamples + 1}, {Posterior: MaxPosterior + 1}, {PosteriorPoints: 5}} {
@@ -383,5 +385,44 @@ func TestInputs(t *testing.T) {
 	}
 	if res.Main[0].Estimate != 0 || res.Total[1].Estimate != 0 || res.Pairs[0].Interaction.Estimate != 0 {
 		t.Errorf("constant function: %+v", res)
+	}
+}
+
+// TestDeviations: the samples' empirical covariance matches a singular,
+// slightly indefinite covariance (duplicate points and round-off, as a
+// posterior on a pick-freeze design has them) within Monte Carlo error.
+func TestDeviations(t *testing.T) {
+	const m = 6
+	x := []float64{0, 0.1, 0.1, 0.5, 0.9, 0.9} // points 1–2 and 4–5 coincide
+	c := mat.NewDense(m, m, nil)
+	for i := range x {
+		for j := range x {
+			c.Set(i, j, math.Exp(-(x[i]-x[j])*(x[i]-x[j])/0.08))
+		}
+	}
+	c.Set(1, 2, c.At(1, 2)*(1+1e-13)) // round-off: indefinite at the 1e-13 level
+	c.Set(2, 1, c.At(1, 2))
+	const n = 40000
+	s, err := deviations(c, n, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < m; i++ {
+		for j := 0; j < m; j++ {
+			e := 0.0
+			for k := 0; k < n; k++ {
+				e += s.At(k, i) * s.At(k, j) / n
+			}
+			// Monte Carlo std of a product moment is ≤ √2/√n ≈ 0.007.
+			if math.Abs(e-c.At(i, j)) > 0.03 {
+				t.Errorf("cov(%d,%d) = %.4f, want %.4f", i, j, e, c.At(i, j))
+			}
+		}
+	}
+	if s.At(0, 1) != s.At(0, 2) && math.Abs(s.At(0, 1)-s.At(0, 2)) > 1e-5 {
+		t.Errorf("coinciding points differ: %v %v", s.At(0, 1), s.At(0, 2))
+	}
+	if _, err := deviations(mat.NewDense(2, 3, nil), 1, rand.New(rand.NewPCG(1, 2))); err == nil {
+		t.Error("a 2×3 covariance accepted")
 	}
 }
