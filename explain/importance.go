@@ -4,13 +4,16 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 
 	"xbo/explain/fanova"
 	"xbo/explain/sobol"
 	"xbo/forest"
+	"xbo/gp"
 	"xbo/history"
 	"xbo/space"
+	"xbo/surrogate"
 )
 
 // Importance methods.
@@ -32,10 +35,12 @@ const (
 	ImportanceGPSobol = "gp-sobol"
 )
 
-// Limits of gp-sobol importance.
+// Limits and defaults of gp-sobol importance.
 const (
 	MaxImportanceSamples   = 16384 // base points of the QMC design
 	MaxImportancePosterior = 2000  // posterior sample functions
+	DefaultRefits          = 8     // hyperparameter refits
+	MaxRefits              = 32
 )
 
 // trialsPerLeafTrial sets the forest's least leaf size: one trial per this
@@ -74,6 +79,9 @@ type ImportanceRequest struct {
 	// sobol.DefaultPosterior).
 	Samples   int `json:"samples,omitempty"`
 	Posterior int `json:"posterior,omitempty"`
+	// Refits is the number of hyperparameter refits gp-sobol's intervals
+	// also sample over (default DefaultRefits; −1 none; see hyperRefits).
+	Refits int `json:"refits,omitempty"`
 	// Surrogate is gp-sobol's GP (kind gp; the kernel may be chosen; its
 	// seed defaults to Seed).
 	Surrogate *Surrogate `json:"surrogate,omitempty"`
@@ -114,8 +122,8 @@ func (r *ImportanceRequest) normalize(sp *space.Space) error {
 	switch r.Method {
 	case ImportanceForest:
 		switch {
-		case r.Samples != 0 || r.Posterior != 0:
-			return invalidf("samples and posterior apply to %s, not %s", ImportanceGPSobol, ImportanceForest)
+		case r.Samples != 0 || r.Posterior != 0 || r.Refits != 0:
+			return invalidf("samples, posterior and refits apply to %s, not %s", ImportanceGPSobol, ImportanceForest)
 		case r.Surrogate != nil:
 			return invalidf("%s fits its own forest (trees, seed); a surrogate applies to %s", ImportanceForest, ImportanceGPSobol)
 		}
@@ -132,11 +140,16 @@ func (r *ImportanceRequest) normalize(sp *space.Space) error {
 		if r.Posterior == 0 {
 			r.Posterior = sobol.DefaultPosterior
 		}
+		if r.Refits == 0 {
+			r.Refits = DefaultRefits
+		}
 		switch {
 		case r.Samples < sobol.MinSamples || r.Samples > MaxImportanceSamples:
 			return invalidf("samples %d must lie in %d..%d", r.Samples, sobol.MinSamples, MaxImportanceSamples)
 		case r.Posterior < 10 || r.Posterior > MaxImportancePosterior:
 			return invalidf("posterior %d must lie in 10..%d", r.Posterior, MaxImportancePosterior)
+		case r.Refits < -1 || r.Refits > MaxRefits:
+			return invalidf("refits %d must be −1 (none) or lie in 1..%d", r.Refits, MaxRefits)
 		}
 	default:
 		return invalidf("importance method %q: want %s or %s", r.Method, ImportanceGPSobol, ImportanceForest)
@@ -231,9 +244,13 @@ func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceRe
 	}
 	info := m.info
 	out.Surrogate = &info
+	alts, err := hyperRefits(t, p, *req.Surrogate, m.model, req.Refits)
+	if err != nil {
+		return nil, err
+	}
 	t.progress(fmt.Sprintf("Sobol indices of the GP mean (%d base points) and of %d posterior samples", req.Samples, req.Posterior), 0, 1)
 	res, err := sobol.Analyze(t.ctx, m.model, sp, sobol.Options{Samples: req.Samples, Pairs: *req.Pairs,
-		Posterior: req.Posterior, Seed: req.Seed, Workers: max(1, t.workers)})
+		Posterior: req.Posterior, Alternatives: alts, Seed: req.Seed, Workers: max(1, t.workers)})
 	if err != nil {
 		if ctxErr := t.ctx.Err(); ctxErr != nil {
 			return nil, ctxErr
@@ -263,6 +280,9 @@ func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceRe
 	}
 	notes := []string{fmt.Sprintf("Sobol indices of the GP's posterior mean over the space (Saltelli 2010 pick-freeze, %d quasi-Monte Carlo base points); "+
 		"95%% intervals and ± from %d posterior sample functions on %d points, with the design error", res.Samples, res.PosteriorSamples, res.PosteriorPoints)}
+	if len(alts) > 0 {
+		notes[0] += fmt.Sprintf(", drawn from the GP and from %d refits of its hyperparameters on random halves of the trials", len(alts))
+	}
 	if res.Variance == 0 {
 		notes = append(notes, "the GP mean is constant (all values equal after capping?); every fraction is 0")
 	}
@@ -319,4 +339,71 @@ func forestImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceR
 		out.Note = "a conditional parameter's \"off\" state is weighted by how often it is off in the space; read its fraction together with its parent's"
 	}
 	return out, nil
+}
+
+// hyperRefits are the GP under other plausible hyperparameters. The GP's
+// hyperparameters are a point estimate (maximum marginal likelihood), and
+// on the trials an optimizer gathers they are often ill-determined: a
+// lengthscale that makes a parameter irrelevant and one that makes it
+// matter explain the data almost equally well, and posterior samples at the
+// point estimate then rule out effects the data cannot rule out. Each refit
+// fits the hyperparameters on a random half of the trials (at most
+// gp.DefaultVariancePoints of them, on the model's own output scale) and
+// conditions a GP with them on all trials, as the model itself is; sampling
+// from them too approximates integrating over the hyperparameters (a
+// half-sampling stand-in for their posterior).
+func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, refits int) ([]surrogate.Covariancer, error) {
+	x, y := p.data.X, p.data.Y
+	half := min(len(y)/2, gp.DefaultVariancePoints)
+	if refits <= 0 || half < 2*MinTrials {
+		return nil, nil
+	}
+	var scale gp.OutputScale
+	switch g := main.(type) {
+	case *gp.Subset:
+		scale = g.OutputScale()
+	case *gp.GP:
+		scale = g.OutputScale()
+	default:
+		return nil, nil
+	}
+	if !(scale.Std > 0) {
+		return nil, nil // constant values: nothing to refit
+	}
+	k, err := gp.ParseKernel(spec.Kernel)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	levels := p.h.Space.Levels()
+	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x6a09e667f3bcc909))
+	alts := make([]surrogate.Covariancer, 0, refits)
+	for r := 0; r < refits; r++ {
+		t.progress(fmt.Sprintf("refitting the GP's hyperparameters on half of the trials (%d of %d)", r+1, refits), r, refits)
+		idx := rng.Perm(len(y))[:half]
+		hx, hy := make([][]float64, half), make([]float64, half)
+		for i, j := range idx {
+			hx[i], hy[i] = x[j], y[j]
+		}
+		g, err := gp.FitContext(t.ctx, hx, hy, gp.Options{Kernel: k, Levels: levels, Restarts: 2, Seed: spec.Seed + uint64(r) + 1,
+			Workers: t.workers, Output: &scale})
+		if err != nil {
+			if ctxErr := t.ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
+			return nil, fmt.Errorf("explain: importance: hyperparameter refit %d: %w", r+1, err)
+		}
+		h := g.Hyper()
+		alt, err := gp.FitSubset(t.ctx, x, y, gp.SubsetOptions{
+			Options:  gp.Options{Kernel: k, Levels: levels, Fixed: &h, Workers: t.workers, Output: &scale},
+			Maximize: p.h.Direction() == space.Maximize,
+		})
+		if err != nil {
+			if ctxErr := t.ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
+			return nil, fmt.Errorf("explain: importance: GP at refit %d's hyperparameters: %w", r+1, err)
+		}
+		alts = append(alts, alt)
+	}
+	return alts, nil
 }

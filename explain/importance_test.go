@@ -46,7 +46,7 @@ func TestImportanceGPSobol(t *testing.T) {
 	if r := res.Ranking[0]; r.Param != "a" || r.Total == nil || len(r.CI95) != 2 {
 		t.Errorf("ranking %+v", res.Ranking)
 	}
-	if !strings.Contains(res.Note, "posterior sample") {
+	if !strings.Contains(res.Note, "posterior sample") || !strings.Contains(res.Note, "8 refits of its hyperparameters") {
 		t.Errorf("note %q", res.Note)
 	}
 
@@ -60,7 +60,7 @@ func TestImportanceGPSobol(t *testing.T) {
 	}
 
 	// Good-region importance fits its GP to the capped values.
-	capped, err := e.Importance(ctx, h, ImportanceRequest{CapQuantile: 0.25})
+	capped, err := e.Importance(ctx, h, ImportanceRequest{CapQuantile: 0.25, Refits: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func TestImportanceGPSobolSubset(t *testing.T) {
 		t.Skip("600 trials")
 	}
 	e := newEngine(t, Config{})
-	res, err := e.Importance(context.Background(), linearStudy(t, space.Maximize, 600), ImportanceRequest{Samples: 512, Posterior: 100})
+	res, err := e.Importance(context.Background(), linearStudy(t, space.Maximize, 600), ImportanceRequest{Samples: 512, Posterior: 100, Refits: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,6 +101,9 @@ func TestImportanceRequestLimits(t *testing.T) {
 		{Samples: MaxImportanceSamples + 1},
 		{Samples: 3},
 		{Posterior: MaxImportancePosterior + 1},
+		{Refits: MaxRefits + 1},
+		{Refits: -2},
+		{Method: ImportanceForest, Refits: 2},
 		{Surrogate: &Surrogate{Kind: SurrogateForest}},
 		{Surrogate: &Surrogate{Kernel: "cubic"}},
 	} {

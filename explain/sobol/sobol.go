@@ -68,6 +68,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"sync"
 
@@ -78,6 +79,7 @@ import (
 	"gonum.org/v1/gonum/mat"
 	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distmv"
+	"gonum.org/v1/gonum/stat/distuv"
 	"gonum.org/v1/gonum/stat/samplemv"
 
 	"xbo/space"
@@ -91,7 +93,7 @@ const (
 	MaxSamples              = 1 << 16
 	DefaultPosterior        = 300  // posterior sample functions
 	MaxPosterior            = 5000 // posterior sample functions
-	DefaultPosteriorPoints  = 1536 // points of the posterior samples' design
+	DefaultPosteriorPoints  = 1024 // points of the posterior samples' design
 	MaxPosteriorPoints      = 4096 // its cost is cubic in this
 	minPosteriorBase        = 8    // base points of the posterior design
 	designBlocks            = 8    // independent scrambles of a design
@@ -117,6 +119,11 @@ type Options struct {
 	// PosteriorPoints bounds the points of the design the posterior samples
 	// are drawn on (DefaultPosteriorPoints); sampling costs its cube.
 	PosteriorPoints int
+	// Alternatives are further posteriors of the same data, e.g. the GP
+	// under other plausible hyperparameters; the posterior samples are
+	// drawn from the model and every alternative in equal numbers, so the
+	// intervals also carry the uncertainty the alternatives span.
+	Alternatives []surrogate.Covariancer
 	// Seed of the designs and the samples (0 means 1).
 	Seed uint64
 	// Workers bounds the goroutines that evaluate the mean (0 means 2).
@@ -132,9 +139,9 @@ type meaner interface {
 }
 
 // Index is one sensitivity index: the estimate on the posterior mean and,
-// when intervals were computed, the 95% interval and a standard deviation
-// (posterior and design error together); otherwise Std is the design error
-// alone and Lower = Upper = Estimate.
+// when posterior intervals were computed, the 95% interval and a standard
+// deviation (posterior and design error together); otherwise Std is the
+// design error alone and [Lower, Upper] its 95% interval.
 type Index struct {
 	Estimate float64 `json:"estimate"`
 	Lower    float64 `json:"lower"`
@@ -166,6 +173,10 @@ type Result struct {
 	PosteriorSamples, PosteriorPoints, PosteriorBase int
 
 	est, std []float64 // unclipped estimates and design errors
+	// errorQuantile turns a design error into the half-width of its 95%
+	// interval: Student's t with blocks − 1 degrees of freedom for the
+	// block estimate, the normal quantile for the bootstrap.
+	errorQuantile float64
 }
 
 func (o *Options) normalize(d int) error {
@@ -193,6 +204,8 @@ func (o *Options) normalize(d int) error {
 		return fmt.Errorf("sobol: samples %d must lie in %d..%d", o.Samples, MinSamples, MaxSamples)
 	case o.Posterior > MaxPosterior:
 		return fmt.Errorf("sobol: posterior samples %d exceed %d", o.Posterior, MaxPosterior)
+	case slices.Contains(o.Alternatives, nil):
+		return errors.New("sobol: a nil alternative model")
 	case o.Posterior > 0 && (o.PosteriorPoints < minPosteriorBase*columns(d, o.Pairs) || o.PosteriorPoints > MaxPosteriorPoints):
 		return fmt.Errorf("sobol: posterior points %d must lie in %d..%d for %d parameters",
 			o.PosteriorPoints, minPosteriorBase*columns(d, o.Pairs), MaxPosteriorPoints, d)
@@ -548,7 +561,11 @@ func (des *design) result(y []float64, seed uint64) (*Result, error) {
 			std[k] /= math.Sqrt(float64(len(des.blocks)))
 		}
 	}
-	res := &Result{Mean: all.mean, Variance: all.v, Samples: des.n, Evaluations: len(des.points), est: est, std: std}
+	quantile := 1.959963984540054 // the normal 97.5% quantile
+	if len(des.blocks) > 1 {
+		quantile = distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(len(des.blocks) - 1)}.Quantile(0.975)
+	}
+	res := &Result{errorQuantile: quantile, Mean: all.mean, Variance: all.v, Samples: des.n, Evaluations: len(des.points), est: est, std: std}
 	res.fill(des.d, est, std, nil, nil)
 	return res, nil
 }
@@ -560,10 +577,9 @@ func (des *design) result(y []float64, seed uint64) (*Result, error) {
 func (r *Result) fill(d int, est, std []float64, offsets [][2]float64, post []float64) {
 	mk := func(k int, hiClip float64) Index {
 		e := clip(est[k], 0, hiClip)
-		ix := Index{Estimate: e, Lower: e, Upper: e, Std: std[k]}
+		q := r.errorQuantile * std[k]
+		ix := Index{Estimate: e, Lower: clip(est[k]-q, 0, hiClip), Upper: clip(est[k]+q, 0, hiClip), Std: std[k]}
 		if offsets != nil {
-			z := 1.959963984540054 // the normal 97.5% quantile
-			q := z * std[k]
 			ix.Lower = clip(est[k]-math.Hypot(-offsets[k][0], q), 0, hiClip)
 			ix.Upper = clip(est[k]+math.Hypot(offsets[k][1], q), 0, hiClip)
 			ix.Std = math.Hypot(std[k], post[k])
@@ -602,20 +618,40 @@ func addIntervals(ctx context.Context, res *Result, s surrogate.Covariancer, mea
 	if err != nil {
 		return err
 	}
-	cov, err := s.Covariance(des.points, des.points)
-	if err != nil {
-		return fmt.Errorf("sobol: posterior covariance: %w", err)
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
+	models := append([]surrogate.Covariancer{s}, opt.Alternatives...)
+	samples := mat.NewDense(opt.Posterior, len(des.points), nil)
 	rng := rand.New(rand.NewPCG(opt.Seed, opt.Seed^0x2545f4914f6cdd1d))
-	samples, err := deviations(cov, opt.Posterior, rng)
-	if err != nil {
-		return err
-	}
-	for i := 0; i < opt.Posterior; i++ {
-		floats.Add(samples.RawRowView(i), ym)
+	for k, m := range models {
+		// Samples lo..hi come from model k.
+		lo, hi := k*opt.Posterior/len(models), (k+1)*opt.Posterior/len(models)
+		if hi == lo {
+			continue
+		}
+		if m.Dim() != d {
+			return fmt.Errorf("sobol: alternative model %d has %d dimensions, the space %d parameters", k, m.Dim(), d)
+		}
+		mk := ym
+		if k > 0 {
+			if mk, err = evaluate(ctx, MeanFunc(m), des.points, opt.Workers); err != nil {
+				return err
+			}
+		}
+		cov, err := m.Covariance(des.points, des.points)
+		if err != nil {
+			return fmt.Errorf("sobol: posterior covariance: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		dev, err := deviations(cov, hi-lo, rng)
+		if err != nil {
+			return err
+		}
+		for i := lo; i < hi; i++ {
+			row := samples.RawRowView(i)
+			copy(row, dev.RawRowView(i-lo))
+			floats.Add(row, mk)
+		}
 	}
 	ref := des.components(ym, nil).fractions()
 	deltas := make([][]float64, len(ref))

@@ -13,6 +13,7 @@ import (
 
 	"xbo/gp"
 	"xbo/space"
+	"xbo/surrogate"
 )
 
 func floatSpace(d int, low, high float64) *space.Space {
@@ -424,5 +425,38 @@ func TestDeviations(t *testing.T) {
 	}
 	if _, err := deviations(mat.NewDense(2, 3, nil), 1, rand.New(rand.NewPCG(1, 2))); err == nil {
 		t.Error("a 2×3 covariance accepted")
+	}
+}
+
+// TestAlternativesWidenIntervals: with a second posterior that explains the
+// data differently among the alternatives, half the samples come from it, so
+// the intervals span both models' indices; without it they do not.
+func TestAlternativesWidenIntervals(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits two GPs and samples them")
+	}
+	sp := floatSpace(2, 0, 1)
+	ga := fitGP(t, 7, 60, 2, func(x []float64) float64 { return 3*x[0] + x[1] }, 0.01)
+	gb := fitGP(t, 8, 60, 2, func(x []float64) float64 { return x[0] + 3*x[1] }, 0.01)
+	opt := Options{Samples: 512, Posterior: 200, PosteriorPoints: 800}
+	alone, err := Analyze(context.Background(), ga, sp, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.Alternatives = []surrogate.Covariancer{gb}
+	mixed, err := Analyze(context.Background(), ga, sp, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// S₁ is 0.9 under ga and 0.1 under gb.
+	if a := alone.Main[0]; a.Lower < 0.8 {
+		t.Errorf("alone: S1 %+v should exclude gb's 0.1", a)
+	}
+	if m := mixed.Main[0]; m.Estimate != alone.Main[0].Estimate || m.Lower > 0.15 || m.Upper < 0.85 {
+		t.Errorf("mixed: S1 %+v should keep ga's estimate %.3f and span 0.1..0.9", m, alone.Main[0].Estimate)
+	}
+	opt.Alternatives = []surrogate.Covariancer{nil}
+	if _, err := Analyze(context.Background(), ga, sp, opt); err == nil {
+		t.Error("a nil alternative accepted")
 	}
 }
