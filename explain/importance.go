@@ -41,6 +41,7 @@ const (
 	MaxImportancePosterior = 2000  // posterior sample functions
 	DefaultRefits          = 8     // hyperparameter refits
 	MaxRefits              = 32
+	maxRefitTrials         = 128 // trials a refit's hyperparameters are fitted on
 )
 
 // trialsPerLeafTrial sets the forest's least leaf size: one trial per this
@@ -348,13 +349,16 @@ func forestImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceR
 // matter explain the data almost equally well, and posterior samples at the
 // point estimate then rule out effects the data cannot rule out. Each refit
 // fits the hyperparameters on a random half of the trials (at most
-// gp.DefaultVariancePoints of them, on the model's own output scale) and
-// conditions a GP with them on all trials, as the model itself is; sampling
-// from them too approximates integrating over the hyperparameters (a
-// half-sampling stand-in for their posterior).
+// maxRefitTrials of them, which bounds the cost on large studies; on the
+// model's own output scale) and conditions a GP with them on the trials,
+// all of them up to gp.DefaultVariancePoints and otherwise that many chosen
+// as the subset GP chooses them (its mean then differs from the model's a
+// little more, which only widens the intervals). Sampling from them too
+// approximates integrating over the hyperparameters (a half-sampling
+// stand-in for their posterior).
 func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, refits int) ([]surrogate.Covariancer, error) {
 	x, y := p.data.X, p.data.Y
-	half := min(len(y)/2, gp.DefaultVariancePoints)
+	half := min(len(y)/2, maxRefitTrials)
 	if refits <= 0 || half < 2*MinTrials {
 		return nil, nil
 	}
@@ -384,7 +388,7 @@ func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, ref
 		for i, j := range idx {
 			hx[i], hy[i] = x[j], y[j]
 		}
-		g, err := gp.FitContext(t.ctx, hx, hy, gp.Options{Kernel: k, Levels: levels, Restarts: 2, Seed: spec.Seed + uint64(r) + 1,
+		g, err := gp.FitContext(t.ctx, hx, hy, gp.Options{Kernel: k, Levels: levels, Restarts: 1, Seed: spec.Seed + uint64(r) + 1,
 			Workers: t.workers, Output: &scale})
 		if err != nil {
 			if ctxErr := t.ctx.Err(); ctxErr != nil {
@@ -394,7 +398,8 @@ func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, ref
 		}
 		h := g.Hyper()
 		alt, err := gp.FitSubset(t.ctx, x, y, gp.SubsetOptions{
-			Options:  gp.Options{Kernel: k, Levels: levels, Fixed: &h, Workers: t.workers, Output: &scale},
+			Options:    gp.Options{Kernel: k, Levels: levels, Fixed: &h, Workers: t.workers, Output: &scale},
+			MeanPoints: gp.DefaultVariancePoints, VariancePoints: gp.DefaultVariancePoints,
 			Maximize: p.h.Direction() == space.Maximize,
 		})
 		if err != nil {

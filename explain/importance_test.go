@@ -50,6 +50,17 @@ func TestImportanceGPSobol(t *testing.T) {
 		t.Errorf("note %q", res.Note)
 	}
 
+	// Without the refits the samples come from one GP: other intervals, the
+	// same estimates.
+	single, err := e.Importance(ctx, h, ImportanceRequest{Refits: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := single.Main["a"], res.Main["a"]; a.Fraction != b.Fraction || (a.CI95[0] == b.CI95[0] && a.CI95[1] == b.CI95[1]) ||
+		strings.Contains(single.Note, "refits") {
+		t.Errorf("refits=-1: %+v (note %q), with refits %+v", a, single.Note, b)
+	}
+
 	// The forest is still there when asked for, with its own JSON.
 	fo, err := e.Importance(ctx, h, ImportanceRequest{Method: ImportanceForest})
 	if err != nil {
