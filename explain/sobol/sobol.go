@@ -46,20 +46,25 @@
 // designs too small to split).
 //
 // Intervals from posterior samples (the Bayesian approach of Oakley and
-// O'Hagan 2004 and Le Gratiet, Cannamela and Iooss 2014, "A Bayesian approach
-// for global sensitivity analysis of (multifidelity) computer codes",
-// SIAM/ASA J. UQ 2). The true objective is uncertain given the data; its
-// indices are a random variable under the GP posterior. Joint posterior
-// samples f_k are drawn on a smaller pick-freeze design (Options.
-// PosteriorPoints) and the index of each is computed there. The interval is
-// the point estimate of the posterior mean (large design) plus the 2.5% and
-// 97.5% quantiles of Ŝ(f_k) − Ŝ(m) on the small design: the difference
+// O'Hagan 2004, "Probabilistic sensitivity analysis of complex models: a
+// Bayesian approach", JRSS B 66, and Le Gratiet, Cannamela and Iooss 2014,
+// "A Bayesian approach for global sensitivity analysis of (multifidelity)
+// computer codes", SIAM/ASA J. UQ 2). The true objective is uncertain given
+// the data; its indices are a random variable under the GP posterior. Joint
+// posterior samples f_k are drawn on a smaller pick-freeze design
+// (Options.PosteriorPoints) from the model's posterior covariance
+// (surrogate.Covariancer; a Cholesky factor with complete pivoting, LAPACK
+// dpstrf, because that covariance is numerically singular) and, in equal
+// numbers, from each of Options.Alternatives (e.g. the GP at other plausible
+// hyperparameters), and the index of each is computed there. The interval
+// is the point estimate of the posterior mean (large design) plus the 2.5%
+// and 97.5% quantiles of Ŝ(f_k) − Ŝ(m) on the small design: the difference
 // cancels most of the small design's own error (a control variate), and what
-// it leaves only widens the interval. The design error of the
-// point estimate is added in quadrature on each side. Note that the index of
-// the posterior mean is not the posterior mean of the index (the mean is
-// smoother than the sample functions), so an interval need not be centred on
-// the estimate.
+// it leaves only widens the interval. The design error of the point
+// estimate, times Student's t quantile for 8 blocks, is added in quadrature
+// on each side. The index of the posterior mean is not the posterior mean of
+// the index (the mean is smoother than the sample functions), so an interval
+// need not be centred on the estimate.
 package sobol
 
 import (
