@@ -121,10 +121,13 @@ func printImportance(w io.Writer, res *explain.ImportanceResult) error {
 		width = max(width, utf8.RuneCountInString(pairName(n)))
 	}
 	pad := func(s string) string { return s + strings.Repeat(" ", width-utf8.RuneCountInString(s)) }
-	header := func(what string) {
-		if sobol {
+	header := func(what string, withTotal bool) {
+		switch {
+		case sobol && withTotal:
 			fmt.Fprintf(&b, "%4s  %s  %8s  %17s  %7s\n", "rank", pad(what), "fraction", "95% interval", "total")
-		} else {
+		case sobol:
+			fmt.Fprintf(&b, "%4s  %s  %8s  %17s\n", "rank", pad(what), "fraction", "95% interval")
+		default:
 			fmt.Fprintf(&b, "%4s  %s  %8s  %10s\n", "rank", pad(what), "fraction", "± std")
 		}
 	}
@@ -140,7 +143,7 @@ func printImportance(w io.Writer, res *explain.ImportanceResult) error {
 			fmt.Fprintf(&b, "%4d  %s  %7.1f%%  ± %5.1f%%\n", rank, pad(name), 100*e.Fraction, 100*e.Std)
 		}
 	}
-	header("parameter")
+	header("parameter", true)
 	total := 0.0
 	for i, r := range im.RankedMain() {
 		var tot *fanova.Effect
@@ -153,7 +156,7 @@ func printImportance(w io.Writer, res *explain.ImportanceResult) error {
 	fmt.Fprintf(&b, "      %s  %7.1f%%\n", pad("all main effects"), 100*total)
 	if im.Pairs != nil {
 		b.WriteString("\n")
-		header("pair")
+		header("pair", false)
 		pt := 0.0
 		for i, r := range im.RankedPairs() {
 			row(i+1, pairName(r.Name), r.Effect, nil)
