@@ -143,6 +143,7 @@ func TestExplainImportanceBadInput(t *testing.T) {
 		{"trees without the forest", []string{"--data", good, "--space", sp, "--trees", "50"}, 2, []string{"trees apply to forest-fanova"}},
 		{"unknown method", []string{"--data", good, "--space", sp, "--method", "shap"}, 2, []string{`importance method "shap"`}},
 		{"too many samples", []string{"--data", good, "--space", sp, "--samples", "100000"}, 2, []string{"samples 100000 must lie in"}},
+		{"too many refits", []string{"--data", good, "--space", sp, "--refits", "99"}, 2, []string{"refits 99"}},
 		{"bad quantile", []string{"--data", good, "--space", sp, "--cap-quantile", "1.5"}, 2, []string{"cap_quantile 1.5"}},
 		{"both caps", []string{"--data", good, "--space", sp, "--cap-quantile", "0.2", "--cap-value", "1"}, 2, []string{"exclude"}},
 		{"unknown column kept", []string{"--data", write("a.csv", "lr,layers,opt,momentum,bogus,value\n0.1,1,sgd,0.5,1,2\n0.2,2,adam,,1,3\n0.3,3,adam,,1,1\n"), "--space", sp}, 0, []string{`columns "bogus" are not parameters`, "kept as user attributes"}},
