@@ -4,19 +4,44 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"math/rand/v2"
+	"strings"
 
 	"xbo/explain/fanova"
+	"xbo/explain/sobol"
 	"xbo/forest"
+	"xbo/gp"
 	"xbo/history"
 	"xbo/space"
+	"xbo/surrogate"
 )
 
 // Importance methods.
 const (
 	// ImportanceForest is paper 003's fANOVA: the variance decomposition of
 	// each tree of a random forest, with exact marginals, averaged over
-	// trees (mean ± std across trees).
+	// trees (mean ± std across trees). Each tree is a step function of a
+	// bootstrap sample, so a tree's variance holds its own noise (every
+	// fraction is biased towards the others and large smooth effects are
+	// understated) and small effects fall below the trees' resolution; the
+	// std across trees is the trees' disagreement, not an interval for the
+	// objective's index (docs/importance.md measures both).
 	ImportanceForest = "forest-fanova"
+	// ImportanceGPSobol is the Sobol decomposition of the GP's posterior
+	// mean (package explain/sobol) with 95% intervals from posterior sample
+	// functions. The mean is smoother than the objective where data are
+	// scarce, which biases the indices towards the effects the data show;
+	// the intervals carry that uncertainty.
+	ImportanceGPSobol = "gp-sobol"
+)
+
+// Limits and defaults of gp-sobol importance.
+const (
+	MaxImportanceSamples   = 16384 // base points of the QMC design
+	MaxImportancePosterior = 2000  // posterior sample functions
+	DefaultRefits          = 8     // hyperparameter refits
+	MaxRefits              = 32
+	maxRefitTrials         = 128 // trials a refit's hyperparameters are fitted on
 )
 
 // trialsPerLeafTrial sets the forest's least leaf size: one trial per this
@@ -33,7 +58,8 @@ const MaxPairsParams = 40
 // objective's variance over the space that each parameter (and each pair)
 // explains. Zero values mean the defaults.
 type ImportanceRequest struct {
-	// Method is forest-fanova (the default).
+	// Method is gp-sobol or forest-fanova (see ImportanceGPSobol,
+	// ImportanceForest; the default is DefaultImportanceMethod).
 	Method string `json:"method"`
 	// Pairs includes pairwise interactions (default true up to
 	// MaxPairsParams parameters).
@@ -43,9 +69,23 @@ type ImportanceRequest struct {
 	// section 3.3); CapValue caps at a value instead.
 	CapQuantile float64  `json:"cap_quantile,omitempty"`
 	CapValue    *float64 `json:"cap_value,omitempty"`
-	// Trees of the forest (default forest.DefaultTrees) and its seed.
-	Trees int    `json:"trees"`
+	// Trees of the forest (default forest.DefaultTrees; forest-fanova only)
+	// and the seed of the forest or of the design and posterior samples.
+	Trees int    `json:"trees,omitempty"`
 	Seed  uint64 `json:"seed"`
+	// Samples is the number of base points of gp-sobol's quasi-Monte Carlo
+	// design (default sobol.DefaultSamples; it costs Samples·(d+2) GP
+	// means, Samples·(2d+2) with pairs); Posterior the number of posterior
+	// sample functions its intervals come from (default
+	// sobol.DefaultPosterior).
+	Samples   int `json:"samples,omitempty"`
+	Posterior int `json:"posterior,omitempty"`
+	// Refits is the number of hyperparameter refits gp-sobol's intervals
+	// also sample over (default DefaultRefits; −1 none; see hyperRefits).
+	Refits int `json:"refits,omitempty"`
+	// Surrogate is gp-sobol's GP (kind gp; the kernel may be chosen; its
+	// seed defaults to Seed).
+	Surrogate *Surrogate `json:"surrogate,omitempty"`
 }
 
 // ImportanceResult is the importance with a ranking of the main effects.
@@ -53,25 +93,67 @@ type ImportanceResult struct {
 	About
 	Method string `json:"method"`
 	*fanova.Importance
-	Ranking []RankedEffect `json:"ranking"`
+	// Total holds gp-sobol's total effects: everything a parameter takes
+	// part in, its main effect and all its interactions.
+	Total   map[string]fanova.Effect `json:"total,omitempty"`
+	Ranking []RankedEffect           `json:"ranking"`
 	// Cap says how values were capped, when they were.
 	Cap  string `json:"cap,omitempty"`
 	Note string `json:"note,omitempty"`
 }
 
-// RankedEffect is one row of the ranking of main effects.
+// RankedEffect is one row of the ranking of main effects: the fraction, its
+// std (across trees for forest-fanova; posterior and design error for
+// gp-sobol) and, for gp-sobol, the 95% interval and the total effect.
 type RankedEffect struct {
-	Param    string  `json:"param"`
-	Fraction float64 `json:"fraction"`
-	Std      float64 `json:"std"`
+	Param    string    `json:"param"`
+	Fraction float64   `json:"fraction"`
+	Std      float64   `json:"std"`
+	CI95     []float64 `json:"ci95,omitempty"`
+	Total    *float64  `json:"total,omitempty"`
 }
+
+// DefaultImportanceMethod is the method of a request that names none.
+const DefaultImportanceMethod = ImportanceGPSobol
 
 func (r *ImportanceRequest) normalize(sp *space.Space) error {
 	if r.Method == "" {
-		r.Method = ImportanceForest
+		r.Method = DefaultImportanceMethod
 	}
-	if r.Method != ImportanceForest {
-		return invalidf("importance method %q: want %s", r.Method, ImportanceForest)
+	switch r.Method {
+	case ImportanceForest:
+		switch {
+		case r.Samples != 0 || r.Posterior != 0 || r.Refits != 0:
+			return invalidf("samples, posterior and refits apply to %s, not %s", ImportanceGPSobol, ImportanceForest)
+		case r.Surrogate != nil:
+			return invalidf("%s fits its own forest (trees, seed); a surrogate applies to %s", ImportanceForest, ImportanceGPSobol)
+		}
+		if r.Trees == 0 {
+			r.Trees = forest.DefaultTrees
+		}
+	case ImportanceGPSobol:
+		if r.Trees != 0 {
+			return invalidf("trees apply to %s, not %s", ImportanceForest, ImportanceGPSobol)
+		}
+		if r.Samples == 0 {
+			r.Samples = sobol.DefaultSamples
+		}
+		if r.Posterior == 0 {
+			r.Posterior = sobol.DefaultPosterior
+		}
+		if r.Refits == 0 {
+			r.Refits = DefaultRefits
+		}
+		switch {
+		case r.Samples < sobol.MinSamples || r.Samples > MaxImportanceSamples:
+			return invalidf("samples %d must lie in %d..%d", r.Samples, sobol.MinSamples, MaxImportanceSamples)
+		case r.Posterior < 10 || r.Posterior > MaxImportancePosterior:
+			return invalidf("posterior %d must lie in 10..%d", r.Posterior, MaxImportancePosterior)
+		case r.Refits < -1 || r.Refits > MaxRefits:
+			return invalidf("refits %d must be −1 (none) or lie in 1..%d", r.Refits, MaxRefits)
+		}
+	default:
+		return invalidf("importance method %q: want %s or %s", r.Method, ImportanceGPSobol, ImportanceForest)
 	}
 	if r.Pairs == nil {
 		v := sp.Dim() > 1 && sp.Dim() <= MaxPairsParams
@@ -80,14 +162,24 @@ func (r *ImportanceRequest) normalize(sp *space.Space) error {
 	if *r.Pairs && sp.Dim() > MaxPairsParams {
 		return invalidf("pairs of %d parameters: the limit is %d parameters", sp.Dim(), MaxPairsParams)
 	}
-	if r.Trees == 0 {
-		r.Trees = forest.DefaultTrees
-	}
 	if r.Seed == 0 {
 		r.Seed = 1
 	}
+	if r.Method == ImportanceGPSobol {
+		spec := Surrogate{Seed: r.Seed}
+		if r.Surrogate != nil {
+			spec = *r.Surrogate
+		}
+		if spec.Kind != "" && spec.Kind != SurrogateGP {
+			return invalidf("%s needs a GP surrogate, not %q", ImportanceGPSobol, spec.Kind)
+		}
+		if err := spec.normalize(); err != nil {
+			return err
+		}
+		r.Surrogate = &spec
+	}
 	switch {
-	case r.Trees < 1 || r.Trees > MaxTrees:
+	case r.Method == ImportanceForest && (r.Trees < 1 || r.Trees > MaxTrees):
 		return invalidf("trees %d must lie in 1..%d", r.Trees, MaxTrees)
 	case math.IsNaN(r.CapQuantile) || r.CapQuantile < 0 || r.CapQuantile > 1:
 		return invalidf("cap_quantile %v must lie in (0, 1]", r.CapQuantile)
@@ -104,28 +196,113 @@ func (e *Engine) Importance(ctx context.Context, h *history.History, req Importa
 	return explainAs(ctx, e, h, "importance", func(*prepared) (any, error) {
 		err := req.normalize(h.Space)
 		return req, err
-	}, func(t *task, p *prepared) (*ImportanceResult, error) { return forestImportance(t, p, req) })
+	}, func(t *task, p *prepared) (*ImportanceResult, error) {
+		if req.Method == ImportanceGPSobol {
+			return sobolImportance(t, p, req)
+		}
+		return forestImportance(t, p, req)
+	})
+}
+
+// capped applies the request's cap to the values and says how.
+func capped(y []float64, req ImportanceRequest, maximize bool) ([]float64, string, error) {
+	switch {
+	case req.CapQuantile > 0:
+		y, limit, err := fanova.CapQuantile(y, req.CapQuantile, maximize)
+		if err != nil {
+			return nil, "", invalidf("%v", err)
+		}
+		return y, fmt.Sprintf("values capped at %.6g (the best %.0f%%)", limit, 100*req.CapQuantile), nil
+	case req.CapValue != nil:
+		y, err := fanova.Cap(y, *req.CapValue, maximize)
+		if err != nil {
+			return nil, "", invalidf("%v", err)
+		}
+		return y, fmt.Sprintf("values capped at %.6g", *req.CapValue), nil
+	}
+	return y, "", nil
+}
+
+// sobolImportance is gp-sobol: the Sobol indices of the GP's posterior mean
+// with intervals from posterior samples. A capped request fits its GP to
+// the capped values (a model of its own in the cache).
+func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceResult, error) {
+	sp := p.h.Space
+	out := &ImportanceResult{About: p.about("importance"), Method: req.Method}
+	y, how, err := capped(p.data.Y, req, p.h.Direction() == space.Maximize)
+	if err != nil {
+		return nil, err
+	}
+	if how != "" {
+		out.Cap = how
+		data := *p.data
+		data.Y = y
+		p = &prepared{h: p.h, data: &data, fingerprint: p.fingerprint + "\x00" + how}
+	}
+	m, err := t.model(p, *req.Surrogate)
+	if err != nil {
+		return nil, err
+	}
+	info := m.info
+	out.Surrogate = &info
+	alts, err := hyperRefits(t, p, *req.Surrogate, m.model, req.Refits)
+	if err != nil {
+		return nil, err
+	}
+	t.progress(fmt.Sprintf("Sobol indices of the GP mean (%d base points) and of %d posterior samples", req.Samples, req.Posterior), 0, 1)
+	res, err := sobol.Analyze(t.ctx, m.model, sp, sobol.Options{Samples: req.Samples, Pairs: *req.Pairs,
+		Posterior: req.Posterior, Alternatives: alts, Seed: req.Seed, Workers: max(1, t.workers)})
+	if err != nil {
+		if ctxErr := t.ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, fmt.Errorf("explain: importance: %w", err)
+	}
+	names := sp.Names()
+	effect := func(ix sobol.Index) fanova.Effect {
+		return fanova.Effect{Fraction: ix.Estimate, Std: ix.Std, CI95: []float64{ix.Lower, ix.Upper}}
+	}
+	im := &fanova.Importance{Main: map[string]fanova.Effect{}, TotalVariance: res.Variance}
+	out.Total = map[string]fanova.Effect{}
+	for j, n := range names {
+		im.Main[n] = effect(res.Main[j])
+		out.Total[n] = effect(res.Total[j])
+	}
+	if *req.Pairs {
+		im.Pairs = map[string]fanova.Effect{}
+		for _, pr := range res.Pairs {
+			im.Pairs[fanova.PairKey(names[pr.I], names[pr.J])] = effect(pr.Interaction)
+		}
+	}
+	out.Importance = im
+	for _, r := range im.RankedMain() {
+		total := out.Total[r.Name].Fraction
+		out.Ranking = append(out.Ranking, RankedEffect{Param: r.Name, Fraction: r.Fraction, Std: r.Std, CI95: r.CI95, Total: &total})
+	}
+	notes := []string{fmt.Sprintf("Sobol indices of the GP's posterior mean over the space (Saltelli 2010 pick-freeze, %d quasi-Monte Carlo base points); "+
+		"95%% intervals and ± from %d posterior sample functions on %d points, with the design error", res.Samples, res.PosteriorSamples, res.PosteriorPoints)}
+	if len(alts) > 0 {
+		notes[0] += fmt.Sprintf(", drawn from the GP and from %d refits of its hyperparameters on random halves of the trials", len(alts))
+	}
+	if res.Variance == 0 {
+		notes = append(notes, "the GP mean is constant (all values equal after capping?); every fraction is 0")
+	}
+	if sp.Conditional() {
+		notes = append(notes, "a conditional parameter counts as having no effect where it is off, so its fractions are scaled by how often it is on; read them together with its parent's")
+	}
+	out.Note = strings.Join(notes, "; ")
+	return out, nil
 }
 
 func forestImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceResult, error) {
 	sp := p.h.Space
 	maximize := p.h.Direction() == space.Maximize
-	y := p.data.Y
 	out := &ImportanceResult{About: p.about("importance"), Method: req.Method}
-	var err error
-	switch {
-	case req.CapQuantile > 0:
-		var limit float64
-		if y, limit, err = fanova.CapQuantile(y, req.CapQuantile, maximize); err != nil {
-			return nil, invalidf("%v", err)
-		}
-		out.Cap = fmt.Sprintf("values capped at %.6g (the best %.0f%%)", limit, 100*req.CapQuantile)
-	case req.CapValue != nil:
-		if y, err = fanova.Cap(y, *req.CapValue, maximize); err != nil {
-			return nil, invalidf("%v", err)
-		}
-		out.Cap = fmt.Sprintf("values capped at %.6g", *req.CapValue)
+	y, how, err := capped(p.data.Y, req, maximize)
+	if err != nil {
+		return nil, err
 	}
+	out.Cap = how
 	t.progress(fmt.Sprintf("fitting a forest of %d trees to %d trials", req.Trees, len(y)), 0, 2)
 	minLeaf := (len(y) + trialsPerLeafTrial - 1) / trialsPerLeafTrial
 	f, err := forest.Fit(p.data.X, y, forest.Options{Trees: req.Trees, Seed: req.Seed, Levels: sp.Levels(), Workers: t.workers, MinSamplesLeaf: minLeaf})
@@ -163,4 +340,75 @@ func forestImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceR
 		out.Note = "a conditional parameter's \"off\" state is weighted by how often it is off in the space; read its fraction together with its parent's"
 	}
 	return out, nil
+}
+
+// hyperRefits are the GP under other plausible hyperparameters. The GP's
+// hyperparameters are a point estimate (maximum marginal likelihood), and
+// on the trials an optimizer gathers they are often ill-determined: a
+// lengthscale that makes a parameter irrelevant and one that makes it
+// matter explain the data almost equally well, and posterior samples at the
+// point estimate then rule out effects the data cannot rule out. Each refit
+// fits the hyperparameters on a random half of the trials (at most
+// maxRefitTrials of them, which bounds the cost on large studies; on the
+// model's own output scale) and conditions a GP with them on the trials,
+// all of them up to gp.DefaultVariancePoints and otherwise that many chosen
+// as the subset GP chooses them (its mean then differs from the model's a
+// little more, which only widens the intervals). Sampling from them too
+// approximates integrating over the hyperparameters (a half-sampling
+// stand-in for their posterior).
+func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, refits int) ([]surrogate.Covariancer, error) {
+	x, y := p.data.X, p.data.Y
+	half := min(len(y)/2, maxRefitTrials)
+	if refits <= 0 || half < 2*MinTrials {
+		return nil, nil
+	}
+	var scale gp.OutputScale
+	switch g := main.(type) {
+	case *gp.Subset:
+		scale = g.OutputScale()
+	case *gp.GP:
+		scale = g.OutputScale()
+	default:
+		return nil, nil
+	}
+	if !(scale.Std > 0) {
+		return nil, nil // constant values: nothing to refit
+	}
+	k, err := gp.ParseKernel(spec.Kernel)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	levels := p.h.Space.Levels()
+	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x6a09e667f3bcc909))
+	alts := make([]surrogate.Covariancer, 0, refits)
+	for r := 0; r < refits; r++ {
+		t.progress(fmt.Sprintf("refitting the GP's hyperparameters on half of the trials (%d of %d)", r+1, refits), r, refits)
+		idx := rng.Perm(len(y))[:half]
+		hx, hy := make([][]float64, half), make([]float64, half)
+		for i, j := range idx {
+			hx[i], hy[i] = x[j], y[j]
+		}
+		g, err := gp.FitContext(t.ctx, hx, hy, gp.Options{Kernel: k, Levels: levels, Restarts: 1, Seed: spec.Seed + uint64(r) + 1,
+			Workers: t.workers, Output: &scale})
+		if err != nil {
+			if ctxErr := t.ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
+			return nil, fmt.Errorf("explain: importance: hyperparameter refit %d: %w", r+1, err)
+		}
+		h := g.Hyper()
+		alt, err := gp.FitSubset(t.ctx, x, y, gp.SubsetOptions{
+			Options:    gp.Options{Kernel: k, Levels: levels, Fixed: &h, Workers: t.workers, Output: &scale},
+			MeanPoints: gp.DefaultVariancePoints, VariancePoints: gp.DefaultVariancePoints,
+			Maximize: p.h.Direction() == space.Maximize,
+		})
+		if err != nil {
+			if ctxErr := t.ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
+			return nil, fmt.Errorf("explain: importance: GP at refit %d's hyperparameters: %w", r+1, err)
+		}
+		alts = append(alts, alt)
+	}
+	return alts, nil
 }

@@ -38,7 +38,10 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 			MinImprovement: p.float("min_improvement"), MinDelta: p.float("min_delta"), Surrogate: p.surrogate()}
 	case "importance":
 		r := ImportanceRequest{Method: p.str("method"), CapQuantile: p.float("cap_quantile"), Trees: p.int("trees"),
-			Seed: p.uint("seed")}
+			Seed: p.uint("seed"), Samples: p.int("samples"), Posterior: p.int("posterior"), Refits: p.int("refits")}
+		if p.has("surrogate") || p.has("kernel") {
+			r.Surrogate = &Surrogate{Kind: p.str("surrogate"), Kernel: p.str("kernel"), Seed: r.Seed}
+		}
 		if p.has("cap_quantile") && !(r.CapQuantile > 0) {
 			p.fail("cap_quantile %v must lie in (0, 1]", r.CapQuantile)
 		}

@@ -158,11 +158,19 @@ func (rep *Report) view() (*pageView, error) {
 		}
 		pairsNote = fmt.Sprintf(" Pairwise interactions explain %.1f%% together (largest in the table below);", 100*sumPairs)
 	}
-	v.ImpCap = fmt.Sprintf("fANOVA (paper 003, method %s): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
-		"the forest's prediction variance over the whole space that one hyperparameter explains alone (its main effect), averaged over trees; "+
-		"whiskers show ±1 standard deviation across trees. Main effects add up to %.1f%%;%s the rest is higher-order interaction. "+
-		"Two parameters whose whiskers overlap cannot be ranked apart with %d trials. Importance is about variation over the whole space, "+
-		"not near the optimum.", imp.Method, imp.Surrogate.Trees, s.Usable, 100*sumMain, pairsNote, s.Usable)
+	if imp.Method == explain.ImportanceGPSobol {
+		v.ImpCap = fmt.Sprintf("Sobol indices (method %s): each bar is the fraction of the variance of the GP's posterior mean over the whole space "+
+			"that one hyperparameter explains alone (its main effect), from %d usable trials; whiskers show the 95%% interval from posterior "+
+			"sample functions of the GP, the uncertainty about the objective's true index given the data. Main effects add up to %.1f%%;%s "+
+			"the rest is higher-order interaction. Importance is about variation over the whole space, not near the optimum.",
+			imp.Method, s.Usable, 100*sumMain, pairsNote)
+	} else {
+		v.ImpCap = fmt.Sprintf("fANOVA (paper 003, method %s): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
+			"the forest's prediction variance over the whole space that one hyperparameter explains alone (its main effect), averaged over trees; "+
+			"whiskers show ±1 standard deviation across trees. Main effects add up to %.1f%%;%s the rest is higher-order interaction. "+
+			"Two parameters whose whiskers overlap cannot be ranked apart with %d trials. Importance is about variation over the whole space, "+
+			"not near the optimum.", imp.Method, imp.Surrogate.Trees, s.Usable, 100*sumMain, pairsNote, s.Usable)
+	}
 	if imp.Cap != "" {
 		v.ImpCap += " Here " + imp.Cap + "."
 	}
@@ -429,7 +437,7 @@ nav a { margin-right: 1em; }
 <h2 id="trace">Optimization trace</h2>
 <figure>{{.Trace}}<figcaption>{{.TraceCap}}</figcaption></figure>
 
-<h2 id="importance">Hyperparameter importance (fANOVA)</h2>
+<h2 id="importance">Hyperparameter importance</h2>
 <figure>{{.Importance}}<figcaption>{{.ImpCap}}</figcaption></figure>
 {{if .Pairs}}<h3>Largest pairwise interactions</h3>
 <table>{{range .Pairs}}<tr><th>{{.Key}}</th><td class="num">{{.Value}}</td></tr>{{end}}</table>{{end}}

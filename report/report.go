@@ -1,8 +1,9 @@
 // Package report assembles every explanation xbo has of one tuning run into a
 // single self-contained HTML file (inline SVG and CSS, readable without
 // scripts) and a JSON document with all of its numbers: the run summary, the
-// optimization trace, hyperparameter importance (fANOVA, Hutter, Hoos and
-// Leyton-Brown 2014, paper 003, eq. 6), a PDP with confidence band for every
+// optimization trace, hyperparameter importance (Sobol indices of the GP
+// with posterior intervals, package explain/sobol, or on request fANOVA,
+// Hutter, Hoos and Leyton-Brown 2014, paper 003, eq. 6), a PDP with confidence band for every
 // hyperparameter (Moosbauer et al. 2021, paper 000, eq. 2–5) together with
 // the regional PDP of the confidence-splitting tree (paper 000, Algorithm 1,
 // eq. 6) and its relative improvement δ = (MC_global − MC_region)/MC_global,

@@ -70,14 +70,27 @@ func traceSVG(tr []TracePoint, maximize bool) string {
 	return b.String()
 }
 
-// importanceSVG draws the fANOVA main effects as bars with ±1 std whiskers.
+// importanceSVG draws the main effects as bars with whiskers: the 95%
+// interval when the method gives one (gp-sobol), else ±1 std (fANOVA's
+// spread across trees).
 func importanceSVG(rank []explain.RankedEffect) string {
+	whisker := func(r explain.RankedEffect) (lo, hi float64) {
+		if len(r.CI95) == 2 {
+			return r.CI95[0], r.CI95[1]
+		}
+		return r.Fraction - r.Std, r.Fraction + r.Std
+	}
+	legend := "fraction of variance explained (main effect; whiskers ±1 std across trees)"
+	if len(rank) > 0 && len(rank[0].CI95) == 2 {
+		legend = "fraction of variance explained (main effect; whiskers the 95% posterior interval)"
+	}
 	const w, rowH, ml, mr, mt, mb = 860, 28, 150, 70, 16, 36
 	h := mt + mb + rowH*len(rank)
 	pw := float64(w - ml - mr)
 	top := 0.0
 	for _, r := range rank {
-		top = math.Max(top, r.Fraction+r.Std)
+		_, hi := whisker(r)
+		top = math.Max(top, hi)
 	}
 	top = math.Min(1, math.Max(top, 0.05))
 	px := func(v float64) float64 { return ml + math.Max(0, math.Min(v, top))/top*pw }
@@ -95,14 +108,15 @@ func importanceSVG(rank []explain.RankedEffect) string {
 		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end">%s</text>`+"\n", ml-8, num(y+rowH/2+4), html.EscapeString(r.Param))
 		fmt.Fprintf(&b, `<rect x="%d" y="%s" width="%s" height="%d" fill="#3182bd"><title>%s: %.1f%% ± %.1f%%</title></rect>`+"\n",
 			ml, num(y+5), num(px(r.Fraction)-ml), rowH-10, html.EscapeString(r.Param), 100*r.Fraction, 100*r.Std)
-		x0, x1 := px(r.Fraction-r.Std), px(r.Fraction+r.Std)
+		lo, hi := whisker(r)
+		x0, x1 := px(lo), px(hi)
 		cy := y + rowH/2
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="black"/>`, num(x0), num(cy), num(x1), num(cy))
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="black"/>`, num(x0), num(cy-5), num(x0), num(cy+5))
 		fmt.Fprintf(&b, `<line x1="%s" y1="%s" x2="%s" y2="%s" stroke="black"/>`+"\n", num(x1), num(cy-5), num(x1), num(cy+5))
 		fmt.Fprintf(&b, `<text x="%s" y="%s" font-size="11">%.1f%%</text>`+"\n", num(x1+6), num(cy+4), 100*r.Fraction)
 	}
-	fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle" font-size="11">fraction of variance explained (main effect; whiskers ±1 std across trees)</text>`+"\n", num(ml+pw/2), h-6)
+	fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle" font-size="11">%s</text>`+"\n", num(ml+pw/2), h-6, legend)
 	b.WriteString("</svg>\n")
 	return b.String()
 }

@@ -105,8 +105,8 @@ func TestImportanceCapQuantile(t *testing.T) {
 		t.Fatalf("capping at %v changed nothing; the test cannot tell the two apart", limit)
 	}
 	for path, want := range map[string]string{
-		"/api/studies/s/explain/importance":                   wantAll,
-		"/api/studies/s/explain/importance?cap_quantile=0.25": wantCapped,
+		"/api/studies/s/explain/importance?method=forest-fanova":                   wantAll,
+		"/api/studies/s/explain/importance?method=forest-fanova&cap_quantile=0.25": wantCapped,
 	} {
 		code, body := raw(t, e, "GET", path, "", false)
 		var got struct {
@@ -121,6 +121,22 @@ func TestImportanceCapQuantile(t *testing.T) {
 		if string(part) != want {
 			t.Errorf("%s: %d\n got %s\nwant %s", path, code, part, want)
 		}
+	}
+	// The default method, gp-sobol, caps too: its GP is fitted to the capped
+	// values, so the variance it decomposes is the capped one's.
+	var gpAll, gpCapped struct {
+		Method        string  `json:"method"`
+		Cap           string  `json:"cap"`
+		TotalVariance float64 `json:"total_variance"`
+	}
+	for path, dst := range map[string]any{"/api/studies/s/explain/importance": &gpAll, "/api/studies/s/explain/importance?cap_quantile=0.25": &gpCapped} {
+		code, body := raw(t, e, "GET", path, "", false)
+		if code != 200 || json.Unmarshal([]byte(body), dst) != nil {
+			t.Fatalf("%s: %d %s", path, code, body)
+		}
+	}
+	if gpAll.Method != "gp-sobol" || gpAll.Cap != "" || !strings.Contains(gpCapped.Cap, "best 25%") || !(gpCapped.TotalVariance < gpAll.TotalVariance) {
+		t.Errorf("gp-sobol: uncapped %+v, capped %+v", gpAll, gpCapped)
 	}
 	for _, q := range []string{"0", "1.5", "-0.1", "abc", "NaN"} {
 		if code, body := raw(t, e, "GET", "/api/studies/s/explain/importance?cap_quantile="+q, "", false); code != 400 || !strings.Contains(body, "cap_quantile") {

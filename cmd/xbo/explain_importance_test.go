@@ -61,16 +61,25 @@ func TestExplainImportanceJSON(t *testing.T) {
 	if !strings.Contains(errOut, "1 trial(s) without a usable value") {
 		t.Errorf("no warning about the skipped row: %q", errOut)
 	}
+	type effect struct {
+		Fraction, Std float64
+		CI95          []float64 `json:"ci95"`
+	}
 	var got struct {
-		Main  map[string]struct{ Fraction, Std float64 } `json:"main"`
-		Pairs map[string]struct{ Fraction, Std float64 } `json:"pairs"`
-		Total float64                                    `json:"total_variance"`
+		Method string            `json:"method"`
+		Main   map[string]effect `json:"main"`
+		Pairs  map[string]effect `json:"pairs"`
+		Total  float64           `json:"total_variance"`
+		Totals map[string]effect `json:"total"`
 	}
 	if err := json.Unmarshal([]byte(out), &got); err != nil {
 		t.Fatalf("%v\n%s", err, out)
 	}
 	if len(got.Main) != 4 || len(got.Pairs) != 6 || !(got.Total > 0) {
 		t.Fatalf("shape: %d main, %d pairs, total %v", len(got.Main), len(got.Pairs), got.Total)
+	}
+	if got.Method != "gp-sobol" || len(got.Totals) != 4 || len(got.Main["lr"].CI95) != 2 || got.Totals["lr"].Fraction < got.Main["lr"].Fraction-0.01 {
+		t.Fatalf("default method %q: totals %v, main %v", got.Method, got.Totals, got.Main)
 	}
 	if _, ok := got.Pairs["lr,layers"]; !ok {
 		t.Fatalf("pair keys %v, want \"a,b\" in parameter order", got.Pairs)
@@ -96,13 +105,18 @@ func TestExplainImportanceJSON(t *testing.T) {
 
 func TestExplainImportanceTable(t *testing.T) {
 	data, sp := writeImportanceFiles(t, 200, "")
-	code, out, errOut := runCLI(t, "explain", "importance", "--data", data, "--space", sp, "--pairs", "--cap-quantile", "0.5")
-	if code != 0 {
-		t.Fatalf("exit %d: %s", code, errOut)
-	}
-	for _, want := range []string{"rank", "   1  lr ", "all main effects", "lr × layers", "capped at"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("table lacks %q:\n%s", want, out)
+	for method, wants := range map[string][]string{
+		"gp-sobol":      {"Importance (gp-sobol)", "95% interval", "total", "posterior sample"},
+		"forest-fanova": {"Importance (forest-fanova)", "± std", "random forest of 30 trees"},
+	} {
+		code, out, errOut := runCLI(t, "explain", "importance", "--data", data, "--space", sp, "--pairs", "--cap-quantile", "0.5", "--method", method)
+		if code != 0 {
+			t.Fatalf("%s: exit %d: %s", method, code, errOut)
+		}
+		for _, want := range append([]string{"rank", "   1  lr ", "all main effects", "lr × layers", "capped at"}, wants...) {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: table lacks %q:\n%s", method, want, out)
+			}
 		}
 	}
 }
@@ -125,7 +139,11 @@ func TestExplainImportanceBadInput(t *testing.T) {
 	}{
 		{"no data flag", []string{"--space", sp}, 2, []string{"--data"}},
 		{"bad trees", []string{"--data", good, "--space", sp, "--trees", "-1"}, 2, []string{"--trees"}},
-		{"too many trees", []string{"--data", good, "--space", sp, "--trees", "5000"}, 2, []string{"trees 5000 must lie in 1..1000"}},
+		{"too many trees", []string{"--data", good, "--space", sp, "--method", "forest-fanova", "--trees", "5000"}, 2, []string{"trees 5000 must lie in 1..1000"}},
+		{"trees without the forest", []string{"--data", good, "--space", sp, "--trees", "50"}, 2, []string{"trees apply to forest-fanova"}},
+		{"unknown method", []string{"--data", good, "--space", sp, "--method", "shap"}, 2, []string{`importance method "shap"`}},
+		{"too many samples", []string{"--data", good, "--space", sp, "--samples", "100000"}, 2, []string{"samples 100000 must lie in"}},
+		{"too many refits", []string{"--data", good, "--space", sp, "--refits", "99"}, 2, []string{"refits 99"}},
 		{"bad quantile", []string{"--data", good, "--space", sp, "--cap-quantile", "1.5"}, 2, []string{"cap_quantile 1.5"}},
 		{"both caps", []string{"--data", good, "--space", sp, "--cap-quantile", "0.2", "--cap-value", "1"}, 2, []string{"exclude"}},
 		{"unknown column kept", []string{"--data", write("a.csv", "lr,layers,opt,momentum,bogus,value\n0.1,1,sgd,0.5,1,2\n0.2,2,adam,,1,3\n0.3,3,adam,,1,1\n"), "--space", sp}, 0, []string{`columns "bogus" are not parameters`, "kept as user attributes"}},

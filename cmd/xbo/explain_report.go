@@ -28,7 +28,8 @@ func runExplainReport(ctx context.Context, args []string, env *cliEnv) error {
 	out := fs.String("out", "", "HTML report to write (required)")
 	jsonOut := fs.String("json", "", "also write every number of the report as JSON to this file")
 	splits := fs.Int("splits", 0, "maximum splits of each confidence-splitting tree (default 3)")
-	impTrees := fs.Int("importance-trees", 0, "trees of the fANOVA forest (default 30)")
+	impMethod := fs.String("importance-method", explain.DefaultImportanceMethod, "importance method: gp-sobol or forest-fanova")
+	impTrees := fs.Int("importance-trees", 0, "trees of the fANOVA forest (with --importance-method forest-fanova; default 30)")
 	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ of the Shapley decomposition")
 	background := fs.Int("background", 0, "background points of the Shapley game (default 200)")
 	if err := parseFlags(fs, args, env); err != nil {
@@ -51,7 +52,7 @@ func runExplainReport(ctx context.Context, args []string, env *cliEnv) error {
 	o := report.Options{
 		PDP: explain.RegionalRequest{Grid: c.grid, Samples: c.mc, Alpha: c.alpha, Band: band, MaxSplits: *splits,
 			Surrogate: s.spec()},
-		Importance: explain.ImportanceRequest{Trees: *impTrees},
+		Importance: explain.ImportanceRequest{Method: *impMethod, Trees: *impTrees},
 		Shapley:    explain.ShapleyRequest{Tau: tau, Background: *background, Surrogate: s.spec()},
 	}
 	e, err := explainEngine()

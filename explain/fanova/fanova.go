@@ -285,10 +285,14 @@ func (e *Explainer) Decompose(pairs bool) (*Decomposition, error) {
 }
 
 // Effect is an importance: the mean fraction of variance over trees and its
-// standard deviation across trees.
+// standard deviation across trees (explain's gp-sobol fills it with a Sobol
+// index, its standard deviation and interval).
 type Effect struct {
 	Fraction float64 `json:"fraction"`
 	Std      float64 `json:"std"`
+	// CI95 is a 95% interval [lower, upper] when the method gives one
+	// (explain's gp-sobol; fANOVA has none).
+	CI95 []float64 `json:"ci95,omitempty"`
 }
 
 // Importance is the JSON shared by the CLI, the service and the report:

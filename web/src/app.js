@@ -523,7 +523,12 @@ async function refreshImportance() {
     const main = Object.entries(r.main).map(([k, e]) => ({ k, ...e })).sort((a, b) => b.fraction - a.fraction);
     const pairs = Object.entries(r.pairs || {}).map(([k, e]) => ({ k: k.replace(',', ' × '), ...e })).sort((a, b) => b.fraction - a.fraction).slice(0, 5);
     const items = [...main, ...pairs];
-    setNote('importance-note', `${good ? 'good region (values capped at the top-25% quantile)' : 'whole space'}; total variance ${fmt(r.total_variance)}; bars: mean fraction over trees, whiskers ± one standard deviation across trees; main effects then the top ${pairs.length} pairs`);
+    // gp-sobol gives 95% posterior intervals; forest-fanova a spread across trees.
+    const ci = items.length > 0 && Array.isArray(items[0].ci95);
+    const how = ci
+      ? 'bars: Sobol index of the GP mean, whiskers the 95% interval from posterior samples'
+      : 'bars: mean fraction over trees, whiskers ± one standard deviation across trees';
+    setNote('importance-note', `${good ? 'good region (values capped at the top-25% quantile)' : 'whole space'}; ${r.method}; variance ${fmt(r.total_variance)}; ${how}; main effects then the top ${pairs.length} pairs`);
     chart('importance-chart').setOption({
       aria: { enabled: true }, animation: false,
       tooltip: { trigger: 'axis' },
@@ -532,11 +537,11 @@ async function refreshImportance() {
       yAxis: { type: 'value', name: 'fraction of variance (0–1)', nameLocation: 'middle', nameGap: 42, min: 0 },
       series: [
         { name: 'fraction', type: 'bar', data: items.map((i, n) => ({ value: i.fraction, itemStyle: { color: n < main.length ? C.blue : C.orange } })) },
-        errorBars('± sd', items.map((i, n) => [n, Math.max(0, i.fraction - i.std), i.fraction + i.std])),
+        errorBars(ci ? '95% interval' : '± sd', items.map((i, n) => (Array.isArray(i.ci95) ? [n, i.ci95[0], i.ci95[1]] : [n, Math.max(0, i.fraction - i.std), i.fraction + i.std]))),
       ],
     }, true);
-    $('importance-data').innerHTML = '<thead><tr><th scope="col">effect</th><th scope="col">fraction</th><th scope="col">sd</th></tr></thead><tbody>' +
-      items.map((i) => `<tr><td>${esc(i.k)}</td><td data-v="fraction">${i.fraction}</td><td>${i.std}</td></tr>`).join('') + '</tbody>';
+    $('importance-data').innerHTML = '<thead><tr><th scope="col">effect</th><th scope="col">fraction</th><th scope="col">sd</th><th scope="col">95% interval</th></tr></thead><tbody>' +
+      items.map((i) => `<tr><td>${esc(i.k)}</td><td data-v="fraction">${i.fraction}</td><td>${i.std}</td><td>${Array.isArray(i.ci95) ? `${fmt(i.ci95[0])} – ${fmt(i.ci95[1])}` : ''}</td></tr>`).join('') + '</tbody>';
   } catch (e) {
     setNote('importance-note', `importance: ${e.message}`, true);
   }
