@@ -39,7 +39,7 @@ const (
 const (
 	MaxImportanceSamples   = 16384 // base points of the QMC design
 	MaxImportancePosterior = 2000  // posterior sample functions
-	DefaultRefits          = 8     // hyperparameter refits
+	DefaultRefits          = 4     // hyperparameter refits
 	MaxRefits              = 32
 	maxRefitTrials         = 128 // trials a refit's hyperparameters are fitted on
 )

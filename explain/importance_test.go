@@ -3,6 +3,7 @@ package explain
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"net/url"
 	"strings"
@@ -46,7 +47,7 @@ func TestImportanceGPSobol(t *testing.T) {
 	if r := res.Ranking[0]; r.Param != "a" || r.Total == nil || len(r.CI95) != 2 {
 		t.Errorf("ranking %+v", res.Ranking)
 	}
-	if !strings.Contains(res.Note, "posterior sample") || !strings.Contains(res.Note, "8 refits of its hyperparameters") {
+	if !strings.Contains(res.Note, "posterior sample") || !strings.Contains(res.Note, fmt.Sprintf("%d refits of its hyperparameters", DefaultRefits)) {
 		t.Errorf("note %q", res.Note)
 	}
 

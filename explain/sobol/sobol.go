@@ -98,7 +98,7 @@ const (
 	MaxSamples              = 1 << 16
 	DefaultPosterior        = 300  // posterior sample functions
 	MaxPosterior            = 5000 // posterior sample functions
-	DefaultPosteriorPoints  = 1024 // points of the posterior samples' design
+	DefaultPosteriorPoints  = 512  // points of the posterior samples' design
 	MaxPosteriorPoints      = 4096 // its cost is cubic in this
 	minPosteriorBase        = 8    // base points of the posterior design
 	designBlocks            = 8    // independent scrambles of a design
