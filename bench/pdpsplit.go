@@ -59,6 +59,10 @@ type PDPSplitOptions struct {
 	// FullRefitEvery is opt.Config.FullRefitEvery (default 10; negative:
 	// a full hyperparameter fit at every iteration).
 	FullRefitEvery int
+	// MinNodeSize is the smallest number of ICE curves in a leaf of the
+	// confidence-splitting tree (regional.Options.MinNodeSize; default
+	// regional's max(5, n/100)).
+	MinNodeSize int
 	// Preset names the preset these options came from, for the table.
 	Preset string
 	// Progress, if set, is called after each finished run.
@@ -78,8 +82,8 @@ const PresetPaper000 = "paper000"
 // nugget.stability = 1e-8, i.e. 1e-8 in the GP's standardized units), its
 // hyperparameters refitted at every iteration as mlrMBO does; LCB with
 // λ = τ ∈ {5, 1, 0.1}, maximized by mlrMBO's focus search; G = 20 grid
-// points, n = 1,000 Monte Carlo points; depths n_sp = 1, 3; 30
-// replications.
+// points, n = 1,000 Monte Carlo points; depths n_sp = 1, 3, with leaves of
+// at least 2 ICE curves (the code's min.split = 2); 30 replications.
 func PDPSplitPreset(name string) (PDPSplitOptions, error) {
 	switch name {
 	case PresetPaper000:
@@ -89,6 +93,7 @@ func PDPSplitPreset(name string) (PDPSplitOptions, error) {
 			Taus: []float64{5, 1, 0.1}, Depths: []int{1, 3}, Seeds: 30,
 			Samples: 1000, GridSize: 20,
 			InitialDesign: "lhs", AcqOptimizer: "focus", MinNoise: 1e-8, FullRefitEvery: -1,
+			MinNodeSize: 2,
 		}, nil
 	default:
 		return PDPSplitOptions{}, fmt.Errorf("bench: pdp-split: unknown preset %q (want %s)", name, PresetPaper000)
@@ -127,6 +132,7 @@ type PDPSplitResult struct {
 	Design       string        `json:"initial_design"`
 	AcqOptimizer string        `json:"acq_optimizer"`
 	MinNoise     float64       `json:"min_noise"`
+	MinNodeSize  int           `json:"min_node_size,omitempty"`
 	Samples      int           `json:"samples"`
 	GridSize     int           `json:"grid_size"`
 	Rows         []PDPSplitRow `json:"rows"`
@@ -207,6 +213,8 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 		return nil, fmt.Errorf("need seeds ≥ 1, budget per dimension ≥ 5 (the initial design is 4·d), samples ≥ 10, grid ≥ 2, workers ≥ 1")
 	case len(o.Dims) == 0 || len(o.Taus) == 0 || len(o.Depths) == 0:
 		return nil, errors.New("dimensions, τ values and depths must not be empty")
+	case o.MinNodeSize < 0:
+		return nil, fmt.Errorf("min node size %d must be ≥ 0 (0: regional's default)", o.MinNodeSize)
 	case !(o.MinNoise > 0) || math.IsInf(o.MinNoise, 0):
 		return nil, fmt.Errorf("min noise %v must be positive and finite", o.MinNoise)
 	}
@@ -257,7 +265,7 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 		return nil, err
 	}
 	out := &PDPSplitResult{Preset: o.Preset, Depths: o.Depths, Samples: o.Samples, GridSize: o.GridSize,
-		Design: o.InitialDesign, AcqOptimizer: o.AcqOptimizer, MinNoise: o.MinNoise}
+		Design: o.InitialDesign, AcqOptimizer: o.AcqOptimizer, MinNoise: o.MinNoise, MinNodeSize: o.MinNodeSize}
 	if o.Budgets != nil {
 		out.Budgets = map[int]int{}
 		for _, d := range o.Dims {
@@ -355,7 +363,7 @@ func pdpSplitOne(ctx context.Context, o PDPSplitOptions, d int, tau float64, see
 	truth := func(grid []float64, leaf *regional.Leaf, tree *regional.Node) ([]float64, error) {
 		return styblinskiTangRegionalPD(sp, 0, grid, leaf, tree)
 	}
-	return scoreRegional(model, sp, x, run.Best.U, 0, truth, o.Samples, o.GridSize, o.Depths, seed)
+	return scoreRegional(model, sp, x, run.Best.U, 0, truth, o.Samples, o.GridSize, o.Depths, o.MinNodeSize, seed)
 }
 
 // styblinskiTangRegionalPD is the closed-form PD of x_p over a box-shaped
@@ -450,7 +458,7 @@ func completed(history []opt.Trial) ([][]float64, []float64) {
 // one unless the function is free of interactions and the region is the
 // whole space.
 func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64, p int,
-	truth regionalTruth, samples, grid int, depths []int, seed uint64) (pdpSplitRun, error) {
+	truth regionalTruth, samples, grid int, depths []int, minNodeSize int, seed uint64) (pdpSplitRun, error) {
 	var r pdpSplitRun
 	rng := rand.New(rand.NewPCG(seed^0x4d4d44, seed^0x9e3779b97f4a7c15))
 	uniform := sp.Sample(rng, samples)
@@ -492,7 +500,7 @@ func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64,
 	}
 	r.globalMC, r.globalNLL = gMC, gNLL
 	for _, depth := range depths {
-		reg, err := regional.Explain(context.Background(), ice, best, regional.Options{MaxDepth: depth})
+		reg, err := regional.Explain(context.Background(), ice, best, regional.Options{MaxDepth: depth, MinNodeSize: minNodeSize})
 		if err != nil {
 			return r, err
 		}
@@ -561,8 +569,12 @@ func (r *PDPSplitResult) WriteTable(w io.Writer) error {
 	if r.Preset != "" {
 		preset = "preset " + r.Preset + "; "
 	}
-	_, err := fmt.Fprintf(w, "%sδ in %% (mean ± sd over %d seeds), leaf holding the best configuration vs global PDP of x1; eq. 5 bands; n = %d, G = %d; %s with a 4·d-point %s design; Matérn-3/2 GP, noise floor %g; %s acquisition search; n_sp = tree depth; MMD with a Gaussian kernel of bandwidth √(d/6) against %d uniform points. Paper columns: Table 1 of paper 000.\n",
-		preset, seedsOf(r), r.Samples, r.GridSize, budget, r.Design, r.MinNoise, r.AcqOptimizer, r.Samples)
+	leaves := "regional's default smallest leaf"
+	if r.MinNodeSize > 0 {
+		leaves = fmt.Sprintf("leaves of ≥ %d ICE curves", r.MinNodeSize)
+	}
+	_, err := fmt.Fprintf(w, "%sδ in %% (mean ± sd over %d seeds), leaf holding the best configuration vs global PDP of x1; eq. 5 bands; n = %d, G = %d; %s with a 4·d-point %s design; Matérn-3/2 GP, noise floor %g; %s acquisition search; n_sp = tree depth, %s; MMD with a Gaussian kernel of bandwidth √(d/6) against %d uniform points. Paper columns: Table 1 of paper 000.\n",
+		preset, seedsOf(r), r.Samples, r.GridSize, budget, r.Design, r.MinNoise, r.AcqOptimizer, leaves, r.Samples)
 	return err
 }
 

@@ -157,7 +157,7 @@ func TestPDPSplitPresetPaper000(t *testing.T) {
 	taus := slices.Sorted(slices.Values(p.Taus))
 	if !slices.Equal(p.Dims, []int{3, 5, 8}) || !slices.Equal(taus, []float64{0.1, 1, 5}) ||
 		!slices.Equal(p.Depths, []int{1, 3}) || p.Seeds != 30 || p.GridSize != 20 || p.Samples != 1000 ||
-		p.Preset != "paper000" {
+		p.Preset != "paper000" || p.MinNodeSize != 2 {
 		t.Fatalf("preset %+v", p)
 	}
 	budgets := map[int]int{3: 80, 5: 150, 8: 250}
@@ -260,7 +260,7 @@ func TestPDPSplitPresetTable(t *testing.T) {
 	if !slices.Equal(paper, []string{"0.18", "7.65", "13.64", "5.89", "10.92"}) {
 		t.Errorf("paper columns %q", paper)
 	}
-	for _, want := range []string{"preset paper000", "over 2 seeds", "budgets 20 (d = 3)", "4·d-point lhs design", "noise floor 1e-08", "focus acquisition search", "n = 200, G = 20"} {
+	for _, want := range []string{"preset paper000", "over 2 seeds", "budgets 20 (d = 3)", "4·d-point lhs design", "noise floor 1e-08", "focus acquisition search", "n = 200, G = 20", "leaves of ≥ 2 ICE curves"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}
@@ -268,5 +268,42 @@ func TestPDPSplitPresetTable(t *testing.T) {
 	p.Dims = []int{4}
 	if _, err := PDPSplit(context.Background(), p); err == nil {
 		t.Error("a dimension without a budget accepted")
+	}
+}
+
+// scoreRegional passes the smallest leaf to the tree: with leaves of at
+// least 400 of 1,000 ICE curves only the root can split, so depth 3 scores
+// the same leaf as depth 1; with leaves of 2 the deeper tree goes further.
+func TestScoreRegionalMinNodeSize(t *testing.T) {
+	f, _ := Lookup(NameStyblinskiTang, 3)
+	sp, _ := f.Space()
+	// A design crowded into one corner, as exploitation leaves it.
+	var x [][]float64
+	var y []float64
+	for i := range 15 {
+		u := []float64{float64(i%5) / 4, 0.1 * float64(i%3) / 2, 0.1 * float64(i/5) / 2}
+		x = append(x, u)
+		y = append(y, f.Eval(sp.Decode(u)))
+	}
+	model, err := gp.Fit(x, y, gp.Options{Kernel: gp.Matern32, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	truth := func(grid []float64, leaf *regional.Leaf, tree *regional.Node) ([]float64, error) {
+		return styblinskiTangRegionalPD(sp, 0, grid, leaf, tree)
+	}
+	score := func(minNode int) pdpSplitRun {
+		r, err := scoreRegional(model, sp, x, x[0], 0, truth, 1000, 10, []int{1, 3}, minNode, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	big, small := score(400), score(2)
+	if big.deltaMC[1] != big.deltaMC[0] {
+		t.Errorf("leaves ≥ 400: depth 3 δMC %v differs from depth 1 %v", big.deltaMC[1], big.deltaMC[0])
+	}
+	if small.deltaMC[1] == small.deltaMC[0] {
+		t.Errorf("leaves ≥ 2: depth 3 δMC %v equals depth 1", small.deltaMC[1])
 	}
 }

@@ -21,7 +21,7 @@ func TestBenchPDPSplitPreset(t *testing.T) {
 	}
 	if res.Preset != "paper000" || res.Budgets[3] != 80 || len(res.Budgets) != 1 || res.Design != "lhs" || res.AcqOptimizer != "focus" ||
 		res.MinNoise != 1e-8 || res.Samples != 50 || res.GridSize != 20 || len(res.Rows) != 1 || res.Rows[0].Seeds != 1 ||
-		res.Rows[0].Tau != 5 || len(res.Depths) != 2 || res.Rows[0].Paper == nil {
+		res.Rows[0].Tau != 5 || len(res.Depths) != 2 || res.Rows[0].Paper == nil || res.MinNodeSize != 2 {
 		t.Fatalf("result %s", stdout)
 	}
 	for _, args := range [][]string{
