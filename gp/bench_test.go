@@ -294,7 +294,7 @@ func BenchmarkLML(b *testing.B) {
 	for i, v := range y {
 		ystd[i] = (v - g.out.Mean) / g.out.Std
 	}
-	p := &problem{kernel: Matern52, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: defaultNoise}
+	p := &problem{kernel: Matern52, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: DefaultMinNoise}
 	theta := p.toTheta(g.Hyper())
 	grad := make([]float64, len(theta))
 	for _, parallel := range []bool{false, true} {

@@ -83,6 +83,9 @@ type Options struct {
 	Output *OutputScale
 }
 
+// DefaultMinNoise is Options.MinNoise's default.
+const DefaultMinNoise = 1e-6
+
 // Bounds of the fitted hyperparameters (the fit works on their logarithms).
 const (
 	minLengthscale = 1e-3
@@ -90,7 +93,6 @@ const (
 	minSignal      = 1e-3
 	maxSignal      = 1e3
 	maxNoise       = 10
-	defaultNoise   = 1e-6
 	defaultStarts  = 3
 )
 
@@ -181,7 +183,7 @@ func fit(ctx context.Context, x [][]float64, y []float64, opt Options) (*GP, err
 		return nil, fmt.Errorf("min noise %v, want in [0, %v)", opt.MinNoise, float64(maxNoise))
 	}
 	if opt.MinNoise == 0 {
-		opt.MinNoise = defaultNoise
+		opt.MinNoise = DefaultMinNoise
 	}
 	n := len(x)
 	if n == 0 {

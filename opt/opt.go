@@ -204,6 +204,12 @@ type Config struct {
 	// FullRefitEvery: a full GP fit every that many new observations [10];
 	// between them one warm-started L-BFGS run. Negative: always full fits.
 	FullRefitEvery int
+	// MinNoise is the lower bound of the GP's fitted noise variance in
+	// standardized units (gp.Options.MinNoise) [gp's 1e-6]. A deterministic
+	// objective drives the fitted noise to this bound, so it acts as the
+	// nugget: mlrMBO's DiceKriging learner fixes nugget = 1e-8·var(y), which
+	// is MinNoise 1e-8 here (xbo bench pdp-split --preset paper000).
+	MinNoise float64
 	// Forest options when Surrogate is "forest" (Seed and Levels are set by
 	// the optimizer).
 	Forest forest.Options
@@ -361,6 +367,9 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	}
 	if cfg.FullRefitEvery == 0 {
 		cfg.FullRefitEvery = 10
+	}
+	if cfg.MinNoise < 0 || math.IsNaN(cfg.MinNoise) || math.IsInf(cfg.MinNoise, 0) {
+		return nil, fmt.Errorf("min noise %v must be ≥ 0 and finite (0: the GP's default)", cfg.MinNoise)
 	}
 	if cfg.InitialDesign == "" {
 		cfg.InitialDesign = "maximin"
@@ -730,6 +739,7 @@ func (o *Optimizer) fit(x [][]float64, y []float64, warm bool) (surrogate.Model,
 		Restarts: o.cfg.GPRestarts,
 		Seed:     o.seedFor(streamFit, len(x)),
 		Workers:  o.cfg.Workers,
+		MinNoise: o.cfg.MinNoise,
 	}
 	full := true
 	if warm && o.hyper != nil {

@@ -500,3 +500,42 @@ func TestWorkersDoNotChangeProposals(t *testing.T) {
 		t.Error("negative workers accepted")
 	}
 }
+
+// Config.MinNoise reaches the GP fit: on a noiseless objective the fitted
+// noise sinks to its lower bound, which is the default 1e-6 unless MinNoise
+// lowers it (the nugget 1e-8 of mlrMBO's DiceKriging learner).
+func TestMinNoiseReachesGP(t *testing.T) {
+	s := mustSpace(t, square2)
+	noises := func(minNoise float64) []float64 {
+		o, err := New(Config{Space: s, Seed: 5, MinNoise: minNoise, FullRefitEvery: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, o, 16, bowl2)
+		var out []float64
+		for _, tr := range o.History() {
+			if tr.Hyper != nil {
+				out = append(out, tr.Hyper.NoiseVariance)
+			}
+		}
+		if len(out) == 0 {
+			t.Fatal("no model-based trial")
+		}
+		return out
+	}
+	def, low := noises(0), noises(1e-8)
+	if m := slices.Min(def); m < 1e-6*(1-1e-9) {
+		t.Errorf("default fit has noise %g below gp's bound 1e-6", m)
+	}
+	if m := slices.Min(low); m < 1e-8*(1-1e-9) {
+		t.Errorf("MinNoise 1e-8: fitted noise %g below the bound", m)
+	}
+	if m := slices.Min(low); m >= 1e-6 {
+		t.Errorf("MinNoise 1e-8: smallest fitted noise %g, want below the default bound 1e-6", m)
+	}
+	for _, bad := range []float64{-1e-8, math.NaN(), math.Inf(1)} {
+		if _, err := New(Config{Space: s, MinNoise: bad}); err == nil {
+			t.Errorf("MinNoise %v accepted", bad)
+		}
+	}
+}

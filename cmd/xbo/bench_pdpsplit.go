@@ -20,11 +20,13 @@ func init() {
 
 func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("bench pdp-split", flag.ContinueOnError)
+	preset := fs.String("preset", "", "settings of a published setup: paper000 (the authors' code for paper 000's Table 1: budgets 80, 150, 250 for d = 3, 5, 8, a 4·d random LHS, Matérn-3/2 GP with nugget 1e-8, focus search, leaves of ≥ 2 ICE curves); other flags given override it")
 	dims := fs.String("dims", "3,5,8", "comma-separated dimensions of Styblinski-Tang")
 	taus := fs.String("taus", "5,1,0.1", "comma-separated LCB τ values (low, medium, high sampling bias)")
 	depths := fs.String("depths", "1,3", "comma-separated tree depths n_sp")
 	seeds := fs.Int("seeds", 30, "repetitions (seeds 1..N)")
-	perDim := fs.Int("budget-per-dim", 30, "evaluations per dimension (the first 4·d are a maximin LHS)")
+	fs.IntVar(seeds, "reps", 30, "the same as --seeds")
+	perDim := fs.Int("budget-per-dim", 30, "evaluations per dimension (the first 4·d are a maximin LHS); not with --preset")
 	mc := fs.Int("mc", 1000, "Monte Carlo points n")
 	grid := fs.Int("grid", 20, "grid points G")
 	workers := fs.Int("workers", 0, "parallel runs (0: one per CPU)")
@@ -32,23 +34,60 @@ func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	opts := bench.PDPSplitOptions{Seeds: *seeds, BudgetPerDim: *perDim, Samples: *mc, GridSize: *grid, Workers: *workers}
-	var err error
-	if opts.Dims, err = parseInts(*dims); err != nil {
-		return usagef("--dims: %v", err)
-	}
-	if opts.Depths, err = parseInts(*depths); err != nil {
-		return usagef("--depths: %v", err)
-	}
-	for _, s := range splitList(*taus) {
-		v, err := strconv.ParseFloat(s, 64)
-		if err != nil || !(v > 0) {
-			return usagef("--taus: %q is not a positive number", s)
+	if *preset != "" {
+		if set["budget-per-dim"] {
+			return usagef("--budget-per-dim cannot be combined with --preset: the preset fixes each dimension's budget")
 		}
-		opts.Taus = append(opts.Taus, v)
+		p, err := bench.PDPSplitPreset(*preset)
+		if err != nil {
+			return usagef("--preset: %v", err)
+		}
+		// The preset's values stand unless a flag was given.
+		if set["seeds"] || set["reps"] {
+			p.Seeds = *seeds
+		}
+		if set["mc"] {
+			p.Samples = *mc
+		}
+		if set["grid"] {
+			p.GridSize = *grid
+		}
+		p.Workers = *workers
+		opts = p
+	}
+	var err error
+	if *preset == "" || set["dims"] {
+		if opts.Dims, err = parseInts(*dims); err != nil {
+			return usagef("--dims: %v", err)
+		}
+	}
+	if *preset == "" || set["depths"] {
+		if opts.Depths, err = parseInts(*depths); err != nil {
+			return usagef("--depths: %v", err)
+		}
+	}
+	if *preset == "" || set["taus"] {
+		opts.Taus = nil
+		for _, s := range splitList(*taus) {
+			v, err := strconv.ParseFloat(s, 64)
+			if err != nil || !(v > 0) {
+				return usagef("--taus: %q is not a positive number", s)
+			}
+			opts.Taus = append(opts.Taus, v)
+		}
 	}
 	if *seeds < 1 || *perDim < 5 || *mc < 10 || *grid < 2 || *workers < 0 {
 		return usagef("need --seeds ≥ 1, --budget-per-dim ≥ 5, --mc ≥ 10, --grid ≥ 2, --workers ≥ 0")
+	}
+	if opts.Budgets != nil {
+		for _, d := range opts.Dims {
+			if opts.Budgets[d] == 0 {
+				return usagef("--dims: preset %s has budgets for d = 3, 5, 8 only, not d = %d", *preset, d)
+			}
+		}
 	}
 	bar := newProgress(env, "bench pdp-split")
 	opts.Progress = bar.set
