@@ -243,7 +243,7 @@ func (g *GP) HyperposteriorSamples(n int, seed uint64) ([]*GP, error) {
 	}
 	minNoise := g.minNoise
 	if minNoise == 0 {
-		minNoise = defaultNoise
+		minNoise = DefaultMinNoise
 	}
 	p := &problem{kernel: g.kernel, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: minNoise, workers: 1}
 	k := g.dim + 2

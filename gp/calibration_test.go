@@ -134,7 +134,7 @@ func TestNegLMLHessianBruteForce(t *testing.T) {
 	for i, v := range g.y {
 		ystd[i] = (v - g.out.Mean) / g.out.Std
 	}
-	p := &problem{kernel: g.kernel, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: defaultNoise, workers: 1}
+	p := &problem{kernel: g.kernel, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: DefaultMinNoise, workers: 1}
 	theta := p.toTheta(g.hyper)
 	hess, err := p.negLMLHessian(theta)
 	if err != nil {
