@@ -6,12 +6,14 @@ import (
 	"math"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 
 	"xbo/explain/fanova"
 	"xbo/explain/sobol"
 	"xbo/forest"
 	"xbo/gp"
 	"xbo/history"
+	"xbo/internal/parallel"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -39,7 +41,7 @@ const (
 const (
 	MaxImportanceSamples   = 16384 // base points of the QMC design
 	MaxImportancePosterior = 2000  // posterior sample functions
-	DefaultRefits          = 4     // hyperparameter refits
+	DefaultRefits          = 3     // hyperparameter refits
 	MaxRefits              = 32
 	maxRefitTrials         = 128 // trials a refit's hyperparameters are fitted on
 )
@@ -380,35 +382,56 @@ func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, ref
 	}
 	levels := p.h.Space.Levels()
 	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x6a09e667f3bcc909))
-	alts := make([]surrogate.Covariancer, 0, refits)
-	for r := 0; r < refits; r++ {
-		t.progress(fmt.Sprintf("refitting the GP's hyperparameters on half of the trials (%d of %d)", r+1, refits), r, refits)
-		idx := rng.Perm(len(y))[:half]
-		hx, hy := make([][]float64, half), make([]float64, half)
-		for i, j := range idx {
-			hx[i], hy[i] = x[j], y[j]
-		}
-		g, err := gp.FitContext(t.ctx, hx, hy, gp.Options{Kernel: k, Levels: levels, Restarts: 1, Seed: spec.Seed + uint64(r) + 1,
-			Workers: t.workers, Output: &scale})
-		if err != nil {
-			if ctxErr := t.ctx.Err(); ctxErr != nil {
-				return nil, ctxErr
+	halves := make([][]int, refits)
+	for r := range halves {
+		halves[r] = rng.Perm(len(y))[:half]
+	}
+	// Every refit conditions on the same representative trials (those the
+	// subset GP would choose), selected once.
+	keep, err := gp.Representative(x, y, gp.DefaultVariancePoints, p.h.Direction() == space.Maximize)
+	if err != nil {
+		return nil, err
+	}
+	kx, ky := make([][]float64, len(keep)), make([]float64, len(keep))
+	for i, j := range keep {
+		kx[i], ky[i] = x[j], y[j]
+	}
+	// Refits are independent: two at a time, each on one goroutine, give
+	// the same models as one after the other.
+	alts := make([]surrogate.Covariancer, refits)
+	errs := make([]error, refits)
+	var done atomic.Int64
+	parallel.Run(refits, t.workers, func() func(int) {
+		return func(r int) {
+			idx := halves[r]
+			hx, hy := make([][]float64, half), make([]float64, half)
+			for i, j := range idx {
+				hx[i], hy[i] = x[j], y[j]
 			}
-			return nil, fmt.Errorf("explain: importance: hyperparameter refit %d: %w", r+1, err)
-		}
-		h := g.Hyper()
-		alt, err := gp.FitSubset(t.ctx, x, y, gp.SubsetOptions{
-			Options:    gp.Options{Kernel: k, Levels: levels, Fixed: &h, Workers: t.workers, Output: &scale},
-			MeanPoints: gp.DefaultVariancePoints, VariancePoints: gp.DefaultVariancePoints,
-			Maximize: p.h.Direction() == space.Maximize,
-		})
-		if err != nil {
-			if ctxErr := t.ctx.Err(); ctxErr != nil {
-				return nil, ctxErr
+			g, err := gp.FitContext(t.ctx, hx, hy, gp.Options{Kernel: k, Levels: levels, Restarts: 1, Seed: spec.Seed + uint64(r) + 1,
+				Workers: 1, Output: &scale})
+			if err != nil {
+				errs[r] = fmt.Errorf("explain: importance: hyperparameter refit %d: %w", r+1, err)
+				return
 			}
-			return nil, fmt.Errorf("explain: importance: GP at refit %d's hyperparameters: %w", r+1, err)
+			h := g.Hyper()
+			alt, err := gp.FitContext(t.ctx, kx, ky, gp.Options{Kernel: k, Levels: levels, Fixed: &h, Workers: 1, Output: &scale})
+			if err != nil {
+				errs[r] = fmt.Errorf("explain: importance: GP at refit %d's hyperparameters: %w", r+1, err)
+				return
+			}
+			alts[r] = alt
+			n := int(done.Add(1))
+			t.progress(fmt.Sprintf("refitting the GP's hyperparameters on half of the trials (%d of %d)", n, refits), n, refits)
 		}
-		alts = append(alts, alt)
+	})
+	if err := t.ctx.Err(); err != nil {
+		return nil, err
+	}
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	return alts, nil
 }

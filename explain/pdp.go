@@ -28,10 +28,10 @@ const (
 	MaxSplits    = 20      // regional PDP splits
 	MaxDepth     = 10      // regional PDP depth
 	// A two-parameter PDP evaluates the surrogate grid² × samples times, so
-	// its defaults (15² × 200 = 45,000) cost about what a one-parameter PDP
+	// its defaults (15² × 150 = 33,750) cost about what a one-parameter PDP
 	// with its defaults (20 × 1,000) costs, twice.
 	DefaultGrid2D    = 15
-	DefaultSamples2D = 200
+	DefaultSamples2D = 150
 	DefaultSplits    = regional.DefaultMaxSplits
 )
 

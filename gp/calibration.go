@@ -20,7 +20,8 @@ type calibration struct {
 	value float64
 	err   error
 	mu    sync.Mutex
-	along map[string]float64 // VarianceScaleAlong by dimensions
+	along map[string]float64  // VarianceScaleAlong by dimensions
+	hyper map[[2]uint64][]*GP // HyperposteriorSamples by (n, seed)
 }
 
 var (
@@ -237,6 +238,28 @@ func (g *GP) HyperposteriorSamples(n int, seed uint64) ([]*GP, error) {
 	if n < 1 || n > 1000 {
 		return nil, fmt.Errorf("gp: hyperposterior samples: %d, want 1..1000", n)
 	}
+	if g.calib == nil {
+		return nil, errors.New("gp: hyperposterior samples: model was not fitted")
+	}
+	// Cached: every PDP of a model asks for the same samples.
+	key := [2]uint64{uint64(n), seed}
+	g.calib.mu.Lock()
+	defer g.calib.mu.Unlock()
+	if s, ok := g.calib.hyper[key]; ok {
+		return slices.Clone(s), nil
+	}
+	s, err := g.hyperposteriorSamples(n, seed)
+	if err != nil {
+		return nil, err
+	}
+	if g.calib.hyper == nil {
+		g.calib.hyper = map[[2]uint64][]*GP{}
+	}
+	g.calib.hyper[key] = s
+	return slices.Clone(s), nil
+}
+
+func (g *GP) hyperposteriorSamples(n int, seed uint64) ([]*GP, error) {
 	ystd := make([]float64, g.n)
 	for i, v := range g.y {
 		ystd[i] = (v - g.out.Mean) / g.out.Std

@@ -481,10 +481,32 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 					}
 					s += row
 				}
-				for t := 0; t < n; t++ {
-					v[t] += g.kernel.corrValue(g.met.r2(ai, g.x[t*d:(t+1)*d]))
+			}
+			// The cross-kernel rows of this worker's points, summed, in
+			// blocks through the fast path (σ_f² included).
+			const block = 32
+			buf := make([]float64, block*n)
+			rows := make([]float64, 0, block*d)
+			flush := func() {
+				k := len(rows) / d
+				if k == 0 {
+					return
+				}
+				g.crossKernel(buf[:k*n], rows, k)
+				for r := range k {
+					for t, x := range buf[r*n : (r+1)*n] {
+						v[t] += x
+					}
+				}
+				rows = rows[:0]
+			}
+			for i := w; i < m; i += workers {
+				rows = append(rows, pe[i*d:(i+1)*d]...)
+				if len(rows) == block*d {
+					flush()
 				}
 			}
+			flush()
 			sums[w], vs[w] = s, v
 		}()
 	}
@@ -503,9 +525,6 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 		prior = s2 * (float64(m) + 2*total)
 	} else {
 		prior = math.NaN()
-	}
-	for t := range v {
-		v[t] *= s2
 	}
 	blas64.Trsv(blas.Trans, blas64.Triangular{Uplo: blas.Upper, Diag: blas.NonUnit, N: n, Stride: n, Data: g.u},
 		blas64.Vector{N: n, Inc: 1, Data: v})

@@ -134,7 +134,8 @@ func fitSubset(ctx context.Context, x [][]float64, y []float64, opt SubsetOption
 	if err != nil {
 		return nil, fmt.Errorf("variance part on %d observations: %w", len(vy), err)
 	}
-	if len(varIdx) == n {
+	if len(varIdx) == n || opt.MeanPoints == opt.VariancePoints {
+		// The mean part would be the same GP on the same points.
 		return &Subset{mean: variance, variance: variance, n: n}, nil
 	}
 	meanIdx := representative(x, y, opt.MeanPoints, opt.Maximize)
@@ -152,6 +153,22 @@ func fitSubset(ctx context.Context, x [][]float64, y []float64, opt SubsetOption
 func (g *GP) Options() Options {
 	h, out := g.hyper.Clone(), g.out
 	return Options{Kernel: g.kernel, Levels: slices.Clone(g.levels), Workers: g.workers, Fixed: &h, Output: &out}
+}
+
+// Representative returns the sorted indices of the at most k observations
+// a Subset conditions on: the best quarter by y (the highest with maximize)
+// and a farthest-point rest. Callers that fit several models to the same
+// subset select it once.
+func Representative(x [][]float64, y []float64, k int, maximize bool) ([]int, error) {
+	if len(x) != len(y) || k < 1 {
+		return nil, fmt.Errorf("gp: representative: %d points, %d values, k = %d", len(x), len(y), k)
+	}
+	for i, row := range x {
+		if len(row) != len(x[0]) {
+			return nil, fmt.Errorf("gp: representative: x[%d] has %d coordinates, want %d", i, len(row), len(x[0]))
+		}
+	}
+	return representative(x, y, k, maximize), nil
 }
 
 // pick returns the rows and values at idx.
@@ -234,7 +251,7 @@ func (s *Subset) Len() int { return s.n }
 func (s *Subset) Conditioned() (mean, variance int) { return s.mean.n, s.variance.n }
 
 // Exact says whether both parts are the exact GP given all observations.
-func (s *Subset) Exact() bool { return s.mean == s.variance && s.mean.n == s.n }
+func (s *Subset) Exact() bool { return s.mean.n == s.n && s.variance.n == s.n }
 
 // Kernel is the covariance function.
 func (s *Subset) Kernel() Kernel { return s.mean.kernel }

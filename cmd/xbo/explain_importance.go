@@ -32,7 +32,7 @@ func runExplainImportance(ctx context.Context, args []string, env *cliEnv) error
 	trees := fs.Int("trees", 0, "forest-fanova: number of trees in the random forest (default 30)")
 	samples := fs.Int("samples", 0, "gp-sobol: base points of the quasi-Monte Carlo design (default 2048)")
 	posterior := fs.Int("posterior", 0, "gp-sobol: posterior sample functions for the intervals (default 300)")
-	refits := fs.Int("refits", 0, "gp-sobol: hyperparameter refits the intervals also sample over (default 4; -1 none)")
+	refits := fs.Int("refits", 0, "gp-sobol: hyperparameter refits the intervals also sample over (default 3; -1 none)")
 	kernel := fs.String("kernel", "", "gp-sobol: GP kernel, matern52 (default), matern32 or se")
 	seed := fs.Uint64("seed", 1, "random seed (same data and seed give the same numbers)")
 	capQ := fs.Float64("cap-quantile", 0, "importance in the good region: cap values at the quantile q of the best (e.g. 0.25 = top 25%)")

@@ -200,7 +200,7 @@ type ICE struct {
 // models is driven by the models, not by the sample, which they share.
 const (
 	HyperSamples = 8
-	hyperCurves  = 100
+	hyperCurves  = 50
 	hyperSeed    = 7
 )
 
