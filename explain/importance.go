@@ -195,7 +195,13 @@ func (r *ImportanceRequest) normalize(sp *space.Space) error {
 
 // Importance computes hyperparameter importance.
 func (e *Engine) Importance(ctx context.Context, h *history.History, req ImportanceRequest) (*ImportanceResult, error) {
-	return explainAs(ctx, e, h, "importance", func(*prepared) (any, error) {
+	return explainAs(ctx, e, h, "importance", func(p *prepared) (any, error) {
+		if req.Samples == 0 && (req.Method == "" || req.Method == ImportanceGPSobol) && len(p.data.Y) > gp.DefaultVariancePoints {
+			// A design costs samples × the mean's conditioning points:
+			// beyond the exact GP (a 1,000-point mean) half the design
+			// keeps an importance interactive (docs/importance.md).
+			req.Samples = sobol.DefaultSamples / 2
+		}
 		err := req.normalize(h.Space)
 		return req, err
 	}, func(t *task, p *prepared) (*ImportanceResult, error) {
