@@ -277,7 +277,8 @@ func (c *climber) climb(u []float64, score float64) ([]float64, float64, int, er
 	for _, j := range free {
 		gmax = math.Max(gmax, math.Abs(g[j]))
 	}
-	if gmax == 0 {
+	if gmax == 0 || math.IsNaN(gmax) || math.IsInf(gmax, 0) {
+		// No usable gradient: the start stays as it is.
 		return x, f, evals, nil
 	}
 	step := c.initial / gmax
@@ -301,7 +302,7 @@ func (c *climber) climb(u []float64, score float64) ([]float64, float64, int, er
 				return nil, 0, evals, err
 			}
 			evals++
-			if fn >= f+armijo*predicted && !math.IsNaN(fn) {
+			if fn >= f+armijo*predicted && !math.IsNaN(fn) && finite(gn, free) {
 				accepted = true
 				break
 			}
@@ -328,11 +329,36 @@ func (c *climber) climb(u []float64, score float64) ([]float64, float64, int, er
 		} else {
 			step *= 2
 		}
+		// A step that no longer is a positive finite number (−sᵀy
+		// underflowing to a denormal gives +Inf, and Inf times a zero
+		// gradient component is NaN) or that would cross the whole cube
+		// is cut to one cube width along the steepest coordinate.
+		gmax := 0.0
+		for _, j := range free {
+			gmax = math.Max(gmax, math.Abs(g[j]))
+		}
+		if gmax == 0 || math.IsNaN(gmax) || math.IsInf(gmax, 0) {
+			break
+		}
+		if math.IsNaN(step) || math.IsInf(step, 0) || step <= 0 || step*gmax > 1 {
+			step = 1 / gmax
+		}
 		if moved < climbTol || gain <= climbGain*math.Abs(f) {
 			break
 		}
 	}
 	return x, f, evals, nil
+}
+
+// finite reports whether the gradient is a finite number on every free
+// coordinate.
+func finite(g []float64, free []int) bool {
+	for _, j := range free {
+		if math.IsNaN(g[j]) || math.IsInf(g[j], 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // climbAll refines every start (in parallel: the model and the acquisition
@@ -351,15 +377,25 @@ func climbAll(c *climber, starts [][]float64, startScores []float64, workers int
 			results[i] = result{u, score, n, err}
 		}
 	})
+	// A climb that failed (a model that cannot give a gradient somewhere)
+	// leaves the others: the best successful one wins; only when every
+	// climb failed is the first error returned.
 	best, evals := -1, 0
+	var firstErr error
 	for i, r := range results {
-		if r.err != nil {
-			return nil, 0, evals, r.err
-		}
 		evals += r.evals
+		if r.err != nil {
+			if firstErr == nil {
+				firstErr = r.err
+			}
+			continue
+		}
 		if best < 0 || r.score > results[best].score {
 			best = i
 		}
+	}
+	if best < 0 {
+		return nil, 0, evals, firstErr
 	}
 	return results[best].u, results[best].score, evals, nil
 }

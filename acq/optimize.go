@@ -26,6 +26,8 @@ type Result struct {
 	Score float64
 	// Evaluations counts the points scored.
 	Evaluations int
+	// Warning says when a step failed and what stood in for it.
+	Warning string
 }
 
 // Defaults of the acquisition searches.
@@ -335,7 +337,10 @@ func refineTop(a Acquisition, m surrogate.Model, s *space.Space, pts [][]float64
 		u, score, evals, err = patternSearch(a, m, s, starts, startScores, ps)
 	}
 	if err != nil {
-		return Result{}, err
+		// The refinement is an improvement on the best candidate, not a
+		// condition of a proposal: the candidate stands, with a warning.
+		best.Warning = "refinement failed, the best candidate was kept: " + err.Error()
+		return best, nil
 	}
 	best.Evaluations = evals
 	if score > best.Score {

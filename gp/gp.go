@@ -329,16 +329,30 @@ func encodePoint(dst, src []float64, levels []int) error {
 // outputScale returns the mean and population standard deviation of y, with
 // std 1 when y is constant (to within rounding).
 func outputScale(y []float64) (OutputScale, bool) {
+	// Sums of values near ±1e308 overflow; they are taken on y/max|y|
+	// and scaled back (exact for the usual magnitudes, where the factor is
+	// a power of two).
+	scale := 0.0
+	for _, v := range y {
+		scale = math.Max(scale, math.Abs(v))
+	}
+	if scale == 0 || math.IsInf(scale, 0) || math.IsNaN(scale) {
+		scale = 1
+	}
+	_, e := math.Frexp(scale)
+	scale = math.Ldexp(1, e)
 	mean := 0.0
 	for _, v := range y {
-		mean += v
+		mean += v / scale
 	}
 	mean /= float64(len(y))
 	ss := 0.0
 	for _, v := range y {
-		ss += (v - mean) * (v - mean)
+		d := v/scale - mean
+		ss += d * d
 	}
-	std := math.Sqrt(ss / float64(len(y)))
+	mean *= scale
+	std := math.Sqrt(ss/float64(len(y))) * scale
 	if std == 0 || std <= 1e-12*math.Abs(mean) {
 		return OutputScale{Mean: mean, Std: 1}, true
 	}

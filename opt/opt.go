@@ -653,17 +653,27 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		}, nil
 	}
 	best := slices.Min(y)
+	// Numerics must not stop a study: a step that fails on this history
+	// gives a random configuration that says why, and the next ask tries
+	// again with the next observation.
+	fallback := func(step string, err error) (Trial, error) {
+		return Trial{
+			U:           o.s.Sample(rng, 1)[0],
+			Acquisition: AcqRandomFallback,
+			Note:        step + " failed: " + err.Error(),
+		}, nil
+	}
 	proposal, err := o.condition(model, x, y, best)
 	if err != nil {
-		return Trial{}, err
+		return fallback("conditioning on the pending trials", err)
 	}
 	a, err := o.acquisition(proposal, x, y, best, n, rng)
 	if err != nil {
-		return Trial{}, err
+		return fallback("building the acquisition", err)
 	}
 	res, err := o.maxim.Maximize(o.exclude(a), proposal, o.s, rng)
 	if err != nil {
-		return Trial{}, err
+		return fallback("maximizing the acquisition", err)
 	}
 	if near, dist, ok := o.nearCopy(res.U); ok {
 		return Trial{
@@ -672,11 +682,11 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 			Note:        fmt.Sprintf("the %s proposal was %.3g from trial %d (duplicate tolerance %g): replaced by a random configuration", a.Name(), dist, near, o.cfg.DuplicateTolerance),
 		}, nil
 	}
-	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x)}
+	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x), Note: res.Warning}
 	if ad, ok := o.policy.(*acq.Adaptive); ok {
 		if log := ad.Log(); len(log) > 0 {
 			last := log[len(log)-1]
-			t.Note = fmt.Sprintf("a-bobax: mean PD band half-width %.6g (tolerance %.6g), phase %s", last.HalfWidth, ad.Tolerance, last.Phase)
+			t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("a-bobax: mean PD band half-width %.6g (tolerance %.6g), phase %s", last.HalfWidth, ad.Tolerance, last.Phase)
 		}
 	}
 	if hyper != nil {
