@@ -383,12 +383,14 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 		cfg.InitialSize = max(4*d, 5)
 	case cfg.InitialSize < 0:
 		cfg.InitialSize = 0
+	case cfg.InitialSize > MaxInitialSize:
+		return nil, fmt.Errorf("initial size %d exceeds the limit of %d", cfg.InitialSize, MaxInitialSize)
 	}
 	if cfg.Strategy == AcqRandom {
 		cfg.InitialSize = 0
 	}
-	if cfg.Candidates < 0 {
-		return nil, fmt.Errorf("candidates %d must be ≥ 0", cfg.Candidates)
+	if cfg.Candidates < 0 || cfg.Candidates > MaxCandidates {
+		return nil, fmt.Errorf("candidates %d must lie in 0..%d", cfg.Candidates, MaxCandidates)
 	}
 	cfg.Liar = strings.ToLower(strings.TrimSpace(cfg.Liar))
 	switch cfg.Liar {
@@ -694,6 +696,14 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	}
 	return t, nil
 }
+
+// Limits of a configuration, so that no setting makes an ask unbounded: the
+// initial design is built at once (O(n²) for maximin), and every
+// model-based ask scores every candidate.
+const (
+	MaxInitialSize = 2000
+	MaxCandidates  = 100_000
+)
 
 // defaultDuplicateTolerance is Config.DuplicateTolerance's default.
 const defaultDuplicateTolerance = 1e-4

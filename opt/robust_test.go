@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 )
 
@@ -86,4 +87,19 @@ func TestEveryAskSucceeds(t *testing.T) {
 		}
 	}
 	t.Logf("%d asks answered; random fallbacks by values: %v", cases, fallbacks)
+}
+
+// Settings that would make an ask unbounded are refused, naming the limit
+// (issue 21, D3).
+func TestConfigLimits(t *testing.T) {
+	s := mustSpace(t, square2)
+	for _, cfg := range []Config{{InitialSize: MaxInitialSize + 1}, {Candidates: MaxCandidates + 1}, {Candidates: -1}} {
+		cfg.Space = s
+		if _, err := New(cfg); err == nil || !strings.Contains(err.Error(), "limit") && !strings.Contains(err.Error(), "must lie in") {
+			t.Errorf("%+v: %v", cfg, err)
+		}
+	}
+	if _, err := New(Config{Space: s, InitialSize: MaxInitialSize, Candidates: MaxCandidates}); err != nil {
+		t.Errorf("the limits themselves are refused: %v", err)
+	}
 }

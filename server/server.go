@@ -33,6 +33,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	yaml "go.yaml.in/yaml/v3"
 
@@ -289,6 +290,11 @@ func decode(r *http.Request, v any, allowEmpty bool) error {
 			return nil
 		}
 		return badRequest("request body is empty; a JSON object is expected")
+	}
+	if !utf8.Valid(body) {
+		// encoding/json would replace the bad bytes with U+FFFD, storing
+		// a name the client never sent.
+		return badRequest("request body is not valid UTF-8")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.DisallowUnknownFields()
@@ -743,6 +749,18 @@ type Events struct {
 }
 
 func (s *Server) eventsSince(ctx context.Context, study string, since int64) (Events, error) {
+	if since > 0 {
+		// A cursor beyond the study's version (a client that outlived a
+		// restored or recreated store) would otherwise wait for versions
+		// that come late or never: it starts over from 0, and Since says so.
+		st, err := s.st.Study(ctx, study)
+		if err != nil {
+			return Events{}, err
+		}
+		if since > st.Version {
+			since = 0
+		}
+	}
 	trials, next, err := s.st.Events(ctx, study, since, s.now())
 	if err != nil {
 		return Events{}, err

@@ -215,6 +215,11 @@ func TestBadInput(t *testing.T) {
 			{"create bad strategy", "POST", "/api/studies", `{"name":"t","space":` + space2D + `,"optimizer":{"strategy":"magic"}}`, true, 400, "unknown strategy"},
 			{"create duplicate", "POST", "/api/studies", `{"name":"s","space":` + space2D + `}`, true, 409, "already exists"},
 			{"create no name", "POST", "/api/studies", `{"space":` + space2D + `}`, true, 400, "name is missing"},
+			{"create huge design", "POST", "/api/studies", `{"name":"t","space":` + space2D + `,"optimizer":{"initial_size":100000}}`, true, 400, "limit of 2000"},
+			{"create huge candidates", "POST", "/api/studies", `{"name":"t","space":` + space2D + `,"optimizer":{"candidates":20000000}}`, true, 400, "0..100000"},
+			{"create name dot", "POST", "/api/studies", `{"name":".","space":` + space2D + `}`, true, 400, "cannot be addressed"},
+			{"create name dot dot", "POST", "/api/studies", `{"name":"..","space":` + space2D + `}`, true, 400, "cannot be addressed"},
+			{"create name bad UTF-8", "POST", "/api/studies", "{\"name\":\"a\xff\",\"space\":" + space2D + `}`, true, 400, "UTF-8"},
 			{"create empty body", "POST", "/api/studies", ``, true, 400, "empty"},
 			{"create too large", "POST", "/api/studies", big, true, 413, "too large"},
 			{"malformed ask", "POST", "/api/studies/s/ask", `{"worker":`, true, 400, "malformed JSON"},
@@ -507,14 +512,27 @@ func TestExplainEndpoints(t *testing.T) {
 		"/api/studies/s/explain/pdp?param=x&alpha=2",
 		"/api/studies/s/explain/regional?param=x,y",
 		"/api/studies/s/explain/shapley?trial=99",
+		"/api/studies/s/explain/shapley?point=best&tau=1e308", // D8
+		"/api/studies/s/explain/paths?tau=NaN",
+		"/api/studies/s/explain/paths?tau=-1",
 	}
 	for _, p := range bad {
 		if code, body := raw(t, e, "GET", p, "", false); code != 400 {
 			t.Errorf("%s: %d %s, want 400", p, code, body)
 		}
 	}
+	// A cursor beyond the study's version starts over (D14): every trial
+	// comes back, with the real version.
+	var ev struct {
+		Since, Version int64
+		Trials         []json.RawMessage
+	}
+	code, body := raw(t, e, "GET", "/api/studies/s/events?since=1000000", "", false)
+	if err := json.Unmarshal([]byte(body), &ev); code != 200 || err != nil || ev.Since != 0 || len(ev.Trials) != 26 || ev.Version >= 1000000 || ev.Version < 26 {
+		t.Fatalf("events beyond the version: %d since %d version %d, %d trials (%v)", code, ev.Since, ev.Version, len(ev.Trials), err)
+	}
 	// Nothing is computing once every request has been answered.
-	code, body := raw(t, e, "GET", "/api/explain/status", "", false)
+	code, body = raw(t, e, "GET", "/api/explain/status", "", false)
 	if code != 200 || !strings.Contains(body, `"computing":[]`) || !strings.Contains(body, `"concurrency":`) {
 		t.Fatalf("status: %d %s", code, body)
 	}

@@ -94,6 +94,11 @@ type Space struct {
 	index map[string]int
 }
 
+// MaxParams bounds a space's parameters: every model-based proposal and
+// explanation costs at least linearly in them, and the explanations'
+// quasi-Monte Carlo designs support 500.
+const MaxParams = 500
+
 // New validates params and returns a space for the given direction
 // (empty means minimize).
 func New(objective Direction, params []Param) (*Space, error) {
@@ -260,6 +265,9 @@ func (s *Space) init() error {
 	case Minimize, Maximize:
 	default:
 		return fmt.Errorf("space: objective %q must be %q or %q", s.Objective, Minimize, Maximize)
+	}
+	if len(s.Params) > MaxParams {
+		return fmt.Errorf("space: %d parameters exceed the limit of %d", len(s.Params), MaxParams)
 	}
 	if len(s.Params) == 0 {
 		return errors.New("space: no parameters")

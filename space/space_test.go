@@ -333,3 +333,16 @@ func TestMarshalRoundTrip(t *testing.T) {
 		t.Fatalf("round trip lost information: %s", raw)
 	}
 }
+
+func TestMaxParams(t *testing.T) {
+	params := make([]Param, MaxParams+1)
+	for i := range params {
+		params[i] = Param{Name: fmt.Sprintf("p%d", i), Type: Float, Low: 0, High: 1}
+	}
+	if _, err := New(Minimize, params); err == nil || !strings.Contains(err.Error(), "limit of 500") {
+		t.Errorf("%d parameters: %v", len(params), err)
+	}
+	if _, err := New(Minimize, params[:MaxParams]); err != nil {
+		t.Errorf("%d parameters refused: %v", MaxParams, err)
+	}
+}

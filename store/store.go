@@ -32,6 +32,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // State is the life-cycle stage of a trial.
@@ -317,6 +318,12 @@ func checkName(name string) error {
 	}
 	if len(name) > 200 {
 		return fmt.Errorf("%w: study name is longer than 200 bytes", ErrInvalid)
+	}
+	if !utf8.ValidString(name) {
+		return fmt.Errorf("%w: study name %q is not valid UTF-8", ErrInvalid, name)
+	}
+	if name == "." || name == ".." {
+		return fmt.Errorf("%w: study name %q cannot be addressed in a URL path", ErrInvalid, name)
 	}
 	for _, r := range name {
 		if r < 0x20 || r == 0x7f || r == '/' {

@@ -105,6 +105,10 @@ func run(ctx context.Context, args []string, env *cliEnv) int {
 		printHelp(env.stdout, "")
 		return 0
 	}
+	if args[0] == "--version" || args[0] == "-version" {
+		fmt.Fprintln(env.stdout, versionLine())
+		return 0
+	}
 	c, rest, ok := lookup(args)
 	if !ok {
 		// "xbo explain" alone: list its subcommands.
@@ -114,7 +118,7 @@ func run(ctx context.Context, args []string, env *cliEnv) int {
 				return 2
 			}
 		}
-		fmt.Fprintf(env.stderr, "xbo: unknown command %q (run xbo help)\n", strings.Join(args[:min(2, len(args))], " "))
+		fmt.Fprintf(env.stderr, "xbo: unknown command %q (run xbo help)\n", args[0])
 		return 2
 	}
 	err := c.run(ctx, rest, env)

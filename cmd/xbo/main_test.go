@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -31,5 +32,22 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 	code, _, errOut := runCLI(t, "frobnicate")
 	if code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
 		t.Fatalf("exit %d stderr %q", code, errOut)
+	}
+}
+
+// An unknown command is named alone, not with the flags after it.
+func TestUnknownCommandNamesOnlyTheCommand(t *testing.T) {
+	code, _, errOut := runCLI(t, "run", "--space", "s.json")
+	if code != 2 || !strings.Contains(errOut, `unknown command "run" `) || strings.Contains(errOut, "--space") {
+		t.Fatalf("exit %d stderr %q", code, errOut)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, out, _ := runCLI(t, args...)
+		if code != 0 || !strings.HasPrefix(out, "xbo "+Version+" (commit ") || !strings.Contains(out, runtime.Version()) {
+			t.Errorf("%v: exit %d, %q", args, code, out)
+		}
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"xbo/acq"
@@ -89,41 +88,50 @@ func runOptimize(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 
-	var csvOut *trials.Writer
-	if *out != "" {
-		file, err := os.Create(*out)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		if csvOut, err = trials.NewWriter(file, s); err != nil {
-			return err
-		}
-	}
-	bar := newProgress(env, fmt.Sprintf("%s %s", *strategy, f.Name))
-	done := 0
-	res, err := bench.Run(ctx, bench.RunOptions{
-		Function: *function,
-		Dim:      *dims,
-		Budget:   *budget,
-		Seed:     *seed,
-		Strategy: *strategy,
-		Tau:      *tau,
-		Noise:    *noise,
-		Config: &opt.Config{Surrogate: *surrogate, AcqOptimizer: *acqOpt, Candidates: *candidates,
-			BOBAX: opt.BOBAXConfig{Params: bobaxParams, K: *k, Pi: *pi, Beta: *beta, Tolerance: *pdTolerance}},
-		OnTrial: func(t opt.Trial) error {
-			if csvOut != nil {
-				if err := csvOut.Write(trials.Record{Params: t.Params, Value: t.Value, Acquisition: t.Acquisition}); err != nil {
-					return err
-				}
+	// The CSV is streamed into a temporary file next to --out and renamed
+	// over it only when the run has finished: a killed or failed run never
+	// leaves a truncated file that looks complete.
+	var res *bench.RunResult
+	optimize := func(w io.Writer) error {
+		var csvOut *trials.Writer
+		if w != nil {
+			var err error
+			if csvOut, err = trials.NewWriter(w, s); err != nil {
+				return err
 			}
-			done++
-			bar.set(done, *budget)
-			return nil
-		},
-	})
-	bar.finish()
+		}
+		bar := newProgress(env, fmt.Sprintf("%s %s", *strategy, f.Name))
+		done := 0
+		var err error
+		res, err = bench.Run(ctx, bench.RunOptions{
+			Function: *function,
+			Dim:      *dims,
+			Budget:   *budget,
+			Seed:     *seed,
+			Strategy: *strategy,
+			Tau:      *tau,
+			Noise:    *noise,
+			Config: &opt.Config{Surrogate: *surrogate, AcqOptimizer: *acqOpt, Candidates: *candidates,
+				BOBAX: opt.BOBAXConfig{Params: bobaxParams, K: *k, Pi: *pi, Beta: *beta, Tolerance: *pdTolerance}},
+			OnTrial: func(t opt.Trial) error {
+				if csvOut != nil {
+					if err := csvOut.Write(trials.Record{Params: t.Params, Value: t.Value, Acquisition: t.Acquisition}); err != nil {
+						return err
+					}
+				}
+				done++
+				bar.set(done, *budget)
+				return nil
+			},
+		})
+		bar.finish()
+		return err
+	}
+	if *out != "" {
+		err = writeFile(*out, optimize)
+	} else {
+		err = optimize(nil)
+	}
 	if err != nil {
 		return err
 	}

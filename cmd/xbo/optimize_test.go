@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"xbo/bench"
 	"xbo/trials"
@@ -181,5 +184,57 @@ func TestOptimizeABOBAXRecordsBandWidthAndSwitch(t *testing.T) {
 	}
 	if res.ABOBAX.SwitchedAt >= 0 && res.ABOBAX.Log[res.ABOBAX.SwitchedAt-8].Phase != "optimize" {
 		t.Fatalf("switched_at %d does not match the log", res.ABOBAX.SwitchedAt)
+	}
+}
+
+// A run that stops part-way (cancelled once its temporary CSV holds rows)
+// leaves an existing --out file as it was and no temporary file beside it;
+// a run that finishes replaces it (D10).
+func TestOptimizeOutIsAtomic(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "trials.csv")
+	if err := os.WriteFile(out, []byte("previous\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sawRows := make(chan bool, 1)
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline) && ctx.Err() == nil; time.Sleep(time.Millisecond) {
+			entries, _ := os.ReadDir(dir)
+			for _, e := range entries {
+				if strings.Contains(e.Name(), ".tmp") {
+					b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+					if strings.Count(string(b), "\n") >= 4 {
+						sawRows <- true
+						return
+					}
+				}
+			}
+		}
+		sawRows <- false
+	}()
+	var stdout, stderr bytes.Buffer
+	code := run(ctx, []string{"optimize", "--function", "branin", "--budget", "60", "--seed", "1", "--out", out},
+		&cliEnv{stdout: &stdout, stderr: &stderr, stdin: strings.NewReader("")})
+	if !<-sawRows {
+		t.Fatal("the run never streamed rows into a temporary file")
+	}
+	if code == 0 {
+		t.Fatalf("a cancelled run exited 0")
+	}
+	if b, _ := os.ReadFile(out); string(b) != "previous\n" {
+		t.Fatalf("--out after a cancelled run holds %q", b)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Fatalf("files left beside --out: %v", entries)
+	}
+	code, _, errOut := runCLI(t, "optimize", "--function", "branin", "--budget", "10", "--seed", "1", "--out", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if b, _ := os.ReadFile(out); strings.Count(string(b), "\n") != 11 {
+		t.Fatalf("--out after a finished run:\n%s", b)
 	}
 }

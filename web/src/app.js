@@ -215,7 +215,7 @@ function renderSummary(all) {
   }
   state.best = best;
   const parts = Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ');
-  $('summary').innerHTML = `<h2>${esc(state.study.name)}</h2><p>${esc(state.space.objective)} · ${all.length} trials (${esc(parts)})` +
+  $('summary').innerHTML = `<h2>${esc(state.study.name)}</h2><p>${minimize() ? 'minimize' : 'maximize'} · ${all.length} trials (${esc(parts)})` +
     (best ? ` · best <strong id="best-value">${fmt(best.value)}</strong> at trial ${best.number}` : '') + '</p>';
 }
 
