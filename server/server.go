@@ -291,6 +291,9 @@ func decode(r *http.Request, v any, allowEmpty bool) error {
 		}
 		return badRequest("request body is empty; a JSON object is expected")
 	}
+	if string(bytes.TrimSpace(body)) == "null" {
+		return badRequest("request body is null; a JSON object is expected")
+	}
 	if !utf8.Valid(body) {
 		// encoding/json would replace the bad bytes with U+FFFD, storing
 		// a name the client never sent.
@@ -324,7 +327,17 @@ func finite(what string, raw json.RawMessage) (float64, error) {
 	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
 		return 0, badRequest("%s %s is not a finite number", what, text)
 	}
+	if v == 0 && underflows(text) {
+		return 0, badRequest("%s %s is too small for a float64 (it would be stored as 0)", what, text)
+	}
 	return v, nil
+}
+
+// underflows reports whether a number that parsed as 0 has a nonzero digit
+// in its mantissa, i.e. was rounded to 0.
+func underflows(text string) bool {
+	mantissa, _, _ := strings.Cut(strings.ToLower(text), "e")
+	return strings.ContainsAny(mantissa, "123456789")
 }
 
 // normalizeNumbers turns json.Number leaves (from decode's UseNumber) into
@@ -545,7 +558,8 @@ type TellRequest struct {
 func trialNumber(r *http.Request) (int64, error) {
 	text := r.PathValue("trial")
 	n, err := strconv.ParseInt(text, 10, 64)
-	if err != nil || n < 0 {
+	// Only the canonical spelling names a trial: "+4" or "04" are not 4.
+	if err != nil || n < 0 || strconv.FormatInt(n, 10) != text {
 		return 0, &httpError{http.StatusNotFound, fmt.Errorf("trial %q: not found (trial numbers are integers ≥ 0)", text)}
 	}
 	return n, nil

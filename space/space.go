@@ -735,17 +735,20 @@ func (s *Space) ParseValue(i int, text string) (float64, error) {
 }
 
 // naturalFromAny converts a JSON scalar into the parameter's natural value.
+// A number must be a JSON number: a string that looks like one is refused,
+// so that a client's mistake is not silently read. Errors name the
+// parameter.
 func (p *Param) naturalFromAny(x any) (float64, error) {
 	var v float64
 	switch p.Type {
 	case Categorical:
 		name, err := scalarString(x)
 		if err != nil {
-			return 0, err
+			return 0, fmt.Errorf("parameter %q: %w", p.Name, err)
 		}
 		k := slices.Index(p.Choices, name)
 		if k < 0 {
-			return 0, fmt.Errorf("%q is not one of %v", name, p.Choices)
+			return 0, fmt.Errorf("parameter %q: %q is not one of %v", p.Name, name, p.Choices)
 		}
 		v = float64(k)
 	default:
@@ -759,17 +762,13 @@ func (p *Param) naturalFromAny(x any) (float64, error) {
 		case json.Number:
 			f, err := n.Float64()
 			if err != nil {
-				return 0, err
+				return 0, fmt.Errorf("parameter %q: %w", p.Name, err)
 			}
 			v = f
 		case string:
-			f, err := strconv.ParseFloat(strings.TrimSpace(n), 64)
-			if err != nil {
-				return 0, fmt.Errorf("%q is not a number", n)
-			}
-			v = f
+			return 0, fmt.Errorf("parameter %q: the string %q is not a number (give a JSON number)", p.Name, n)
 		default:
-			return 0, fmt.Errorf("%v is not a number", x)
+			return 0, fmt.Errorf("parameter %q: %v is not a number", p.Name, x)
 		}
 	}
 	if err := p.CheckValue(v); err != nil {
@@ -827,7 +826,7 @@ func (s *Space) FromMap(m map[string]any) ([]float64, error) {
 		}
 		v, err := p.naturalFromAny(x)
 		if err != nil {
-			return nil, fmt.Errorf("space: parameter %q: %w", p.Name, err)
+			return nil, fmt.Errorf("space: %w", err)
 		}
 		vals[i] = v
 	}

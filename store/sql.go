@@ -829,6 +829,9 @@ func (s *sqlStore) Expire(ctx context.Context, study string, now time.Time) ([]T
 		return q.queryRow(ctx, qOverdueCount, st.ID, micros(now))(&overdueCount)
 	})
 	if err != nil || overdueCount == 0 {
+		if errors.Is(err, ErrNotFound) {
+			return nil, fmt.Errorf("store: %w", err) // the study: say so, not what was being done
+		}
 		if err != nil {
 			return nil, fmt.Errorf("store: expire trials of %q: %w", study, err)
 		}
