@@ -294,6 +294,11 @@ func decode(r *http.Request, v any, allowEmpty bool) error {
 	if string(bytes.TrimSpace(body)) == "null" {
 		return badRequest("request body is null; a JSON object is expected")
 	}
+	if escapesNUL(body) {
+		// PostgreSQL cannot store NUL in text and SQLite can: both refuse
+		// it, so the backends agree.
+		return badRequest("request body contains a NUL character (\\u0000), which no string may hold")
+	}
 	if !utf8.Valid(body) {
 		// encoding/json would replace the bad bytes with U+FFFD, storing
 		// a name the client never sent.
@@ -309,6 +314,26 @@ func decode(r *http.Request, v any, allowEmpty bool) error {
 		return badRequest("malformed JSON body: data after the JSON object")
 	}
 	return nil
+}
+
+// escapesNUL reports whether a JSON text holds the escape \u0000 (and not
+// an escaped backslash followed by the letters u0000).
+func escapesNUL(body []byte) bool {
+	for i := 0; ; {
+		k := bytes.Index(body[i:], []byte(`\u0000`))
+		if k < 0 {
+			return false
+		}
+		at := i + k
+		backslashes := 0
+		for j := at - 1; j >= 0 && body[j] == '\\'; j-- {
+			backslashes++
+		}
+		if backslashes%2 == 0 {
+			return true
+		}
+		i = at + 1
+	}
 }
 
 // finite reads a JSON value that must be a finite number. Strings such as

@@ -217,6 +217,8 @@ func TestBadInput(t *testing.T) {
 			{"create no name", "POST", "/api/studies", `{"space":` + space2D + `}`, true, 400, "name is missing"},
 			{"tell plus number", "POST", "/api/studies/s/trials/+1/tell", `{"value": 1}`, true, 404, "not found"},
 			{"tell zero-padded number", "POST", "/api/studies/s/trials/01/tell", `{"value": 1}`, true, 404, "not found"},
+			{"ask NUL worker", "POST", "/api/studies/s/ask", `{"worker":"w\u0000x"}`, true, 400, "NUL"},
+			{"fail NUL reason", "POST", "/api/studies/s/trials/1/tell", `{"state":"failed","reason":"bad\u0000"}`, true, 400, "NUL"},
 			{"ask null body", "POST", "/api/studies/s/ask", `null`, true, 400, "null"},
 			{"tell underflow", "POST", "/api/studies/s/trials/1/tell", `{"value": 1e-400}`, true, 400, "too small"},
 			{"create huge design", "POST", "/api/studies", `{"name":"t","space":` + space2D + `,"optimizer":{"initial_size":100000}}`, true, 400, "limit of 2000"},

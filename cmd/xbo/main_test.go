@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"net"
+	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -49,5 +52,23 @@ func TestVersion(t *testing.T) {
 		if code != 0 || !strings.HasPrefix(out, "xbo "+Version+" (commit ") || !strings.Contains(out, runtime.Version()) {
 			t.Errorf("%v: exit %d, %q", args, code, out)
 		}
+	}
+}
+
+// A server that cannot bind its address exits with the error and leaves no
+// database file behind (issue 21, D12).
+func TestServeThatCannotBindCreatesNoDatabase(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	db := filepath.Join(t.TempDir(), "new.db")
+	code, _, errOut := runCLI(t, "serve", "--addr", ln.Addr().String(), "--db", db)
+	if code != 1 || !strings.Contains(errOut, "listen") {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(db); !os.IsNotExist(err) {
+		t.Fatalf("the failed serve left %s (%v)", db, err)
 	}
 }

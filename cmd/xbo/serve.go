@@ -54,6 +54,13 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	reserveProcessors(*optWorkers)
 
+	// Listen before opening the store: a server that cannot bind must not
+	// leave a new database file behind.
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen: %w", err)
+	}
+	defer ln.Close()
 	st, err := store.Open(ctx, *db)
 	if err != nil {
 		return err
@@ -62,10 +69,6 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	srv, err := server.New(server.Config{Store: st, Token: *token, TrialTimeout: *timeout, Logger: log, OptimizerWorkers: *optWorkers})
 	if err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", *addr)
-	if err != nil {
-		return fmt.Errorf("listen: %w", err)
 	}
 	hs := &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
 	ctx, cancel := context.WithCancel(ctx)
