@@ -238,7 +238,7 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 	for attempt := 0; attempt < maxAskAttempts && len(waiting) > 0; attempt++ {
 		reqs := make([]store.AskRequest, len(waiting))
 		for i, w := range waiting {
-			reqs[i] = store.AskRequest{Worker: w.worker, Now: now, Timeout: s.cfg.TrialTimeout}
+			reqs[i] = store.AskRequest{Worker: w.worker, Now: now, Timeout: s.cfg.TrialTimeout, HandOut: s.now}
 		}
 		var proposed []opt.Trial
 		var own []time.Duration

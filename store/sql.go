@@ -785,10 +785,14 @@ func (s *sqlStore) insertProposals(ctx context.Context, q querier, st *Study, re
 			}
 			meta = string(prop.Meta)
 		}
-		now := micros(reqs[i].Now)
+		handOut := reqs[i].Now
+		if reqs[i].HandOut != nil {
+			handOut = reqs[i].HandOut()
+		}
+		now := micros(handOut)
 		rows[i] = trialRow{studyID: st.ID, state: Running, params: params, meta: meta,
 			worker: reqs[i].Worker, acquisition: prop.Acquisition, created: now, started: &now,
-			deadline: deadlineMicros(reqs[i].Now, reqs[i].Timeout)}
+			deadline: deadlineMicros(handOut, reqs[i].Timeout)}
 	}
 	v, first, err := s.reserveVersioned(ctx, q, st.ID, int64(len(rows)))
 	if err != nil {

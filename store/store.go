@@ -166,6 +166,11 @@ type AskRequest struct {
 	Worker  string
 	Now     time.Time
 	Timeout time.Duration // running trials expire after this; 0 means never
+	// HandOut, when set, gives the time a newly proposed trial is handed
+	// out, read after the proposals are made: its start and deadline count
+	// from then, so time spent proposing (or queued behind other asks) is
+	// not taken from the worker's timeout. Nil means Now.
+	HandOut func() time.Time
 }
 
 // Proposal is a new configuration chosen by the optimizer.

@@ -511,6 +511,40 @@ func TestAskBatch(t *testing.T) {
 	})
 }
 
+// A proposed trial's deadline counts from its hand-out, read after the
+// proposals are made, not from when its ask arrived (issue 21, D4): with
+// proposals that take 90 s and a 60 s timeout the trial reaches its worker
+// with 60 s to go, not already expired. Enqueued trials are handed out at
+// once and count from Now.
+func TestDeadlineCountsFromHandOut(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		if _, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": 0.1}, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		proposedAt := t0
+		handOut := func() time.Time { return proposedAt }
+		reqs := []store.AskRequest{{Worker: "a", Now: t0, Timeout: time.Minute, HandOut: handOut},
+			{Worker: "b", Now: t0, Timeout: time.Minute, HandOut: handOut}}
+		got, err := s.AskBatch(ctx, "s", reqs, func(ctx context.Context, v store.AskView, n int) ([]store.Proposal, error) {
+			proposedAt = t0.Add(90 * time.Second) // a slow proposal
+			return []store.Proposal{{Params: map[string]any{"x": 0.5}, Acquisition: "ei"}}, nil
+		})
+		if err != nil || len(got) != 2 {
+			t.Fatalf("%d trials, %v", len(got), err)
+		}
+		enq, prop := got[0], got[1]
+		if enq.Acquisition != "enqueued" || !enq.Deadline.Equal(t0.Add(time.Minute)) {
+			t.Errorf("enqueued trial: deadline %v, want %v", enq.Deadline, t0.Add(time.Minute))
+		}
+		if !prop.StartedAt.Equal(t0.Add(90*time.Second)) || !prop.Deadline.Equal(t0.Add(150*time.Second)) {
+			t.Errorf("proposed trial: started %v, deadline %v; want %v and %v", prop.StartedAt, prop.Deadline,
+				t0.Add(90*time.Second), t0.Add(150*time.Second))
+		}
+	})
+}
+
 // TestSQLiteTwoProcessesConflict: a proposal that another process overtakes
 // is made again under the write lock, seeing the other process's trial.
 func TestSQLiteTwoProcessesConflict(t *testing.T) {
