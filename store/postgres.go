@@ -148,10 +148,12 @@ func (b *postgresBackend) close() error {
 // study or trial does not exist or the trial is finished already.
 var qTellDirect = `UPDATE trials t SET state = $3, value = $4, fail_reason = $5, finished_us = $6, updated_us = $6,
 	version = nextval('trial_version')
-	FROM studies s WHERE s.name = $1 AND t.study_id = s.id AND t.number = $2 AND t.state NOT IN ('complete', 'failed')
+	FROM studies s WHERE s.name = $1 AND t.study_id = s.id AND t.number = $2 AND t.state NOT IN ('complete', 'failed', 'expired')
 	RETURNING ` + trialColumnsT
 
-// directTell runs on the pool, outside an explicit transaction: a tell is
+// directTell runs on the pool, outside an explicit transaction (not for an
+// expired trial: its late tell also retires its waiting copy, in Tell's
+// transaction): a tell is
 // then one round trip instead of five (BEGIN, row lock, version, update,
 // COMMIT), and still atomic, being one statement.
 func (b *postgresBackend) directTell() (querier, string) { return pgTx{b.pool}, qTellDirect }

@@ -953,6 +953,13 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		if err != nil {
 			return err
 		}
+		if t.State == Expired {
+			// A late tell settles the configuration: its requeued copy,
+			// if still waiting, must not be run again.
+			if _, err := q.exec(ctx, qRetireCopies, studyID, t.Number, micros(r.Now), v); err != nil {
+				return err
+			}
+		}
 		out, changed = &tt, true
 		return nil
 	})
@@ -961,6 +968,11 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 	}
 	return out, changed, nil
 }
+
+// qRetireCopies expires the pending requeued copies of a trial (requeued_from
+// holds the trial's number).
+const qRetireCopies = `UPDATE trials SET state = 'expired', finished_us = $3, version = $4, updated_us = $3
+	WHERE study_id = $1 AND requeued_from = $2 AND state = 'pending'`
 
 const qRelease = `UPDATE trials SET state = 'pending', worker = '', started_us = NULL, deadline_us = NULL,
 	version = $2, updated_us = $3 WHERE id = $1 RETURNING ` + trialColumns

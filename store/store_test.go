@@ -303,6 +303,44 @@ func TestQueueExpiryAndReports(t *testing.T) {
 	})
 }
 
+// A tell that arrives after its trial expired completes the trial and
+// retires its requeued copy if no worker has it yet, so the configuration is
+// not run a second time (issue 21, D5); a copy already running is left to
+// its worker.
+func TestLateTellRetiresTheWaitingCopy(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		a := ask(t, s, "s", "w1", t0, 10*time.Second)
+		if _, err := s.Expire(ctx, "s", t0.Add(11*time.Second)); err != nil {
+			t.Fatal(err)
+		}
+		all, _, _ := s.Trials(ctx, "s", store.TrialQuery{})
+		if len(all) != 2 || all[1].State != store.Pending || all[1].RequeuedFrom == nil || *all[1].RequeuedFrom != a.Number {
+			t.Fatalf("after expiry: %+v", all)
+		}
+		copyVersion := all[1].Version
+		late, changed, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 2, Now: t0.Add(12 * time.Second)})
+		if err != nil || !changed || late.State != store.Complete {
+			t.Fatalf("late tell: %+v %v", late, err)
+		}
+		cp, err := s.Trial(ctx, "s", all[1].Number)
+		if err != nil || cp.State != store.Expired || cp.Version <= copyVersion {
+			t.Fatalf("the waiting copy after the late tell: %+v %v", cp, err)
+		}
+		// The next ask does not hand the copy out: it proposes.
+		proposed := false
+		next, err := s.Ask(ctx, "s", store.AskRequest{Worker: "w2", Now: t0.Add(13 * time.Second)},
+			func(context.Context, store.AskView) (store.Proposal, error) {
+				proposed = true
+				return store.Proposal{Params: map[string]any{"x": 0.3}, Acquisition: "ei"}, nil
+			})
+		if err != nil || !proposed || next.RequeuedFrom != nil {
+			t.Fatalf("next ask: %+v %v (proposed %v)", next, err, proposed)
+		}
+	})
+}
+
 // TestVersionsCatchUp checks the property the optimizer cache relies on:
 // applying Changed(since) deltas reproduces the full trial list.
 func TestVersionsCatchUp(t *testing.T) {
