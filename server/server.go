@@ -96,6 +96,7 @@ type Server struct {
 	// streams) end so that a shutdown waits only for short ones.
 	draining  chan struct{}
 	drainOnce sync.Once
+	metrics   *metrics
 }
 
 // New builds a Server.
@@ -133,6 +134,8 @@ func New(cfg Config) (*Server, error) {
 		}
 		s.engine = e
 	}
+	s.metrics = newMetrics(s)
+	s.mux.Handle("GET /metrics", s.metrics.handler())
 	s.handle("GET /api/openapi.json", s.openapi)
 	s.handle("GET /api/health", s.health)
 	s.handle("GET /api/studies", s.listStudies)
@@ -182,8 +185,41 @@ func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 
 // ServeHTTP makes Server an http.Handler.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	s.mux.ServeHTTP(w, r)
+	start := time.Now()
+	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+	s.mux.ServeHTTP(sw, r)
+	// The access log: one line per request, with the status it got.
+	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+		"ms", float64(time.Since(start).Microseconds())/1000)
 }
+
+// statusWriter records the status a handler wrote. Unwrap lets
+// http.ResponseController reach the connection (event streams flush).
+type statusWriter struct {
+	http.ResponseWriter
+	status  int
+	written bool
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if !w.written {
+		w.status, w.written = code, true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	w.written = true
+	return w.ResponseWriter.Write(b)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // handle registers a route with authentication and error handling around it.
 func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
@@ -192,6 +228,9 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 	write := method != http.MethodGet
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
+		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+		w = sw
+		defer func() { s.metrics.observe(pattern, sw.status, time.Since(start)) }()
 		if write && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="xbo"`)
 			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (send Authorization: Bearer <token>)"))
@@ -206,7 +245,6 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 			writeError(w, status, err)
 			return
 		}
-		s.log.Debug("request", "method", r.Method, "path", r.URL.Path, "dur", time.Since(start))
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"net/http"
 	"net/http/httptest"
@@ -161,6 +162,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		t.Fatalf("openapi version %q", doc.OpenAPI)
 	}
 	documented := 0
+	opIDs := map[string]bool{}
 	for _, route := range e.srv.Routes() {
 		method, path, _ := strings.Cut(route, " ")
 		ops, ok := doc.Paths[path]
@@ -168,8 +170,23 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 			t.Errorf("route %s: path not in openapi.json", route)
 			continue
 		}
-		if _, ok := ops[strings.ToLower(method)]; !ok {
+		op, ok := ops[strings.ToLower(method)]
+		if !ok {
 			t.Errorf("route %s: method not in openapi.json", route)
+			continue
+		}
+		// Client generators need a unique operationId on every operation,
+		// and the token's scheme on every write.
+		var o struct {
+			OperationID string                `json:"operationId"`
+			Security    []map[string][]string `json:"security"`
+		}
+		if err := json.Unmarshal(op, &o); err != nil || o.OperationID == "" || opIDs[o.OperationID] {
+			t.Errorf("route %s: operationId %q missing or repeated (%v)", route, o.OperationID, err)
+		}
+		opIDs[o.OperationID] = true
+		if method != "GET" && (len(o.Security) != 1 || o.Security[0]["bearer"] == nil) {
+			t.Errorf("route %s: a write without the bearer security scheme", route)
 		}
 		documented++
 	}
@@ -576,5 +593,89 @@ func TestServerSentEvents(t *testing.T) {
 	}
 	if !strings.HasPrefix(got, "event: trials\nid: 1\ndata: ") || !strings.Contains(got, fmt.Sprintf(`"number":%d`, tr.Number)) {
 		t.Fatalf("event %q", got)
+	}
+}
+
+// Every request leaves one access-log line with its method, path, status
+// and duration (issue 21, the operator's basics).
+func TestAccessLog(t *testing.T) {
+	st, _ := storetest.Open(t, "sqlite")
+	var buf syncBuffer
+	srv, err := server.New(server.Config{Store: st, Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	for _, path := range []string{"/api/health", "/api/studies/nope"} {
+		resp, err := http.Get(hs.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	var lines []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(buf.String()), "\n") {
+		var m map[string]any
+		if json.Unmarshal([]byte(l), &m) == nil && m["msg"] == "request" {
+			lines = append(lines, m)
+		}
+	}
+	if len(lines) != 2 || lines[0]["path"] != "/api/health" || lines[0]["status"] != 200.0 ||
+		lines[1]["status"] != 404.0 || lines[1]["method"] != "GET" || lines[1]["ms"] == nil {
+		t.Fatalf("access log: %v", lines)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the server's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// GET /metrics exposes request latency by route (ask, tell, explain among
+// them), errors, the explanation queue and trials by state, in Prometheus'
+// text format.
+func TestMetrics(t *testing.T) {
+	st, _ := storetest.Open(t, "sqlite")
+	e := newEnv(t, st, 0)
+	ctx := context.Background()
+	createStudy(t, e, "s", `{"strategy":"random","seed":2}`)
+	if err := e.c.Optimize(ctx, "s", 4, func(_ context.Context, t *client.Trial) (float64, error) { return evalBranin(t) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.c.Ask(ctx, "s"); err != nil { // one running
+		t.Fatal(err)
+	}
+	raw(t, e, "GET", "/api/studies/nope", "", false)
+	code, body := raw(t, e, "GET", "/metrics", "", false)
+	if code != 200 {
+		t.Fatalf("metrics: %d", code)
+	}
+	for _, want := range []string{
+		`xbo_http_request_duration_seconds_count{code="2xx",route="POST /api/studies/{study}/ask"} 5`,
+		`xbo_http_request_duration_seconds_count{code="2xx",route="POST /api/studies/{study}/trials/{trial}/tell"} 4`,
+		`xbo_http_request_duration_seconds_count{code="4xx",route="GET /api/studies/{study}"} 1`,
+		`xbo_trials{state="complete"} 4`,
+		`xbo_trials{state="running"} 1`,
+		`xbo_explain_waiting 0`,
+		`xbo_request_errors_total 0`,
+		`go_goroutines`,
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %q", want)
+		}
 	}
 }

@@ -30,7 +30,8 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	token := fs.String("token", os.Getenv("XBO_TOKEN"), "bearer token required on every write (default $XBO_TOKEN; empty: no auth)")
 	timeout := fs.Duration("trial-timeout", time.Hour, "a running trial not told or reported within this time expires and its configuration is queued again (0: never)")
 	optWorkers := fs.Int("optimizer-workers", 0, "goroutines one proposal may use (0: the optimizer's default, 2; 1 leaves a core to the handlers: other requests are answered faster during a proposal, proposals are slower)")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error (info logs every request: method, path, status, milliseconds)")
+	logFormat := fs.String("log-format", "text", "text or json (one JSON object per line)")
 	fs.Usage = func() {
 		fmt.Fprintln(env.stderr, "Usage: xbo serve [--addr 127.0.0.1:8080] [--db xbo.db|postgres://...] [--token T] [--trial-timeout 1h]")
 		fs.PrintDefaults()
@@ -45,7 +46,16 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usagef("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	var handler slog.Handler
+	switch *logFormat {
+	case "text":
+		handler = slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})
+	case "json":
+		handler = slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: level})
+	default:
+		return usagef("--log-format %q: want text or json", *logFormat)
+	}
+	log := slog.New(handler)
 
 	if *optWorkers == 0 {
 		// Explicit, so that a forest's trees too use only the processors

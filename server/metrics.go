@@ -1,0 +1,103 @@
+package server
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"xbo/store"
+)
+
+// metrics are the server's Prometheus metrics, in a registry of its own (so
+// two servers in one process, as in tests, do not collide), served at
+// GET /metrics in the text exposition format.
+type metrics struct {
+	registry *prometheus.Registry
+	// latency of every API request by route pattern and status class
+	// (ask, tell and explain latencies are its "route" label).
+	latency *prometheus.HistogramVec
+	// storeErrors counts requests that failed with a server-side error.
+	storeErrors prometheus.Counter
+}
+
+// metricsScrapeTimeout bounds the store query a scrape makes.
+const metricsScrapeTimeout = 5 * time.Second
+
+func newMetrics(s *Server) *metrics {
+	m := &metrics{
+		registry: prometheus.NewRegistry(),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "xbo_http_request_duration_seconds",
+			Help:    "Latency of API requests by route pattern, method and status class.",
+			Buckets: []float64{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30},
+		}, []string{"route", "code"}),
+		storeErrors: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "xbo_request_errors_total",
+			Help: "API requests that failed with a server-side (5xx) error, store errors included.",
+		}),
+	}
+	m.registry.MustRegister(m.latency, m.storeErrors,
+		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "xbo_explain_computations",
+			Help: "Explanation computations running or waiting for a slot in this process.",
+		}, func() float64 { return float64(len(s.engine.InFlight())) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "xbo_explain_waiting",
+			Help: "Explanation computations waiting for a slot (the engine's queue depth).",
+		}, func() float64 {
+			n := 0
+			for _, st := range s.engine.InFlight() {
+				if st.Waiting {
+					n++
+				}
+			}
+			return float64(n)
+		}),
+		&trialsCollector{s: s, desc: prometheus.NewDesc("xbo_trials", "Trials of every study by state (read from the store at scrape time).", []string{"state"}, nil)},
+	)
+	return m
+}
+
+// observe records one request.
+func (m *metrics) observe(route string, status int, d time.Duration) {
+	m.latency.WithLabelValues(route, strconv.Itoa(status/100)+"xx").Observe(d.Seconds())
+	if status >= 500 {
+		m.storeErrors.Inc()
+	}
+}
+
+func (m *metrics) handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Timeout: metricsScrapeTimeout})
+}
+
+// trialsCollector sums the trial counts of every study by state.
+type trialsCollector struct {
+	s    *Server
+	desc *prometheus.Desc
+}
+
+func (c *trialsCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *trialsCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), metricsScrapeTimeout)
+	defer cancel()
+	studies, err := c.s.st.Studies(ctx)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	totals := map[store.State]int{}
+	for _, st := range studies {
+		for state, n := range st.Counts {
+			totals[state] += n
+		}
+	}
+	for _, state := range []store.State{store.Pending, store.Running, store.Complete, store.Failed, store.Expired} {
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(totals[state]), string(state))
+	}
+}
