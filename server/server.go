@@ -52,6 +52,10 @@ type Config struct {
 	Store store.Store
 	// Token, when not empty, is required as a bearer token on every write.
 	Token string
+	// TokenReads requires the token on reads too (explanations are
+	// expensive); /api/health and /api/openapi.json stay open for probes
+	// and client generators, and the dashboard then cannot load its data.
+	TokenReads bool
 	// TrialTimeout is how long a worker may hold a trial without telling or
 	// reporting before it expires and its configuration is queued again;
 	// 0 means never.
@@ -106,6 +110,9 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.TrialTimeout < 0 {
 		return nil, fmt.Errorf("server: trial timeout %v is negative", cfg.TrialTimeout)
+	}
+	if cfg.TokenReads && cfg.Token == "" {
+		return nil, errors.New("server: token on reads asked for, but no token is set")
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -225,13 +232,14 @@ func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Request) error) {
 	s.routes = append(s.routes, pattern)
 	method, _, _ := strings.Cut(pattern, " ")
-	write := method != http.MethodGet
+	open := pattern == "GET /api/health" || pattern == "GET /api/openapi.json"
+	guarded := method != http.MethodGet || (s.cfg.TokenReads && !open)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
 		w = sw
 		defer func() { s.metrics.observe(pattern, sw.status, time.Since(start)) }()
-		if write && !s.authorized(r) {
+		if guarded && !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="xbo"`)
 			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (send Authorization: Bearer <token>)"))
 			return

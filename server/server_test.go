@@ -679,3 +679,41 @@ func TestMetrics(t *testing.T) {
 		}
 	}
 }
+
+// With TokenReads, reads need the token too, except the health check and
+// the API description.
+func TestTokenReads(t *testing.T) {
+	st, _ := storetest.Open(t, "sqlite")
+	if _, err := server.New(server.Config{Store: st, TokenReads: true}); err == nil {
+		t.Fatal("token on reads without a token accepted")
+	}
+	srv, err := server.New(server.Config{Store: st, Token: "secret", TokenReads: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	defer hs.Close()
+	get := func(path, token string) int {
+		req, _ := http.NewRequest("GET", hs.URL+path, nil)
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for path, want := range map[string]int{"/api/studies": 401, "/api/explain/status": 401, "/api/health": 200, "/api/openapi.json": 200} {
+		if got := get(path, ""); got != want {
+			t.Errorf("%s without a token: %d, want %d", path, got, want)
+		}
+	}
+	if got := get("/api/studies", "secret"); got != 200 {
+		t.Errorf("/api/studies with the token: %d", got)
+	}
+	if got := get("/api/studies", "wrong"); got != 401 {
+		t.Errorf("/api/studies with a wrong token: %d", got)
+	}
+}

@@ -28,6 +28,7 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	addr := fs.String("addr", "127.0.0.1:8080", "address to listen on")
 	db := fs.String("db", "xbo.db", "SQLite file, or postgres://... for PostgreSQL")
 	token := fs.String("token", os.Getenv("XBO_TOKEN"), "bearer token required on every write (default $XBO_TOKEN; empty: no auth)")
+	tokenReads := fs.Bool("token-reads", false, "require the token on reads too (all but /api/health and /api/openapi.json; the dashboard then cannot load data)")
 	timeout := fs.Duration("trial-timeout", time.Hour, "a running trial not told or reported within this time expires and its configuration is queued again (0: never)")
 	optWorkers := fs.Int("optimizer-workers", 0, "goroutines one proposal may use (0: the optimizer's default, 2; 1 leaves a core to the handlers: other requests are answered faster during a proposal, proposals are slower)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (info logs every request: method, path, status, milliseconds)")
@@ -38,6 +39,9 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
+	}
+	if *tokenReads && *token == "" {
+		return usagef("--token-reads needs --token (or $XBO_TOKEN)")
 	}
 	if *timeout < 0 {
 		return usagef("--trial-timeout %v must not be negative", *timeout)
@@ -76,7 +80,7 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(server.Config{Store: st, Token: *token, TrialTimeout: *timeout, Logger: log, OptimizerWorkers: *optWorkers})
+	srv, err := server.New(server.Config{Store: st, Token: *token, TokenReads: *tokenReads, TrialTimeout: *timeout, Logger: log, OptimizerWorkers: *optWorkers})
 	if err != nil {
 		return err
 	}
