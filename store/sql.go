@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -928,7 +929,25 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		}
 		if t.State.Finished() {
 			if sameOutcome(t, r) {
-				out = t
+				merged := mergeAttrs(t.UserAttrs, r.UserAttrs)
+				if reflect.DeepEqual(normalizeAttrs(merged), normalizeAttrs(t.UserAttrs)) {
+					out = t
+					return nil
+				}
+				// The same outcome with attributes not recorded yet: they are
+				// kept, not dropped.
+				if attrs, err = marshalJSON(merged, "{}"); err != nil {
+					return fmt.Errorf("%w: user attributes: %v", ErrInvalid, err)
+				}
+				v, err := s.stamp(ctx, q, studyID)
+				if err != nil {
+					return err
+				}
+				tt, err := scanTrial(q.queryRow(ctx, qSetAttrs, t.ID, attrs, v, micros(r.Now)))
+				if err != nil {
+					return err
+				}
+				out, changed = &tt, true
 				return nil
 			}
 			was := string(t.State)
@@ -967,6 +986,26 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		return nil, false, fmt.Errorf("store: tell %q trial %d: %w", study, number, err)
 	}
 	return out, changed, nil
+}
+
+// qSetAttrs replaces a finished trial's user attributes.
+const qSetAttrs = `UPDATE trials SET user_attrs = $2, version = $3, updated_us = $4 WHERE id = $1 RETURNING ` + trialColumns
+
+// normalizeAttrs gives attributes read back from JSON and attributes as a
+// client sent them one form (numbers as float64), so they compare equal.
+func normalizeAttrs(m map[string]any) map[string]any {
+	if len(m) == 0 {
+		return nil
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return m
+	}
+	var out map[string]any
+	if json.Unmarshal(b, &out) != nil {
+		return m
+	}
+	return out
 }
 
 // qRetireCopies expires the pending requeued copies of a trial (requeued_from

@@ -745,3 +745,27 @@ func TestWatch(t *testing.T) {
 		}
 	})
 }
+
+// A repeated tell with the same outcome and new user attributes keeps them
+// (issue 21, D13: they were dropped with a 200); repeating it again changes
+// nothing.
+func TestRepeatedTellKeepsNewAttributes(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		a := ask(t, s, "s", "w", t0, 0)
+		if _, _, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: map[string]any{"epochs": 3.0}, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		again, changed, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: map[string]any{"gpu": "a100"}, Now: t0.Add(time.Second)})
+		if err != nil || !changed || again.UserAttrs["epochs"] != 3.0 || again.UserAttrs["gpu"] != "a100" {
+			t.Fatalf("repeated tell with new attributes: %+v changed %v %v", again, changed, err)
+		}
+		if _, changed, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: map[string]any{"epochs": 3}, Now: t0.Add(2 * time.Second)}); err != nil || changed {
+			t.Fatalf("a repeat of known attributes changed the trial (%v, %v)", changed, err)
+		}
+		if _, _, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 2, UserAttrs: map[string]any{"x": 1.0}, Now: t0}); !errors.Is(err, store.ErrConflict) {
+			t.Fatalf("a different value: %v", err)
+		}
+	})
+}

@@ -144,8 +144,19 @@ func (h *harness) wait(what, expr string, timeout time.Duration) {
 	h.t.Helper()
 	ctx, cancel := context.WithTimeout(h.browser, timeout)
 	defer cancel()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout))); err != nil {
-		h.fail(what, err)
+	for {
+		_, err := chromedp.Run(ctx, chromedp.Poll[chromedp.Void](expr, chromedp.WithPollingInterval(50*time.Millisecond), chromedp.WithPollingTimeout(timeout)))
+		// A poll that starts while a navigation replaces the document loses
+		// its execution context: poll again in the new one.
+		if err != nil && ctx.Err() == nil && (strings.Contains(err.Error(), "Cannot find context with specified id") ||
+			strings.Contains(err.Error(), "Execution context was destroyed")) {
+			time.Sleep(50 * time.Millisecond)
+			continue
+		}
+		if err != nil {
+			h.fail(what, err)
+		}
+		return
 	}
 }
 
