@@ -673,13 +673,24 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	if err != nil {
 		return fallback("building the acquisition", err)
 	}
-	res, err := o.maxim.Maximize(o.exclude(a), proposal, o.s, rng)
+	res, err := o.maxim.Maximize(o.exclude(a, false), proposal, o.s, rng)
 	if err != nil {
 		return fallback("maximizing the acquisition", err)
 	}
+	if _, _, ok := o.nearCopy(res.U); ok && o.discrete() {
+		// The favourite is evaluated already, as is typical on grids: the
+		// best configuration not evaluated yet, by the same acquisition.
+		// (In an all-float space a copy means the search has converged on
+		// the incumbent, and the random configuration below explores; on
+		// Branin that keeps the median regret at 8.4e-6 where a second
+		// search gave 3.0e-5.)
+		if again, err := o.maxim.Maximize(o.exclude(a, true), proposal, o.s, rng); err == nil && !math.IsInf(again.Score, -1) {
+			res = again
+		}
+	}
 	if near, dist, ok := o.nearCopy(res.U); ok {
 		return Trial{
-			U:           o.s.Sample(rng, 1)[0],
+			U:           o.freshRandom(rng),
 			Acquisition: AcqRandomFallback,
 			Note:        fmt.Sprintf("the %s proposal was %.3g from trial %d (duplicate tolerance %g): replaced by a random configuration", a.Name(), dist, near, o.cfg.DuplicateTolerance),
 		}, nil
@@ -704,6 +715,28 @@ const (
 	MaxInitialSize = 2000
 	MaxCandidates  = 100_000
 )
+
+// discrete says whether the space has an int or categorical parameter.
+func (o *Optimizer) discrete() bool {
+	return slices.ContainsFunc(o.s.Params, func(p space.Param) bool { return p.Type != space.Float })
+}
+
+// freshRandomTries bounds the random draws freshRandom makes.
+const freshRandomTries = 1000
+
+// freshRandom is a random configuration that is not a copy of an earlier
+// trial, when one turns up in freshRandomTries draws (on an exhausted grid
+// none does, and the last draw is returned).
+func (o *Optimizer) freshRandom(rng *rand.Rand) []float64 {
+	var u []float64
+	for range freshRandomTries {
+		u = o.s.Sample(rng, 1)[0]
+		if _, _, dup := o.nearCopy(u); !dup {
+			return u
+		}
+	}
+	return u
+}
 
 // defaultDuplicateTolerance is Config.DuplicateTolerance's default.
 const defaultDuplicateTolerance = 1e-4
@@ -865,20 +898,29 @@ func (o *Optimizer) acquisition(model surrogate.Model, x [][]float64, y []float6
 }
 
 // exclude wraps a with the MinDistance rule around pending and failed trials.
-func (o *Optimizer) exclude(a acq.Acquisition) acq.Acquisition {
-	if o.cfg.MinDistance <= 0 {
-		return a
-	}
-	var pts [][]float64
+func (o *Optimizer) exclude(a acq.Acquisition, withDone bool) acq.Acquisition {
+	var pts, done [][]float64
 	for i := range o.trials {
-		if st := o.trials[i].State; st == Pending || st == Failed {
-			pts = append(pts, o.trials[i].U)
+		switch o.trials[i].State {
+		case Pending, Failed:
+			if o.cfg.MinDistance > 0 {
+				pts = append(pts, o.trials[i].U)
+			}
+		case Complete:
+			// With withDone an evaluated configuration is excluded too (see
+			// propose: only after a first answer was a copy, because walls
+			// around every evaluated point would stop the gradient climb
+			// that refines the incumbent in continuous spaces).
+			if withDone && o.cfg.DuplicateTolerance > 0 {
+				done = append(done, o.trials[i].U)
+			}
 		}
 	}
-	if len(pts) == 0 {
+	if len(pts) == 0 && len(done) == 0 {
 		return a
 	}
-	return excluding{Acquisition: a, points: pts, r2: o.cfg.MinDistance * o.cfg.MinDistance}
+	return excluding{Acquisition: a, points: pts, r2: o.cfg.MinDistance * o.cfg.MinDistance,
+		done: done, doneR2: o.cfg.DuplicateTolerance * o.cfg.DuplicateTolerance}
 }
 
 // excluding scores −Inf within √r2 of any of points, so a maximizer never
@@ -887,6 +929,10 @@ type excluding struct {
 	acq.Acquisition
 	points [][]float64
 	r2     float64
+	// done are the evaluated configurations, excluded within √doneR2 (the
+	// duplicate tolerance).
+	done   [][]float64
+	doneR2 float64
 }
 
 // Pointwise implements acq.Pointwise: the exclusion depends on the point
@@ -955,6 +1001,11 @@ func (e excluding) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []
 func (e excluding) excluded(c []float64) bool {
 	for _, p := range e.points {
 		if squaredDistance(c, p) < e.r2 {
+			return true
+		}
+	}
+	for _, p := range e.done {
+		if squaredDistance(c, p) <= e.doneR2 {
 			return true
 		}
 	}

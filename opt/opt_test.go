@@ -423,9 +423,10 @@ func (a towards) Score(_ surrogate.Model, x [][]float64, out []float64) error {
 	return nil
 }
 
-// TestDuplicateProposalReplaced: a proposal equal to an earlier trial is
-// replaced by a random configuration with a note naming that trial, unless
-// the filter is turned off.
+// TestDuplicateProposalReplaced: an evaluated configuration is not proposed
+// again while another exists (the acquisition's best unevaluated one is);
+// on an exhausted grid the duplicate is replaced by a random configuration
+// with a note naming the trial; the filter can be turned off.
 func TestDuplicateProposalReplaced(t *testing.T) {
 	s := mustSpace(t, `{"params":[
 		{"name":"a","type":"categorical","choices":["x","y","z"]},
@@ -460,9 +461,40 @@ func TestDuplicateProposalReplaced(t *testing.T) {
 			}
 			continue
 		}
-		if tr.Acquisition != AcqRandomFallback || !strings.Contains(tr.Note, "from trial 0") {
-			t.Errorf("duplicate not replaced: %v by %q (%s)", tr.U, tr.Acquisition, tr.Note)
+		// The acquisition's favourite is evaluated already: the best
+		// configuration not evaluated yet wins, by the acquisition itself.
+		if tr.Acquisition != "towards" || slices.Equal(tr.U, first) {
+			t.Errorf("duplicate not avoided: %v by %q (%s)", tr.U, tr.Acquisition, tr.Note)
 		}
+		for _, h := range o.History() {
+			if h.ID != tr.ID && slices.Equal(h.U, tr.U) {
+				t.Errorf("proposal %v repeats trial %d", tr.U, h.Number)
+			}
+		}
+	}
+	// Only when every configuration has been evaluated is a duplicate
+	// replaced by a random configuration, with a note naming the trial.
+	o, err := New(Config{Space: s, Seed: 3, Acquire: func(it Iteration) (acq.Acquisition, error) {
+		return towards{target: []float64{0.5, 0.5}}, nil
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 12 { // the 3 × 4 grid
+		tr, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := o.Tell(tr.ID, float64(tr.Number)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tr, err := o.Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Acquisition != AcqRandomFallback || !strings.Contains(tr.Note, "from trial") {
+		t.Errorf("exhausted grid: %v by %q (%s)", tr.U, tr.Acquisition, tr.Note)
 	}
 	if _, err := New(Config{Space: s, DuplicateTolerance: math.NaN()}); err == nil {
 		t.Error("NaN duplicate tolerance accepted")

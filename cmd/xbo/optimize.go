@@ -144,6 +144,14 @@ func reportOptimize(w io.Writer, res *bench.RunResult, asJSON bool) error {
 		return err
 	}
 	params := s.ToMap(res.Best.Params)
+	// Random fallbacks stand in for model-based proposals that could not be
+	// made (a duplicate with nothing else left, a failed step): say how many.
+	fallbacks := 0
+	for _, t := range res.History {
+		if t.Acquisition == opt.AcqRandomFallback {
+			fallbacks++
+		}
+	}
 	if asJSON {
 		type best struct {
 			Params map[string]any `json:"params"`
@@ -154,10 +162,11 @@ func reportOptimize(w io.Writer, res *bench.RunResult, asJSON bool) error {
 			Log        []acq.BandRecord `json:"log"`
 		}
 		out := struct {
-			Best   best     `json:"best"`
-			Trials int      `json:"trials"`
-			ABOBAX *bandLog `json:"a_bobax,omitempty"`
-		}{Best: best{params, res.Best.Value}, Trials: len(res.History)}
+			Best      best     `json:"best"`
+			Trials    int      `json:"trials"`
+			Fallbacks int      `json:"random_fallbacks"`
+			ABOBAX    *bandLog `json:"a_bobax,omitempty"`
+		}{Best: best{params, res.Best.Value}, Trials: len(res.History), Fallbacks: fallbacks}
 		if res.BandLog != nil {
 			out.ABOBAX = &bandLog{SwitchedAt: res.SwitchedAt, Log: res.BandLog}
 		}
@@ -172,7 +181,7 @@ func reportOptimize(w io.Writer, res *bench.RunResult, asJSON bool) error {
 	for i, n := range names {
 		parts[i] = fmt.Sprintf("%s=%v", n, params[n])
 	}
-	_, err = fmt.Fprintf(w, "best value %.6g at %s after %d trials (trial %d, chosen by %s); simple regret %.3g (optimum %.6g)\n",
-		res.Best.Value, strings.Join(parts, " "), len(res.History), res.Best.Number, res.Best.Acquisition, res.Regret, res.Function.Optimum)
+	_, err = fmt.Fprintf(w, "best value %.6g at %s after %d trials (trial %d, chosen by %s); simple regret %.3g (optimum %.6g); %d random fallback(s)\n",
+		res.Best.Value, strings.Join(parts, " "), len(res.History), res.Best.Number, res.Best.Acquisition, res.Regret, res.Function.Optimum, fallbacks)
 	return err
 }

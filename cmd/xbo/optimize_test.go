@@ -29,10 +29,15 @@ func TestOptimizeBraninRegret(t *testing.T) {
 			Params map[string]float64 `json:"params"`
 			Value  float64            `json:"value"`
 		} `json:"best"`
-		Trials int `json:"trials"`
+		Trials    int  `json:"trials"`
+		Fallbacks *int `json:"random_fallbacks"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &got); err != nil {
 		t.Fatalf("stdout %q: %v", stdout, err)
+	}
+	// Branin's continuous space leaves no reason for a random fallback.
+	if got.Fallbacks == nil || *got.Fallbacks != 0 {
+		t.Errorf("random_fallbacks %v, want 0", got.Fallbacks)
 	}
 	f, err := bench.Lookup("branin", 0)
 	if err != nil {
