@@ -299,9 +299,9 @@ func TestDashboardEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	var cells []string
-	h.eval(`[...document.querySelectorAll('#pdp-data td[data-v=mean]')].map(td => td.textContent)`, &cells)
+	h.eval(`[...document.querySelectorAll('#pdp-data td[data-v=mean]')].map(td => td.dataset.x)`, &cells)
 	sameFloats(t, "PDP mean (table)", numbers(t, "PDP", cells), want.Mean)
-	h.eval(`[...document.querySelectorAll('#pdp-data td[data-v=upper]')].map(td => td.textContent)`, &cells)
+	h.eval(`[...document.querySelectorAll('#pdp-data td[data-v=upper]')].map(td => td.dataset.x)`, &cells)
 	sameFloats(t, "PDP upper (table)", numbers(t, "PDP", cells), want.Upper)
 	var drawn []float64
 	h.eval(`xbo.charts['pdp-chart'].getOption().series.find(s => s.name === 'PD mean').data.map(d => d[1])`, &drawn)
@@ -351,7 +351,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 			leafWant = l.PDP.Mean
 		}
 	}
-	h.eval(`[...document.querySelectorAll('#pdp-data td[data-v=mean]')].map(td => td.textContent)`, &cells)
+	h.eval(`[...document.querySelectorAll('#pdp-data td[data-v=mean]')].map(td => td.dataset.x)`, &cells)
 	sameFloats(t, "leaf "+leafID+" PDP mean", numbers(t, "leaf PDP", cells), leafWant)
 	t.Logf("regional: %d leaves, clicked leaf %s", len(reg.Leaves), leafID)
 	h.screenshot("2-regional-leaf")
@@ -450,6 +450,26 @@ func TestDashboardEndToEnd(t *testing.T) {
 	h.eval(`xbo.charts['pdp-chart'].getOption().series[0].data.map(d => d[2])`, &drawn)
 	sameFloats(t, "PDP heatmap (chart)", drawn, heat.Mean)
 	h.screenshot("5-heatmap")
+
+	// A categorical parameter's PDP: points with error bars, not a line
+	// with a band between levels.
+	h.eval(`(() => { const s2 = document.getElementById('pdp-param2'); s2.value = ''; const s = document.getElementById('pdp-param'); s.value = 'opt'; s.dispatchEvent(new Event('change')); return true; })()`, new(bool))
+	h.wait("categorical PDP", `xbo.pdp.param === 'opt' && !xbo.pdp.param2 && xbo.charts['pdp-chart'].getOption().series[0].type === 'scatter' && xbo.charts['pdp-chart'].getOption().series[1].type === 'custom'`, 30*time.Second)
+	h.screenshot("5a-categorical")
+	// Shapley names every parameter with the explained configuration's value.
+	var axis []string
+	h.eval(`xbo.charts['proposal-chart'].getOption().xAxis[0].data`, &axis)
+	if len(axis) != 3 || !strings.HasPrefix(axis[0], "lr=") {
+		t.Fatalf("Shapley axis %v", axis)
+	}
+	// Importance whiskers stay inside the plot.
+	var whisk struct {
+		Top, Max float64
+	}
+	h.eval(`(() => { const o = xbo.charts['importance-chart'].getOption(); const tops = o.series[1].data.map(d => d[2]); return {top: Math.max(...tops), max: o.yAxis[0].max}; })()`, &whisk)
+	if !(whisk.Top <= whisk.Max) {
+		t.Fatalf("an importance whisker (%v) is above the axis (%v)", whisk.Top, whisk.Max)
+	}
 
 	// Live: a worker tells one more trial; the page follows without reload.
 	if err := h.c.Optimize(ctx, "demo", 1, func(_ context.Context, tr *client.Trial) (float64, error) { return demoObjective(tr) }); err != nil {

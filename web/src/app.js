@@ -396,7 +396,7 @@ async function refreshPDP() {
       const r = await explainGET('pdp', `explain/pdp?${q}`);
       if (gen !== state.gen) return;
       drawPDP(r, 'global PDP');
-      setNote('pdp-note', `${Math.round(r.level * 100)}% band (${r.band}), ${r.samples} Monte Carlo samples; ${r.units}`);
+      setNote('pdp-note', `${Math.round(r.level * 100)}% band (${r.band}), ${r.samples} Monte Carlo samples; ${r.units}${r.note ? '. ' + r.note : ''}`);
     }
   } catch (e) {
     setNote('pdp-note', `PDP: ${e.message}`, true);
@@ -465,26 +465,35 @@ function drawPDP(r, title) {
         markLine: best && best.params[p.name] !== undefined ? { symbol: 'none', label: { formatter: 'best' }, lineStyle: { color: C.red, type: 'dashed' }, data: [{ xAxis: best.params[p.name] }] } : undefined,
       },
     ];
-    for (const [k, curve] of (r.ice || []).slice(0, 60).entries()) {
+    if (cat) {
+      // Levels are not a continuum: points with error bars, no band
+      // between them, no curves through them.
+      series.length = 0;
+      series.push({ name: 'PD mean', type: 'scatter', data: r.mean.map((y, i) => [i, y]), symbolSize: 11, color: C.blue, z: 5 });
+      series.push(errorBars(`${Math.round(r.level * 100)}% band`, r.lower.map((l, i) => [i, l, r.upper[i]])));
+    }
+    for (const [k, curve] of (cat ? [] : (r.ice || [])).slice(0, 60).entries()) {
       series.push({ name: k === 0 ? 'ICE' : `ICE ${k}`, type: 'line', data: curve.map((y, i) => pt(i, y)), symbol: 'none', silent: true, color: C.grey, lineStyle: { width: 0.6, opacity: 0.5 }, z: 1 });
     }
     // Rug: the evaluated values of the parameter, at the bottom of the plot.
-    series.push({ name: 'evaluated (rug)', type: 'scatter', symbol: 'rect', symbolSize: [1.5, 10], color: C.black, data: complete.filter((t) => t.params[p.name] !== undefined).slice(-2000).map((t) => [t.params[p.name], lo]), tooltip: { show: false } });
+    if (!cat) series.push({ name: 'evaluated (rug)', type: 'scatter', symbol: 'rect', symbolSize: [1.5, 10], color: C.black, data: complete.filter((t) => t.params[p.name] !== undefined).slice(-2000).map((t) => [t.params[p.name], lo]), tooltip: { show: false } });
     c.setOption({
       aria: { enabled: true }, animation: false,
       title: { text: title, left: 'center', top: 0, textStyle: { fontSize: 12 } },
       tooltip: { trigger: 'axis', valueFormatter: fmt },
-      legend: { data: ['PD mean', `${Math.round(r.level * 100)}% band`, 'evaluated (rug)', ...(r.ice ? ['ICE'] : [])], top: 22 },
+      legend: { data: cat ? ['PD mean'] : ['PD mean', `${Math.round(r.level * 100)}% band`, 'evaluated (rug)', ...(r.ice ? ['ICE'] : [])], top: 22 },
       grid: { left: 70, right: 20, top: 56, bottom: 55 },
-      xAxis: cat ? { type: 'category', data: p.choices, name: axisName(p), nameLocation: 'middle', nameGap: 30 } : paramAxis(p),
+      xAxis: cat ? { type: 'category', data: xs, name: axisName(p), nameLocation: 'middle', nameGap: 30 } : paramAxis(p),
       yAxis: { type: 'value', name: 'partial dependence (' + valueName() + ')', nameLocation: 'middle', nameGap: 50, min: lo - 0.02 * (hi - lo), max: hi + 0.02 * (hi - lo), axisLabel: { formatter: fmt } },
       series,
     }, true);
   }
   // The numbers behind the chart, for screen readers and for checking.
   const rows = r.mean.map((m, k) => {
-    const g = r.param2 ? `${fmt(r.grid[Math.floor(k / r.grid2.length)])}, ${fmt(r.grid2[k % r.grid2.length])}` : String(r.grid[k]);
-    return `<tr><td>${esc(g)}</td><td data-v="mean">${m}</td><td data-v="lower">${r.lower[k]}</td><td data-v="upper">${r.upper[k]}</td></tr>`;
+    const g = r.param2 ? `${fmt(r.grid[Math.floor(k / r.grid2.length)])}, ${fmt(r.grid2[k % r.grid2.length])}` : fmt(r.grid[k]);
+    // Five significant digits on screen; the exact number in data-x.
+    const cell = (v, name) => `<td data-v="${name}" data-x="${v}">${fmt(v)}</td>`;
+    return `<tr><td>${esc(g)}</td>${cell(m, 'mean')}${cell(r.lower[k], 'lower')}${cell(r.upper[k], 'upper')}</tr>`;
   }).join('');
   $('pdp-data').innerHTML = `<thead><tr><th scope="col">${esc(r.param)}${r.param2 ? ', ' + esc(r.param2) : ''}</th><th scope="col">mean</th><th scope="col">lower</th><th scope="col">upper</th></tr></thead><tbody>${rows}</tbody>`;
 }
@@ -534,7 +543,10 @@ async function refreshImportance() {
       tooltip: { trigger: 'axis' },
       grid: { left: 60, right: 20, top: 20, bottom: 70 },
       xAxis: { type: 'category', data: items.map((i) => i.k), axisLabel: { rotate: 30 }, name: 'effect (main, then pair)', nameLocation: 'middle', nameGap: 55 },
-      yAxis: { type: 'value', name: 'fraction of variance (0–1)', nameLocation: 'middle', nameGap: 42, min: 0 },
+      // The whiskers decide the top, so none is clipped.
+      yAxis: { type: 'value', name: 'fraction of variance (0–1)', nameLocation: 'middle', nameGap: 42, min: 0,
+        max: ((top) => (top <= 0.95 ? 1.05 * top : Math.max(1, 1.02 * top)))(Math.max(0.01, ...items.map((i) => (Array.isArray(i.ci95) ? i.ci95[1] : i.fraction + i.std)))),
+        axisLabel: { formatter: fmt, showMaxLabel: false } },
       series: [
         { name: 'fraction', type: 'bar', data: items.map((i, n) => ({ value: i.fraction, itemStyle: { color: n < main.length ? C.blue : C.orange } })) },
         errorBars(ci ? '95% interval' : '± sd', items.map((i, n) => (Array.isArray(i.ci95) ? [n, i.ci95[0], i.ci95[1]] : [n, Math.max(0, i.fraction - i.std), i.fraction + i.std]))),
@@ -598,8 +610,10 @@ async function refreshShapley() {
     chart('proposal-chart').setOption({
       aria: { enabled: true }, animation: false,
       tooltip: { trigger: 'axis' }, legend: { data: outs.map((o) => o.output), top: 0 },
-      grid: { left: 70, right: 20, top: 30, bottom: 45 },
-      xAxis: { type: 'category', data: ex.params, name: 'parameter', nameLocation: 'middle', nameGap: 28 },
+      grid: { left: 70, right: 20, top: 30, bottom: ex.params.length > 4 ? 80 : 45 },
+      // Every parameter, with the explained configuration's value.
+      xAxis: { type: 'category', data: ex.params.map((name) => (r.point && r.point[name] !== undefined && r.point[name] !== null ? `${name}=${fmt(r.point[name])}` : `${name} (off)`)),
+        axisLabel: { interval: 0, rotate: ex.params.length > 4 ? 30 : 0 }, name: 'parameter = value', nameLocation: 'middle', nameGap: ex.params.length > 4 ? 58 : 28 },
       yAxis: { type: 'value', name: 'Shapley value (study units)', nameLocation: 'middle', nameGap: 50 },
       series,
     }, true);
