@@ -72,3 +72,28 @@ func TestServeThatCannotBindCreatesNoDatabase(t *testing.T) {
 		t.Fatalf("the failed serve left %s (%v)", db, err)
 	}
 }
+
+// A trials file whose first line never ends is refused after the reader's
+// line limit, with a one-line error, by every command that reads one
+// (issue 21, D2: a 50 MB header took 1.25 GB and 210 MB of stderr).
+func TestHugeHeaderLineIsRefusedShortly(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "big.csv")
+	if err := os.WriteFile(data, []byte(strings.Repeat("x", 3<<20)+"\n1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sp := filepath.Join(dir, "space.json")
+	if err := os.WriteFile(sp, []byte(`{"params":[{"name":"x","type":"float","low":0,"high":1}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"explain", "importance", "--data", data, "--space", sp},
+		{"explain", "pdp", "--data", data, "--space", sp, "--param", "x"},
+		{"import", "--csv", data, "--space", sp, "--out", filepath.Join(dir, "o.csv"), "--space-out", filepath.Join(dir, "o.json")},
+	} {
+		code, _, errOut := runCLI(t, args...)
+		if code != 1 || !strings.Contains(errOut, "longer than") || len(errOut) > 300 {
+			t.Errorf("%v: exit %d, %d bytes of stderr: %.200q", args, code, len(errOut), errOut)
+		}
+	}
+}
