@@ -438,6 +438,77 @@ func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Tr
 	return out, nil
 }
 
+func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []ImportedTrial) (*Study, error) {
+	if err := checkNewStudy(ns); err != nil {
+		return nil, fmt.Errorf("store: import study: %w", err)
+	}
+	type prepared struct{ params, attrs string }
+	rows := make([]prepared, len(trials))
+	for i, t := range trials {
+		if t.Params == nil {
+			return nil, fmt.Errorf("store: import study: trial %d: %w: no params", i, ErrInvalid)
+		}
+		if t.Value != nil {
+			if err := checkFinite("value", *t.Value); err != nil {
+				return nil, fmt.Errorf("store: import study: trial %d: %w", i, err)
+			}
+		}
+		var err error
+		if rows[i].params, err = marshalJSON(t.Params, "{}"); err != nil {
+			return nil, fmt.Errorf("store: import study: trial %d: %w: params: %v", i, ErrInvalid, err)
+		}
+		if rows[i].attrs, err = marshalJSON(t.UserAttrs, "{}"); err != nil {
+			return nil, fmt.Errorf("store: import study: trial %d: %w: user attributes: %v", i, ErrInvalid, err)
+		}
+	}
+	optim := string(ns.Optimizer)
+	if optim == "" {
+		optim = "{}"
+	}
+	var st *Study
+	err := s.withTx(ctx, true, func(q tx) error {
+		var err error
+		st, err = scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, created_us)
+			VALUES ($1, $2, $3, $4, $5) RETURNING `+studyColumns,
+			ns.Name, ns.Direction, string(ns.Space), optim, micros(ns.Now)))
+		if err != nil && s.b.isUniqueViolation(err) {
+			return fmt.Errorf("study %q: %w", ns.Name, ErrExists)
+		}
+		if err != nil || len(trials) == 0 {
+			return err
+		}
+		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
+			return err
+		}
+		v, first, err := s.reserveVersioned(ctx, q, st.ID, int64(len(trials)))
+		if err != nil {
+			return err
+		}
+		now := micros(ns.Now)
+		for i, t := range trials {
+			row := trialRow{studyID: st.ID, number: first + int64(i), state: Complete, params: rows[i].params,
+				userAttrs: rows[i].attrs, value: t.Value, acquisition: "imported", created: now, finished: &now, version: v}
+			if t.Value == nil {
+				row.state = Failed
+			}
+			tr, err := insertTrial(ctx, q, row)
+			if err != nil {
+				return err
+			}
+			if t.Value == nil && t.Reason != "" {
+				if _, err := q.exec(ctx, `UPDATE trials SET fail_reason = $2 WHERE id = $1`, tr.ID, t.Reason); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: import study: %w", err)
+	}
+	return st, nil
+}
+
 // askView reads trials for a proposer inside an ask.
 type askView struct {
 	b     backend

@@ -105,6 +105,15 @@ type StudySummary struct {
 	Best   *float64      `json:"best,omitempty"`
 }
 
+// ImportedTrial is a finished trial recorded from another tool: complete
+// with Value, or failed with Reason when Value is nil.
+type ImportedTrial struct {
+	Params    map[string]any
+	Value     *float64
+	Reason    string
+	UserAttrs map[string]any
+}
+
 // NewStudy describes a study to create.
 type NewStudy struct {
 	Name      string
@@ -245,6 +254,10 @@ type Store interface {
 
 	// AddTrial enqueues a configuration or records one evaluated elsewhere.
 	AddTrial(ctx context.Context, study string, t NewTrial) (*Trial, error)
+	// ImportStudy creates a study together with trials evaluated
+	// elsewhere, in one transaction: after a crash either the whole
+	// study exists or nothing does.
+	ImportStudy(ctx context.Context, s NewStudy, trials []ImportedTrial) (*Study, error)
 	// Ask hands out the oldest pending trial, or creates a running trial
 	// from propose. It does not expire overdue trials; call Expire first.
 	// With SQLite the proposal is made from a read snapshot, and made again

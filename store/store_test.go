@@ -769,3 +769,58 @@ func TestRepeatedTellKeepsNewAttributes(t *testing.T) {
 		}
 	})
 }
+
+// ImportStudy creates the study and its finished trials in one transaction:
+// complete trials with their values, failed ones with their reasons; a bad
+// trial or a taken name leaves nothing behind (issue 21, D6).
+func TestImportStudy(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		v1, v2 := 1.5, 0.5
+		ns := store.NewStudy{Name: "imp", Direction: "minimize", Space: json.RawMessage(`{"params":[{"name":"x","type":"float","low":0,"high":1}]}`), Now: t0}
+		st, err := s.ImportStudy(ctx, ns, []store.ImportedTrial{
+			{Params: map[string]any{"x": 0.1}, Value: &v1, UserAttrs: map[string]any{"source_number": 7.0}},
+			{Params: map[string]any{"x": 0.2}, Reason: "imported from optuna: pruned"},
+			{Params: map[string]any{"x": 0.3}, Value: &v2},
+		})
+		if err != nil || st.Name != "imp" {
+			t.Fatalf("import: %+v %v", st, err)
+		}
+		all, _, err := s.Trials(ctx, "imp", store.TrialQuery{})
+		if err != nil || len(all) != 3 {
+			t.Fatalf("trials: %d %v", len(all), err)
+		}
+		if all[0].State != store.Complete || *all[0].Value != 1.5 || all[0].UserAttrs["source_number"] != 7.0 ||
+			all[1].State != store.Failed || all[1].FailReason != "imported from optuna: pruned" || all[1].Value != nil ||
+			all[2].Number != 2 || all[2].Acquisition != "imported" {
+			t.Fatalf("imported trials: %+v", all)
+		}
+		if best, err := s.Best(ctx, "imp"); err != nil || *best.Value != 0.5 {
+			t.Fatalf("best: %+v %v", best, err)
+		}
+		// Nothing pending: an ask proposes rather than handing out an import.
+		proposed := false
+		if _, err := s.Ask(ctx, "imp", store.AskRequest{Worker: "w", Now: t0}, func(context.Context, store.AskView) (store.Proposal, error) {
+			proposed = true
+			return store.Proposal{Params: map[string]any{"x": 0.9}}, nil
+		}); err != nil || !proposed {
+			t.Fatalf("ask after import: proposed %v, %v", proposed, err)
+		}
+		// A bad trial and a taken name leave nothing behind.
+		bad := math.NaN()
+		ns.Name = "imp2"
+		if _, err := s.ImportStudy(ctx, ns, []store.ImportedTrial{{Params: map[string]any{"x": 0.1}, Value: &v1}, {Params: map[string]any{"x": 0.2}, Value: &bad}}); !errors.Is(err, store.ErrInvalid) {
+			t.Fatalf("NaN value: %v", err)
+		}
+		if _, err := s.Study(ctx, "imp2"); !errors.Is(err, store.ErrNotFound) {
+			t.Fatalf("a refused import left a study: %v", err)
+		}
+		ns.Name = "imp"
+		if _, err := s.ImportStudy(ctx, ns, nil); !errors.Is(err, store.ErrExists) {
+			t.Fatalf("taken name: %v", err)
+		}
+		if all2, _, _ := s.Trials(ctx, "imp", store.TrialQuery{}); len(all2) != 4 {
+			t.Fatalf("the existing study changed: %d trials", len(all2))
+		}
+	})
+}

@@ -189,7 +189,7 @@ func printRunSummary(w io.Writer, run *importer.Run) {
 // source's state as the reason (a pending trial would be handed to workers).
 // A failure part-way deletes the study again, so the store never holds half
 // an import.
-func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run, stdout io.Writer) (err error) {
+func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run, stdout io.Writer) error {
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		return err
@@ -199,25 +199,12 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 	if err != nil {
 		return err
 	}
+	// One transaction: a killed import leaves no partial study behind (and
+	// no trial that a later ask could hand out).
 	now := time.Now()
-	if _, err := st.CreateStudy(ctx, store.NewStudy{Name: studyName, Direction: string(run.Space.Objective), Space: spaceJSON, Now: now}); err != nil {
-		if errors.Is(err, store.ErrExists) {
-			return fmt.Errorf("%w (choose another name with --name)", err)
-		}
-		return err
-	}
-	defer func() {
-		if err != nil {
-			if derr := st.DeleteStudy(context.WithoutCancel(ctx), studyName); derr != nil {
-				err = fmt.Errorf("%w; removing the partly imported study also failed: %v", err, derr)
-			}
-		}
-	}()
 	failed := 0
+	trials := make([]store.ImportedTrial, 0, len(run.Trials))
 	for _, t := range run.Trials {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		attrs := map[string]any{"imported_from": run.Format, "source_number": t.Number, "source_state": string(t.State)}
 		for k, v := range t.UserAttrs {
 			attrs[k] = v
@@ -225,26 +212,24 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 		if t.Acquisition != "" {
 			attrs["origin"] = t.Acquisition
 		}
-		params := run.Space.ToMap(t.Params)
+		it := store.ImportedTrial{Params: run.Space.ToMap(t.Params), UserAttrs: attrs}
 		if t.Usable() {
 			v := t.Value
-			if _, err := st.AddTrial(ctx, studyName, store.NewTrial{Params: params, Value: &v, UserAttrs: attrs, Now: now}); err != nil {
-				return fmt.Errorf("trial %d: %w", t.Number, err)
+			it.Value = &v
+		} else {
+			it.Reason = fmt.Sprintf("imported from %s: %s", run.Format, t.State)
+			if t.State == history.Complete && math.IsInf(t.Value, 0) {
+				it.Reason = fmt.Sprintf("imported from %s: value %v", run.Format, t.Value)
 			}
-			continue
+			failed++
 		}
-		added, err := st.AddTrial(ctx, studyName, store.NewTrial{Params: params, UserAttrs: attrs, Now: now})
-		if err != nil {
-			return fmt.Errorf("trial %d: %w", t.Number, err)
+		trials = append(trials, it)
+	}
+	if _, err := st.ImportStudy(ctx, store.NewStudy{Name: studyName, Direction: string(run.Space.Objective), Space: spaceJSON, Now: now}, trials); err != nil {
+		if errors.Is(err, store.ErrExists) {
+			return fmt.Errorf("%w (choose another name with --name)", err)
 		}
-		reason := fmt.Sprintf("imported from %s: %s", run.Format, t.State)
-		if t.State == history.Complete && math.IsInf(t.Value, 0) {
-			reason = fmt.Sprintf("imported from %s: value %v", run.Format, t.Value)
-		}
-		if _, _, err := st.Tell(ctx, studyName, added.Number, store.Result{State: store.Failed, Reason: reason, Now: now}); err != nil {
-			return fmt.Errorf("trial %d: %w", t.Number, err)
-		}
-		failed++
+		return err
 	}
 	fmt.Fprintf(stdout, "loaded %d trials into study %q of %s (%d recorded as failed: failed, pruned, running or waiting in the source)\n", len(run.Trials), studyName, dsn, failed)
 	return nil
