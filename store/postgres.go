@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strconv"
 	"strings"
 
@@ -132,6 +134,19 @@ func (b *postgresBackend) rowLock(skipLocked bool) string {
 }
 
 func (b *postgresBackend) optimisticAsk() bool { return false }
+
+// lostConnection: the pool handed out a connection that had died, the
+// server terminated the backend (SQLSTATE 57P01, 57P02, 57P03: admin or
+// crash shutdown, cannot connect now), or the network failed.
+func (b *postgresBackend) lostConnection(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03"
+	}
+	var ne net.Error
+	return pgconn.SafeToRetry(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.As(err, &ne) || strings.Contains(err.Error(), "conn closed")
+}
 
 func (b *postgresBackend) isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError

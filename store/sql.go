@@ -67,6 +67,10 @@ type backend interface {
 	// lock through a proposal would stall every tell).
 	optimisticAsk() bool
 	isUniqueViolation(err error) bool
+	// lostConnection reports whether err means the connection died before
+	// the transaction committed (the server rolled it back), so the whole
+	// transaction can run again on a fresh connection.
+	lostConnection(err error) bool
 	// directTell, when q is not nil, runs a tell of a trial that is not
 	// finished yet as the single statement sql (see qTellDirect).
 	directTell() (q querier, sql string)
@@ -87,6 +91,33 @@ func (s *sqlStore) Close() error { return s.b.close() }
 
 // withTx runs fn in a transaction and commits it when fn succeeds.
 func (s *sqlStore) withTx(ctx context.Context, write bool, fn func(q tx) error) error {
+	for attempt := 0; ; attempt++ {
+		err := s.tryTx(ctx, write, fn)
+		// A transaction whose connection died before its commit was rolled
+		// back by the server: it runs again, on a fresh connection, at most
+		// txRetries times. A failed commit is never retried (its outcome is
+		// unknown).
+		var ce commitError
+		if err == nil || errors.As(err, &ce) || attempt >= txRetries || ctx.Err() != nil || !s.b.lostConnection(err) {
+			if errors.As(err, &ce) {
+				return ce.err
+			}
+			return err
+		}
+	}
+}
+
+// txRetries bounds how often withTx runs a transaction again after a lost
+// connection.
+const txRetries = 2
+
+// commitError marks a failed commit, which withTx must not retry.
+type commitError struct{ err error }
+
+func (e commitError) Error() string { return e.err.Error() }
+func (e commitError) Unwrap() error { return e.err }
+
+func (s *sqlStore) tryTx(ctx context.Context, write bool, fn func(q tx) error) error {
 	t, err := s.b.begin(ctx, write)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
@@ -96,7 +127,7 @@ func (s *sqlStore) withTx(ctx context.Context, write bool, fn func(q tx) error) 
 		return err
 	}
 	if err := t.commit(ctx); err != nil {
-		return fmt.Errorf("store: commit: %w", err)
+		return commitError{fmt.Errorf("store: commit: %w", err)}
 	}
 	return nil
 }
@@ -984,11 +1015,12 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		if err == nil {
 			return &t, true, nil
 		}
-		if !errors.Is(err, errNoRows) {
+		if !errors.Is(err, errNoRows) && !s.b.lostConnection(err) {
 			return nil, false, fmt.Errorf("store: tell %q trial %d: %w", study, number, err)
 		}
-		// Unknown or finished: the transaction below tells which, and
-		// whether a repeated tell is the same.
+		// Unknown or finished, or the connection died: the transaction
+		// below (retried on a fresh connection) tells which, and whether
+		// a repeated tell is the same.
 	}
 	attrs := ""
 	var out *Trial

@@ -204,6 +204,9 @@ func (b *sqliteBackend) optimisticAsk() bool { return true }
 // directTell: a SQLite tell stamps the study row, so it needs a transaction.
 func (b *sqliteBackend) directTell() (querier, string) { return nil, "" }
 
+// lostConnection: an embedded SQLite file has no connection to lose.
+func (b *sqliteBackend) lostConnection(error) bool { return false }
+
 func (b *sqliteBackend) isUniqueViolation(err error) bool {
 	var se *sqlite.Error
 	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/jackc/pgx/v5"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -823,4 +825,62 @@ func TestImportStudy(t *testing.T) {
 			t.Fatalf("the existing study changed: %d trials", len(all2))
 		}
 	})
+}
+
+// When PostgreSQL terminates the store's connections (an administrator's
+// pg_terminate_backend, a failover), the next operations run again on fresh
+// connections instead of failing (issue 21, D7: 106 asks and 45 tells got
+// 500s after 6 backend kills).
+func TestPostgresSurvivesTerminatedConnections(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	u, err := url.Parse(dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := fmt.Sprintf("xbo-kill-test-%d", time.Now().UnixNano())
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	ctx := context.Background()
+	s, err := store.Open(ctx, u.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	mkStudy(t, s, "s")
+	base := os.Getenv("XBO_TEST_POSTGRES")
+	if base == "" {
+		base = storetest.DefaultDSN
+	}
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(ctx)
+	kill := func() int {
+		var n int
+		if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for round := range 5 {
+		// Warm the pool with several connections, then kill them all.
+		for range 4 {
+			if _, err := s.Studies(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := kill(); n == 0 {
+			t.Fatalf("round %d: no connection of the store to terminate", round)
+		}
+		tr := ask(t, s, "s", "w", t0, 0)
+		if _, _, err := s.Tell(ctx, "s", tr.Number, store.Result{State: store.Complete, Value: float64(round), Now: t0}); err != nil {
+			t.Fatalf("round %d: tell after the kill: %v", round, err)
+		}
+		kill()
+		if _, err := s.Study(ctx, "s"); err != nil {
+			t.Fatalf("round %d: read after the kill: %v", round, err)
+		}
+	}
 }
