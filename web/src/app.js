@@ -632,7 +632,8 @@ $('proposal-trial').addEventListener('keydown', (e) => { if (e.key === 'Enter') 
 // so it is loaded by a click and re-drawn from the cached answer when the
 // output toggle changes.
 
-const PATHS_OUTPUT = { mean: 'mean', se: 'uncertainty (standard error)', cb: 'the confidence bound' };
+// Plain words for the three outputs; the bound's formula goes in a tooltip.
+const PATHS_OUTPUT = { mean: 'the predicted value (exploitation)', se: 'the uncertainty (exploration)', cb: 'the confidence bound (both)' };
 function pathsOutput() { return document.querySelector('input[name="paths-output"]:checked').value; }
 
 async function loadPaths() {
@@ -660,18 +661,17 @@ function drawPaths() {
   const steps = r.steps.filter((s) => attr(s));
   // The bound's formula depends on the direction: m + τ·s when maximizing.
   const formula = steps.length && steps[0].explanation.formula;
-  const cbLabel = document.querySelector('input[name="paths-output"][value="cb"]').parentElement;
-  if (formula) cbLabel.lastChild.textContent = ` ${formula}`;
+  if (formula) $('paths-cb-label').title = `contribution to the confidence bound the optimizer ranks by: ${formula}`;
   const colors = [C.blue, C.orange, C.green, C.red, C.purple, C.sky, C.grey, C.black];
   setNote('paths-note', steps.length === 0 ? (r.note || 'no model-chosen proposals yet') :
     `${r.explained} of ${r.proposals} model-chosen proposals (${r.method}${r.samples ? `, K = ${r.samples}` : ''}, τ = ${r.tau}); ` +
-    `φ of ${out === 'cb' && formula ? formula : PATHS_OUTPUT[out]} per parameter, study units${r.truncated ? `; ${r.note}` : ''}`);
+    `contribution (φ) of each parameter to ${PATHS_OUTPUT[out]}${out === 'cb' && formula ? ` (${formula})` : ''}, study units${r.truncated ? `; ${r.note}` : ''}`);
   chart('paths-chart').setOption({
     aria: { enabled: true }, animation: false,
     tooltip: { trigger: 'axis', valueFormatter: fmt }, legend: { data: r.params, top: 0, type: 'scroll' },
     grid: { left: 70, right: 20, top: 30, bottom: 45 },
     xAxis: { type: 'value', name: 'trial number', nameLocation: 'middle', nameGap: 28, minInterval: 1, scale: true },
-    yAxis: { type: 'value', name: `φ of ${out} (study units)`, nameLocation: 'middle', nameGap: 50 },
+    yAxis: { type: 'value', name: `φ: ${{ mean: 'predicted value', se: 'uncertainty', cb: 'confidence bound' }[out]} (study units)`, nameLocation: 'middle', nameGap: 50 },
     dataZoom: steps.length > 60 ? [{ type: 'inside' }, { type: 'slider', height: 14, bottom: 2 }] : [],
     series: r.params.map((p, j) => ({
       name: p, type: 'line', showSymbol: steps.length <= 60, color: colors[j % colors.length],
