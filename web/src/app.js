@@ -343,8 +343,11 @@ function renderParallel(all) {
   }
   setNote('parallel-note', n > PARALLEL_LINES ? `${done.length} of ${n} complete trials drawn (evenly spaced, best included)` : `${n} complete trials`);
   const ps = params();
-  const axes = ps.map((p, i) => ({ dim: i, ...paramAxis(p), nameLocation: 'end', nameGap: 12, name: p.name + (p.log ? ' (log)' : '') }));
-  axes.push({ dim: ps.length, name: 'value', type: 'value', scale: true, nameLocation: 'end', nameGap: 12 });
+  // Full names, never truncated; they alternate in height so neighbours do
+  // not overlap.
+  const nameStyle = (i) => ({ nameTruncate: { maxWidth: null }, nameTextStyle: { padding: [0, 0, i % 2 ? 14 : 0, 0] } });
+  const axes = ps.map((p, i) => ({ dim: i, ...paramAxis(p), nameLocation: 'end', nameGap: 12, name: p.name + (p.log ? ' (log)' : ''), ...nameStyle(i) }));
+  axes.push({ dim: ps.length, name: 'value', type: 'value', scale: true, nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length) });
   const data = done.map((t) => [...ps.map((p) => {
     const v = t.params[p.name];
     return v === undefined ? null : v;
@@ -354,13 +357,15 @@ function renderParallel(all) {
     aria: { enabled: true },
     animation: false,
     parallelAxis: axes,
-    parallel: { left: 50, right: 90, top: 40, bottom: 30 },
+    // The colour scale has a margin of its own, clear of the value axis.
+    parallel: { left: 50, right: 130, top: 50, bottom: 30 },
     visualMap: {
       type: 'continuous', dimension: ps.length, min: vals.length ? Math.min(...vals) : 0, max: vals.length ? Math.max(...vals) : 1,
-      inRange: { color: minimize() ? VIRIDIS.slice().reverse() : VIRIDIS }, right: 0, top: 'middle', calculable: true,
+      inRange: { color: minimize() ? VIRIDIS.slice().reverse() : VIRIDIS }, right: 10, top: 'middle', calculable: true,
       text: ['high', 'low'], itemHeight: 160, precision: 3,
     },
-    series: [{ type: 'parallel', data, lineStyle: { width: 1, opacity: 0.45 }, progressive: 500, smooth: false }],
+    // Many lines fade, so the ticks stay readable at 10,000 trials.
+    series: [{ type: 'parallel', data, lineStyle: { width: 1, opacity: Math.max(0.08, Math.min(0.45, 60 / Math.max(1, done.length))) }, progressive: 500, smooth: false }],
   }, true);
 }
 
