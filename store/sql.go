@@ -298,25 +298,31 @@ func (s *sqlStore) CreateStudy(ctx context.Context, ns NewStudy) (*Study, error)
 	if err := checkNewStudy(ns); err != nil {
 		return nil, fmt.Errorf("store: create study: %w", err)
 	}
-	optim := string(ns.Optimizer)
-	if optim == "" {
-		optim = "{}"
-	}
 	var st *Study
 	err := s.withTx(ctx, true, func(q tx) error {
 		var err error
-		st, err = scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, created_us)
-			VALUES ($1, $2, $3, $4, $5) RETURNING `+studyColumns,
-			ns.Name, ns.Direction, string(ns.Space), optim, micros(ns.Now)))
-		if err != nil && s.b.isUniqueViolation(err) {
-			return fmt.Errorf("study %q: %w", ns.Name, ErrExists)
-		}
+		st, err = s.insertStudy(ctx, q, ns)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: create study: %w", err)
 	}
 	return st, nil
+}
+
+// insertStudy inserts a checked new study; a taken name is ErrExists.
+func (s *sqlStore) insertStudy(ctx context.Context, q querier, ns NewStudy) (*Study, error) {
+	optim := string(ns.Optimizer)
+	if optim == "" {
+		optim = "{}"
+	}
+	st, err := scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, created_us)
+		VALUES ($1, $2, $3, $4, $5) RETURNING `+studyColumns,
+		ns.Name, ns.Direction, string(ns.Space), optim, micros(ns.Now)))
+	if err != nil && s.b.isUniqueViolation(err) {
+		return nil, fmt.Errorf("study %q: %w", ns.Name, ErrExists)
+	}
+	return st, err
 }
 
 func (s *sqlStore) Study(ctx context.Context, name string) (*Study, error) {
@@ -492,19 +498,10 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 			return nil, fmt.Errorf("store: import study: trial %d: %w: user attributes: %v", i, ErrInvalid, err)
 		}
 	}
-	optim := string(ns.Optimizer)
-	if optim == "" {
-		optim = "{}"
-	}
 	var st *Study
 	err := s.withTx(ctx, true, func(q tx) error {
 		var err error
-		st, err = scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, created_us)
-			VALUES ($1, $2, $3, $4, $5) RETURNING `+studyColumns,
-			ns.Name, ns.Direction, string(ns.Space), optim, micros(ns.Now)))
-		if err != nil && s.b.isUniqueViolation(err) {
-			return fmt.Errorf("study %q: %w", ns.Name, ErrExists)
-		}
+		st, err = s.insertStudy(ctx, q, ns)
 		if err != nil || len(trials) == 0 {
 			return err
 		}
