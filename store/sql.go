@@ -430,22 +430,30 @@ func (s *sqlStore) DeleteStudy(ctx context.Context, name string) error {
 	})
 }
 
-func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Trial, error) {
-	if nt.Params == nil {
-		return nil, fmt.Errorf("store: add trial: %w: no params", ErrInvalid)
+// encodeTrial checks a trial given from outside and encodes its parameters
+// and user attributes for storage.
+func encodeTrial(params map[string]any, value *float64, userAttrs map[string]any) (p, attrs string, err error) {
+	if params == nil {
+		return "", "", fmt.Errorf("%w: no params", ErrInvalid)
 	}
-	if nt.Value != nil {
-		if err := checkFinite("value", *nt.Value); err != nil {
-			return nil, fmt.Errorf("store: add trial: %w", err)
+	if value != nil {
+		if err := checkFinite("value", *value); err != nil {
+			return "", "", err
 		}
 	}
-	params, err := marshalJSON(nt.Params, "{}")
-	if err != nil {
-		return nil, fmt.Errorf("store: add trial: %w: params: %v", ErrInvalid, err)
+	if p, err = marshalJSON(params, "{}"); err != nil {
+		return "", "", fmt.Errorf("%w: params: %v", ErrInvalid, err)
 	}
-	attrs, err := marshalJSON(nt.UserAttrs, "{}")
+	if attrs, err = marshalJSON(userAttrs, "{}"); err != nil {
+		return "", "", fmt.Errorf("%w: user attributes: %v", ErrInvalid, err)
+	}
+	return p, attrs, nil
+}
+
+func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Trial, error) {
+	params, attrs, err := encodeTrial(nt.Params, nt.Value, nt.UserAttrs)
 	if err != nil {
-		return nil, fmt.Errorf("store: add trial: %w: user attributes: %v", ErrInvalid, err)
+		return nil, fmt.Errorf("store: add trial: %w", err)
 	}
 	var out *Trial
 	err = s.withTx(ctx, true, func(q tx) error {
@@ -482,20 +490,9 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 	type prepared struct{ params, attrs string }
 	rows := make([]prepared, len(trials))
 	for i, t := range trials {
-		if t.Params == nil {
-			return nil, fmt.Errorf("store: import study: trial %d: %w: no params", i, ErrInvalid)
-		}
-		if t.Value != nil {
-			if err := checkFinite("value", *t.Value); err != nil {
-				return nil, fmt.Errorf("store: import study: trial %d: %w", i, err)
-			}
-		}
 		var err error
-		if rows[i].params, err = marshalJSON(t.Params, "{}"); err != nil {
-			return nil, fmt.Errorf("store: import study: trial %d: %w: params: %v", i, ErrInvalid, err)
-		}
-		if rows[i].attrs, err = marshalJSON(t.UserAttrs, "{}"); err != nil {
-			return nil, fmt.Errorf("store: import study: trial %d: %w: user attributes: %v", i, ErrInvalid, err)
+		if rows[i].params, rows[i].attrs, err = encodeTrial(t.Params, t.Value, t.UserAttrs); err != nil {
+			return nil, fmt.Errorf("store: import study: trial %d: %w", i, err)
 		}
 	}
 	var st *Study
