@@ -14,13 +14,11 @@ import (
 	"xbo/surrogate"
 )
 
-// calibration caches a GP's cross-validated variance scale, computed on first use.
+// calibration caches a GP's cross-validated variance scales and its
+// hyperposterior samples, each computed on first use.
 type calibration struct {
-	once  sync.Once
-	value float64
-	err   error
 	mu    sync.Mutex
-	along map[string]float64  // VarianceScaleAlong by dimensions
+	scale map[string]float64  // VarianceScaleAlong by dimensions ("[]": VarianceScale)
 	hyper map[[2]uint64][]*GP // HyperposteriorSamples by (n, seed)
 }
 
@@ -50,13 +48,7 @@ var (
 // pointwise check (leave-one-out) sees. c ≈ 1 for a well-specified model;
 // c > 1 when the fit is overconfident about averages. Fewer than
 // 2·minHeldOut observations give 1.
-func (g *GP) VarianceScale() (float64, error) {
-	if g.calib == nil {
-		return 0, errors.New("gp: variance scale: model was not fitted")
-	}
-	g.calib.once.Do(func() { g.calib.value, g.calib.err = g.heldOutAverageScale() })
-	return g.calib.value, g.calib.err
-}
+func (g *GP) VarianceScale() (float64, error) { return g.VarianceScaleAlong(nil) }
 
 // Held-out average calibration.
 const (
@@ -64,8 +56,6 @@ const (
 	minHeldOut    = 3
 	heldOutSeed   = 11
 )
-
-func (g *GP) heldOutAverageScale() (float64, error) { return g.heldOutScale(nil) }
 
 // heldOutBins is the number of slabs per parameter along which held-out
 // averages are taken by VarianceScaleAlong.
@@ -85,23 +75,23 @@ func (g *GP) VarianceScaleAlong(dims []int) (float64, error) {
 			return 0, fmt.Errorf("gp: variance scale: dimension %d out of range or repeated", j)
 		}
 	}
-	if len(dims) == 0 {
-		return g.VarianceScale()
+	if g.calib == nil {
+		return 0, errors.New("gp: variance scale: model was not fitted")
 	}
 	key := fmt.Sprint(dims)
 	g.calib.mu.Lock()
 	defer g.calib.mu.Unlock()
-	if v, ok := g.calib.along[key]; ok {
+	if v, ok := g.calib.scale[key]; ok {
 		return v, nil
 	}
 	v, err := g.heldOutScale(dims)
 	if err != nil {
 		return 0, err
 	}
-	if g.calib.along == nil {
-		g.calib.along = map[string]float64{}
+	if g.calib.scale == nil {
+		g.calib.scale = map[string]float64{}
 	}
-	g.calib.along[key] = v
+	g.calib.scale[key] = v
 	return v, nil
 }
 
