@@ -32,6 +32,7 @@ import (
 	"slices"
 	"sync"
 
+	"gonum.org/v1/gonum/stat"
 	"gonum.org/v1/gonum/stat/distuv"
 
 	"xbo/space"
@@ -498,15 +499,7 @@ func (c *ICE) hyperVariance(rows []int, g int) float64 {
 		}
 		pd[s] /= float64(len(use))
 	}
-	m := 0.0
-	for _, v := range pd {
-		m += v / float64(S)
-	}
-	v := 0.0
-	for _, x := range pd {
-		v += (x - m) * (x - m)
-	}
-	return v / float64(S-1)
+	return stat.Variance(pd, nil)
 }
 
 // varianceScale is the model's cross-validated variance factor, the larger
