@@ -287,6 +287,7 @@ type PeersOptions struct {
 	Methods  []string // default PeerMethods
 	Workers  []int    // simulated parallel workers, default {1, 8}
 	Seeds    int      // seeds 1..Seeds, default 10
+	Budget   int      // evaluations per run; 0: each problem's own
 	DataDir  string   // the shared CSVs (default ../shared/data)
 	Python   string   // interpreter with Optuna (default python3)
 	// Config is xbo's base configuration (nil: opt's defaults).
@@ -360,8 +361,8 @@ func peers(ctx context.Context, o PeersOptions) (*PeersResult, error) {
 	if o.Jobs == 0 {
 		o.Jobs = runtime.GOMAXPROCS(0)
 	}
-	if o.Seeds < 1 || o.Jobs < 1 {
-		return nil, fmt.Errorf("seeds %d and jobs %d must be positive", o.Seeds, o.Jobs)
+	if o.Seeds < 1 || o.Jobs < 1 || o.Budget < 0 || o.Budget > 100_000 {
+		return nil, fmt.Errorf("seeds %d and jobs %d must be positive, budget %d in 0..100000", o.Seeds, o.Jobs, o.Budget)
 	}
 	for _, m := range o.Methods {
 		if !slices.Contains(PeerMethods, m) {
@@ -378,6 +379,9 @@ func peers(ctx context.Context, o PeersOptions) (*PeersResult, error) {
 		p, err := LoadProblem(name, o.DataDir)
 		if err != nil {
 			return nil, err
+		}
+		if o.Budget > 0 {
+			p.Budget = o.Budget
 		}
 		problems[i] = p
 	}

@@ -240,6 +240,29 @@ func representative(x [][]float64, y []float64, k int, maximize bool) []int {
 	return idx
 }
 
+// ConditionAll returns the approximation after the observations (xs[i],
+// ys[i]) as well, both parts conditioned on them with the same
+// hyperparameters and output scale (see GP.ConditionAll), e.g. for the
+// pending trials of a parallel optimizer. The result still never understates
+// the exact posterior's variance: both parts condition on a subset of the
+// same observations.
+func (s *Subset) ConditionAll(xs [][]float64, ys []float64) (*Subset, error) {
+	if len(xs) == 0 && len(ys) == 0 {
+		return s, nil
+	}
+	variance, err := s.variance.ConditionAll(xs, ys)
+	if err != nil {
+		return nil, err
+	}
+	mean := variance
+	if s.mean != s.variance {
+		if mean, err = s.mean.ConditionAll(xs, ys); err != nil {
+			return nil, err
+		}
+	}
+	return &Subset{mean: mean, variance: variance, n: s.n + len(xs)}, nil
+}
+
 // Dim is the number of coordinates of a point.
 func (s *Subset) Dim() int { return s.mean.dim }
 

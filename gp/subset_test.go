@@ -365,3 +365,54 @@ func TestPredictSharedEqualsPredict(t *testing.T) {
 		}
 	}
 }
+
+// TestSubsetConditionAll checks that conditioning an approximation on extra
+// points conditions each part: mean and variance equal those of the parts'
+// own GPs conditioned on the same points.
+func TestSubsetConditionAll(t *testing.T) {
+	x, y := subsetData(6, 200, 2)
+	s, err := FitSubset(context.Background(), x, y, SubsetOptions{Options: Options{Kernel: Matern52, Seed: 3}, MeanPoints: 90, VariancePoints: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	px := [][]float64{{0.2, 0.7}, {0.9, 0.1}}
+	py := []float64{-3, 4}
+	c, err := s.ConditionAll(px, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() != 202 {
+		t.Errorf("Len %d, want 202", c.Len())
+	}
+	wantMean, err := s.mean.ConditionAll(px, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantVar, err := s.variance.ConditionAll(px, py)
+	if err != nil {
+		t.Fatal(err)
+	}
+	test := append(uniformPoints(newRNG(8), 20, 2), px...)
+	cm, cv := make([]float64, len(test)), make([]float64, len(test))
+	wm, wv, scratch := make([]float64, len(test)), make([]float64, len(test)), make([]float64, len(test))
+	if err := c.Predict(test, cm, cv); err != nil {
+		t.Fatal(err)
+	}
+	_ = wantMean.Predict(test, wm, scratch)
+	_ = wantVar.Predict(test, scratch, wv)
+	for i := range test {
+		if !relClose(cm[i], wm[i], 1e-12) || !relClose(cv[i], wv[i], 1e-12) {
+			t.Fatalf("point %d: conditioned subset (%g, %g), parts (%g, %g)", i, cm[i], cv[i], wm[i], wv[i])
+		}
+	}
+	// At a conditioned point the variance collapses to about the noise.
+	if n := len(test); cv[n-1] > 0.05*cv[0]+1e-3 {
+		t.Errorf("variance at a conditioned point %g, elsewhere %g", cv[n-1], cv[0])
+	}
+	if same, err := s.ConditionAll(nil, nil); err != nil || same != s {
+		t.Errorf("no points: %v %v", same == s, err)
+	}
+	if _, err := s.ConditionAll(px, py[:1]); err == nil {
+		t.Error("mismatched lengths accepted")
+	}
+}

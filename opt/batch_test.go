@@ -113,7 +113,10 @@ func TestSurrogateAtConcurrent(t *testing.T) {
 		}
 		return append(mean, variance...)
 	}
-	ts := []int{9, 10, 12, 14}
+	// Not 14: the concurrent Ask records a trial proposed from 14
+	// observations, whose hyperparameters SurrogateAt(14) then uses (as
+	// documented), so its answer legitimately depends on the race.
+	ts := []int{9, 10, 12, 13}
 	want := make([][]float64, len(ts))
 	for i, at := range ts {
 		want[i] = predict(at)

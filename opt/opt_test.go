@@ -1,12 +1,14 @@
 package opt
 
 import (
+	"fmt"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
 	"xbo/acq"
+	"xbo/gp"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -305,7 +307,7 @@ func TestSurrogateAtReproducesTheProposalModel(t *testing.T) {
 	// With the recorded hyperparameters, EI maximized over the same random
 	// stream must land on the recorded proposal again.
 	rng := o.stream(streamAsk, tr.Number)
-	res, err := (acq.RandomSearch{}).Maximize(acq.EI{Best: slices.Min(y)}, m, s, rng)
+	res, err := o.searchAround(x, y, tr.Number).Maximize(acq.EI{Best: slices.Min(y)}, m, s, rng)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -569,5 +571,63 @@ func TestMinNoiseReachesGP(t *testing.T) {
 		if _, err := New(Config{Space: s, MinNoise: bad}); err == nil {
 			t.Errorf("MinNoise %v accepted", bad)
 		}
+	}
+}
+
+// TestLongStudiesUseASubset runs past ExactPoints completed trials: the
+// proposals then come from a gp.Subset whose hyperparameters stay fixed
+// until the data grew by a tenth, SurrogateOf rebuilds exactly the model
+// that proposed a trial, and the search still converges.
+func TestLongStudiesUseASubset(t *testing.T) {
+	s := mustSpace(t, square2)
+	o, err := New(Config{Space: s, Seed: 5, ExactPoints: 15, MeanPoints: 25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, o, 40, bowl2)
+	h := o.History()
+	byObserved := map[int]Trial{}
+	for _, tr := range h {
+		if tr.Observed > 0 {
+			byObserved[tr.Observed] = tr
+		}
+	}
+	// Beyond 15 observations the hyperparameters are refitted each time the
+	// data grew by a tenth (at 16, 18, 20, 22, 25, 28, 31, 35, 39): the 25
+	// proposals from 16..40 observations use about 9 distinct fits, not 25.
+	fits := map[string]bool{}
+	var b Trial
+	for n, tr := range byObserved {
+		if n > 15 {
+			fits[fmt.Sprint(tr.Hyper)] = true
+			if n > b.Observed {
+				b = tr
+			}
+		}
+	}
+	if len(fits) < 5 || len(fits) > 12 {
+		t.Errorf("%d distinct hyperparameter fits among the proposals from 16–40 observations, want about 9", len(fits))
+	}
+	m, err := o.SurrogateOf(b.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := m.(*gp.Subset); !ok {
+		t.Fatalf("surrogate of a trial proposed from 32 observations is %T, want *gp.Subset", m)
+	}
+	x, y := o.data(b.Observed)
+	res, err := o.searchAround(x, y, b.Number).Maximize(acq.EI{Best: slices.Min(y)}, m, s, o.stream(streamAsk, b.Number))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(res.U, b.U) {
+		t.Errorf("re-maximizing EI on SurrogateOf gives %v, the recorded proposal is %v", res.U, b.U)
+	}
+	best, _ := o.Best()
+	if best.Value > 1.001 {
+		t.Errorf("best value %v after 40 trials, minimum 1", best.Value)
+	}
+	if _, err := New(Config{Space: s, ExactPoints: 30, MeanPoints: 20}); err == nil {
+		t.Error("mean points below exact points accepted")
 	}
 }

@@ -29,6 +29,14 @@ type Settings struct {
 	Liar          string  `json:"liar,omitempty"`
 	AcqOptimizer  string  `json:"acq_optimizer,omitempty"`
 	Candidates    int     `json:"candidates,omitempty"`
+	// LocalCandidates: perturbations of the best trials scored beside the
+	// uniform candidates (default 500; -1 none).
+	LocalCandidates int `json:"local_candidates,omitempty"`
+	// ExactPoints and MeanPoints: the GP is exact up to ExactPoints
+	// completed trials (default 256), a subset-of-data GP beyond, its mean
+	// on MeanPoints (default 1000).
+	ExactPoints int `json:"exact_points,omitempty"`
+	MeanPoints  int `json:"mean_points,omitempty"`
 	// BOBAX settings (paper 002): interleaving period k, probability π of
 	// bobax-prob, EIBAX's β, a-BOBAX's tolerance on the mean PD band
 	// half-width (objective units), and the parameters whose PDPs should be
@@ -77,7 +85,7 @@ func (c Settings) Config(sp *space.Space, history []Trial, workers int) Config {
 	return Config{
 		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
 		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
-		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, Seed: seed, History: history, Workers: workers,
+		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, LocalCandidates: c.LocalCandidates, ExactPoints: c.ExactPoints, MeanPoints: c.MeanPoints, Seed: seed, History: history, Workers: workers,
 		BOBAX: BOBAXConfig{K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.PDTolerance, Params: c.PDParams},
 	}
 }

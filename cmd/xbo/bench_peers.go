@@ -24,6 +24,7 @@ func runBenchPeers(ctx context.Context, args []string, env *cliEnv) error {
 	methods := fs.String("methods", "", "comma-separated methods (default all: "+strings.Join(bench.PeerMethods, ",")+")")
 	workers := fs.String("workers", "1,8", "comma-separated numbers of simulated parallel workers (trials kept pending)")
 	seeds := fs.Int("seeds", 10, "repetitions (seeds 1..N)")
+	budget := fs.Int("budget", 0, "evaluations per run (0: each problem's own, 30·d or 100 for LCBench); e.g. 1000 to measure the ask cost of long studies")
 	data := fs.String("data", "../shared/data", "directory of the shared CSVs (grids, LCBench)")
 	python := fs.String("python", bench.DefaultPython(), "Python interpreter with Optuna and cmaes (Debian python3-optuna, python3-cmaes)")
 	jobs := fs.Int("jobs", 0, "optimizations run at once (0: one per CPU); regrets do not depend on it, ask times do")
@@ -33,7 +34,7 @@ func runBenchPeers(ctx context.Context, args []string, env *cliEnv) error {
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	o := bench.PeersOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, DataDir: *data, Python: *python, Jobs: *jobs, Cache: *cache}
+	o := bench.PeersOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Budget: *budget, DataDir: *data, Python: *python, Jobs: *jobs, Cache: *cache}
 	var err error
 	if o.Workers, err = parseInts(*workers); err != nil {
 		return usagef("--workers: %v", err)
