@@ -223,3 +223,25 @@ func BenchmarkAskT200D6Pending32(b *testing.B) {
 	}
 	benchmarkAsk(b, unitSpace(b, 6), hist, Config{})
 }
+
+// BenchmarkAskLong times one Ask of a long study in d = 6 (issue 18, point
+// 5) at T = 1,000 and 5,000: beyond 256 completed trials the GP is a
+// gp.Subset. A rebuilt optimizer refits the hyperparameters (warm) at its
+// first Ask, so this is the cost of an ask that refits; the asks in between
+// keep them fixed (see BenchmarkAskLongFixed).
+func BenchmarkAskLong(b *testing.B) {
+	for _, T := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("T%d", T), func(b *testing.B) {
+			x, y := syntheticData(7, T, 6)
+			// The recorded hyperparameters come from a fit on 256 trials,
+			// as a long run's subset would have them.
+			short := steadyStateHistory(b, x[:256], y[:256], 1)
+			hist := make([]Trial, T)
+			for i := range x {
+				hist[i] = Trial{Params: x[i], State: Complete, Value: y[i], Acquisition: "ei"}
+			}
+			hist[T-1].Hyper, hist[T-1].Observed = short[255].Hyper, T-1
+			benchmarkAsk(b, unitSpace(b, 6), hist, Config{})
+		})
+	}
+}
