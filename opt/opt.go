@@ -767,10 +767,16 @@ func (o *Optimizer) searchAround(x [][]float64, y []float64, n int) acq.Maximize
 	return rs
 }
 
-// Local candidates: half around the incumbent, half around one of the next
-// best trials, each coordinate moved by a Gaussian step whose scale is drawn
-// log-uniformly from [localMinStep, localMaxStep] of the unit range, so that
-// both a fine polish and a jump to the neighbouring basin are proposed.
+// Local candidates are centred, alternately, on the incumbent and on one of
+// the next best trials. Two in three move every coordinate by a Gaussian
+// step whose scale is drawn log-uniformly from [localMinStep, localMaxStep]
+// of the unit range (a fine polish and a jump to the neighbouring basin both
+// get proposed); one in three redraws one or two coordinates uniformly
+// (another basin along a few axes). On Styblinski-Tang d = 8 (budget 240, 10 seeds) the
+// median regret went from 55 without local candidates to 43 with the
+// Gaussian moves only and to 36 with the redraws; Hartmann6's from 8.1e-5
+// to 4.1e-5; Branin's from 8.4e-6 to 1.7e-5 (`xbo bench peers --methods xbo
+// --workers 1 --optimizer '{"local_candidates":-1}'`).
 const (
 	localTop     = 5
 	localMinStep = 0.005
@@ -805,8 +811,18 @@ func (o *Optimizer) localCandidates(x [][]float64, y []float64, count int, rng *
 		if k%2 == 1 {
 			centre = top[rng.IntN(len(top))]
 		}
-		step := math.Exp(logMin + rng.Float64()*(logMax-logMin))
 		u := slices.Clone(x[centre])
+		if k%3 == 2 {
+			// Redraw one or two coordinates: a jump to another basin along
+			// a few axes that a step in every coordinate rarely makes.
+			for range 1 + rng.IntN(2) {
+				u[rng.IntN(len(u))] = rng.Float64()
+			}
+			o.s.Repair(u)
+			out[k] = u
+			continue
+		}
+		step := math.Exp(logMin + rng.Float64()*(logMax-logMin))
 		for j, p := range o.s.Params {
 			switch {
 			case u[j] == space.Inactive:
