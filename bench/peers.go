@@ -3,8 +3,10 @@ package bench
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
 	_ "embed"
 	"encoding/csv"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +20,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"text/tabwriter"
 	"time"
 
@@ -295,9 +298,10 @@ type PeersOptions struct {
 	// Jobs runs this many optimizations at once (default GOMAXPROCS).
 	// Regrets do not depend on it; ask times do.
 	Jobs int
-	// Cache, if set, is a directory where Optuna runs are kept (they do
-	// not depend on xbo) and read back instead of run again.
-	Cache    string
+	// Cache, if set, is a directory where runs are kept and read back
+	// instead of run again: Optuna's by problem, method, workers, budget
+	// and seed; xbo's also under a digest of the executable and Config.
+	Cache    string // xbo's runs are kept under a digest of the executable and Config
 	Progress func(done, total int)
 }
 
@@ -469,8 +473,18 @@ func askCost(runs []PeerRun, methods []string) []PeerCostPoint {
 func peerRun(ctx context.Context, p *Problem, method string, workers int, seed uint64, o PeersOptions) (PeerRun, error) {
 	run := PeerRun{Problem: p.Name, Method: method, Workers: workers, Seed: seed}
 	var cachePath string
-	if method != MethodXBO && o.Cache != "" {
-		cachePath = filepath.Join(o.Cache, fmt.Sprintf("%s-%s-w%d-b%d-s%d.json", p.Name, method, workers, p.Budget, seed))
+	if o.Cache != "" {
+		tag := method
+		if method == MethodXBO {
+			// xbo's runs depend on its code and settings: the key names
+			// the running executable's digest and the configuration.
+			digest, err := xboDigest(o.Config)
+			if err != nil {
+				return run, err
+			}
+			tag += "-" + digest
+		}
+		cachePath = filepath.Join(o.Cache, fmt.Sprintf("%s-%s-w%d-b%d-s%d.json", p.Name, tag, workers, p.Budget, seed))
 		if data, err := os.ReadFile(cachePath); err == nil {
 			if err := json.Unmarshal(data, &run); err == nil && run.Problem == p.Name && run.Method == method {
 				return run, nil
@@ -496,6 +510,38 @@ func peerRun(ctx context.Context, p *Problem, method string, workers int, seed u
 		}
 	}
 	return run, nil
+}
+
+var executableDigest = sync.OnceValues(func() (string, error) {
+	path, err := os.Executable()
+	if err != nil {
+		return "", err
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+})
+
+// xboDigest identifies xbo's runs for the cache: a digest of the executable
+// that runs them and of the base configuration.
+func xboDigest(cfg *opt.Config) (string, error) {
+	exe, err := executableDigest()
+	if err != nil {
+		return "", fmt.Errorf("cache key: %w", err)
+	}
+	h := sha256.New()
+	io.WriteString(h, exe)
+	if cfg != nil {
+		fmt.Fprintf(h, "%+v", *cfg)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
 func writeFileAtomic(path string, data []byte) error {

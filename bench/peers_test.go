@@ -93,17 +93,27 @@ func TestPeersRegretIsMeasuredTheSameWay(t *testing.T) {
 	if !(row.Methods[0].Median < row.Methods[1].Median) || row.Wins[1] != 2 {
 		t.Errorf("xbo median %v vs random %v, wins %d/2", row.Methods[0].Median, row.Methods[1].Median, row.Wins[1])
 	}
-	// The cached random run is read back, not rerun: the same regret.
+	// Both methods' runs are cached (xbo's under the test binary's digest)
+	// and read back, not rerun: the same regrets.
 	files, _ := filepath.Glob(filepath.Join(cache, "*.json"))
-	if len(files) != 2 {
+	if len(files) != 4 {
 		t.Fatalf("cache holds %v", files)
 	}
-	again, err := Peers(context.Background(), PeersOptions{Problems: o.Problems, Methods: []string{MethodRandom}, Workers: o.Workers, Seeds: 2, Cache: cache})
+	if err := os.WriteFile(filepath.Join(cache, filepath.Base(files[0])), []byte(`{"problem":"conditional","method":"random","regret":123}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Peers(context.Background(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.Runs[0].Regret != res.Runs[2].Regret || again.Runs[1].Regret != res.Runs[3].Regret {
-		t.Errorf("cached regrets %v %v, first run %v %v", again.Runs[0].Regret, again.Runs[1].Regret, res.Runs[2].Regret, res.Runs[3].Regret)
+	// files[0] is the random run of seed 1 (sorted names), now doctored.
+	if again.Runs[2].Regret != 123 {
+		t.Errorf("the cached random run was not read back: regret %v", again.Runs[2].Regret)
+	}
+	for _, k := range []int{0, 1, 3} {
+		if again.Runs[k].Regret != res.Runs[k].Regret {
+			t.Errorf("run %d: cached regret %v, first run %v", k, again.Runs[k].Regret, res.Runs[k].Regret)
+		}
 	}
 	if _, err := Peers(context.Background(), PeersOptions{Methods: []string{"smac"}}); err == nil {
 		t.Error("unknown method accepted")

@@ -28,7 +28,7 @@ func runBenchPeers(ctx context.Context, args []string, env *cliEnv) error {
 	data := fs.String("data", "../shared/data", "directory of the shared CSVs (grids, LCBench)")
 	python := fs.String("python", bench.DefaultPython(), "Python interpreter with Optuna and cmaes (Debian python3-optuna, python3-cmaes)")
 	jobs := fs.Int("jobs", 0, "optimizations run at once (0: one per CPU); regrets do not depend on it, ask times do")
-	cache := fs.String("cache", "", "directory where Optuna runs are kept and reused (they do not depend on xbo)")
+	cache := fs.String("cache", "", "directory where runs are kept and reused (xbo's under a digest of the xbo executable and --optimizer)")
 	settings := fs.String("optimizer", "", `xbo's optimizer settings as a study's JSON (e.g. '{"liar":"best"}'); default the defaults`)
 	asJSON := fs.Bool("json", false, "print JSON (every run included) instead of the tables")
 	if err := parseFlags(fs, args, env); err != nil {
