@@ -28,9 +28,10 @@
 //     because a lie below the model's own prediction digs a dip right beside
 //     the pending point;
 //  4. maximize the acquisition (EI by default) with best-of-N random
-//     candidates (N = 1500 as in paper 002) plus a local refinement of the
-//     best three (a gradient climb on a GP, a pattern search otherwise), or
-//     with mlrMBO focus search (package acq).
+//     candidates (N = 1500 as in paper 002) and 500 perturbations of the
+//     best trials (see localCandidates), plus a local refinement of the best
+//     three (a gradient climb on a GP, a pattern search otherwise), or with
+//     mlrMBO focus search (package acq).
 //
 // GP hyperparameters are warm-started: each Ask runs one L-BFGS start from
 // the previous Ask's hyperparameters, and every FullRefitEvery completed
@@ -38,7 +39,11 @@
 // model fit, or a resumed history without recorded hyperparameters), a full fit with GPRestarts starts (default 3;
 // the warm start is one of them, so a full fit is never worse than the warm
 // one). This keeps an Ask at T = 200, d = 6 cheap without letting a bad
-// early optimum of the marginal likelihood persist.
+// early optimum of the marginal likelihood persist. Beyond ExactPoints (256)
+// completed trials the GP is a gp.Subset (hyperparameters and variance from
+// 256 trials, the mean from up to 1,000) whose hyperparameters are refitted
+// only as the data grows by a tenth, so a long study's ask stays bounded
+// (see fitSubset; BenchmarkAskLong).
 //
 // On a noise-free objective EI keeps proposing points next to the incumbent:
 // in 4 runs each of Branin, Hartmann3 and Hartmann6 (budget 30·d) 234 of
