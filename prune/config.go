@@ -179,26 +179,41 @@ func defaults(typ string) Config {
 	return c
 }
 
-func (c *Config) set(name string, v int64) {
+// field returns a pointer to the setting of that JSON name (nil for an
+// unknown name).
+func (c *Config) field(name string) any {
 	switch name {
+	case "percentile":
+		return &c.Percentile
 	case "n_startup_trials":
-		c.NStartupTrials = clampInt(v)
+		return &c.NStartupTrials
 	case "n_warmup_steps":
-		c.NWarmupSteps = v
+		return &c.NWarmupSteps
 	case "interval_steps":
-		c.IntervalSteps = v
+		return &c.IntervalSteps
 	case "n_min_trials":
-		c.NMinTrials = clampInt(v)
+		return &c.NMinTrials
 	case "min_resource":
-		c.MinResource = v
+		return &c.MinResource
 	case "max_resource":
-		c.MaxResource = v
+		return &c.MaxResource
 	case "reduction_factor":
-		c.ReductionFactor = v
+		return &c.ReductionFactor
 	case "min_early_stopping_rate":
-		c.MinEarlyStoppingRate = clampInt(v)
+		return &c.MinEarlyStoppingRate
 	case "bootstrap_count":
-		c.BootstrapCount = clampInt(v)
+		return &c.BootstrapCount
+	}
+	return nil
+}
+
+// set stores an integer setting.
+func (c *Config) set(name string, v int64) {
+	switch p := c.field(name).(type) {
+	case *int:
+		*p = clampInt(v)
+	case *int64:
+		*p = v
 	}
 }
 
@@ -256,29 +271,7 @@ func (c Config) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	fmt.Fprintf(&buf, `{"type":%q`, c.Type)
 	for _, name := range settings[c.Type] {
-		var v any
-		switch name {
-		case "percentile":
-			v = c.Percentile
-		case "n_startup_trials":
-			v = c.NStartupTrials
-		case "n_warmup_steps":
-			v = c.NWarmupSteps
-		case "interval_steps":
-			v = c.IntervalSteps
-		case "n_min_trials":
-			v = c.NMinTrials
-		case "min_resource":
-			v = c.MinResource
-		case "max_resource":
-			v = c.MaxResource
-		case "reduction_factor":
-			v = c.ReductionFactor
-		case "min_early_stopping_rate":
-			v = c.MinEarlyStoppingRate
-		case "bootstrap_count":
-			v = c.BootstrapCount
-		}
+		v := c.field(name)
 		b, err := json.Marshal(v)
 		if err != nil {
 			return nil, err
