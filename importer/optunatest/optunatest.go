@@ -31,19 +31,21 @@ func FreshStudy(t testing.TB) string {
 }
 
 // FreshStudyFrom is FreshStudy with another script of the fixtures
-// directory.
+// directory (it may import make_optuna, which is copied beside it).
 func FreshStudyFrom(t testing.TB, script string) string {
 	t.Helper()
 	if !Available(t) {
 		return ""
 	}
 	dir := t.TempDir()
-	text, err := os.ReadFile(filepath.Join(Fixtures(), script))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, script), text, 0o644); err != nil {
-		t.Fatal(err)
+	for _, name := range []string{script, "make_optuna.py"} {
+		text, err := os.ReadFile(filepath.Join(Fixtures(), name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), text, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	cmd := exec.Command(Python, script)
 	cmd.Dir = dir
