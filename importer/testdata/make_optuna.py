@@ -81,6 +81,7 @@ def describe(study):
             "state": t.state.name,
             "value": t.value,
             "params": t.params,
+            "intermediate": [[s, v] for s, v in sorted(t.intermediate_values.items())],
         })
     return {"direction": study.direction.name, "trials": out}
 

@@ -17,7 +17,7 @@ Regenerate with:  /usr/bin/python3 make_optuna_pruned.py   (Debian python3-optun
 """
 import optuna
 
-import make_optuna  # write()
+import make_optuna  # write(), describe()
 
 
 def objective(trial):
@@ -46,18 +46,5 @@ def fill(storage):
     return study
 
 
-def describe(study):
-    out = []
-    for t in study.trials:
-        out.append({
-            "number": t.number,
-            "state": t.state.name,
-            "value": t.value,
-            "params": t.params,
-            "intermediate": [[s, v] for s, v in sorted(t.intermediate_values.items())],
-        })
-    return {"direction": study.direction.name, "trials": out}
-
-
 if __name__ == "__main__":
-    make_optuna.write("optuna_pruned_", fill, describe)
+    make_optuna.write("optuna_pruned_", fill, make_optuna.describe)
