@@ -217,3 +217,67 @@ func TestNewStudyRecordPruner(t *testing.T) {
 		t.Errorf("no pruner: %s %v", rec.Pruner, err)
 	}
 }
+
+// BenchmarkReport measures a report with the study's pruner deciding, on a
+// study of 1000 complete trials with 50 intermediate values each. median
+// reads the complete trials' values at the step on every report; asha
+// reads every trial's first value at a rung, the costliest read, on every
+// report here (each one is the first report of a fresh trial, at rung 1).
+//
+//	go test -run '^$' -bench 'Report/' -benchtime 200x ./server
+func BenchmarkReport(b *testing.B) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		for _, pr := range []struct{ name, doc string }{
+			{"none", `{"type":"none"}`},
+			{"median", `{"type":"median"}`},
+			{"asha", `{"type":"asha","min_resource":1,"reduction_factor":3}`},
+		} {
+			b.Run(backend+"/"+pr.name, func(b *testing.B) {
+				st, _ := storetest.Open(b, backend)
+				ctx := context.Background()
+				rng := rand.New(rand.NewPCG(3, 4))
+				imported := make([]store.ImportedTrial, 1000)
+				for i := range imported {
+					v := rng.Float64()
+					it := store.ImportedTrial{Params: map[string]any{"x": 10 * rng.Float64(), "y": 15 * rng.Float64()}, Value: &v}
+					for s := int64(1); s <= 50; s++ {
+						it.Intermediate = append(it.Intermediate, store.Intermediate{Step: s, Value: v + 1/float64(s)})
+					}
+					imported[i] = it
+				}
+				ns := store.NewStudy{Name: "bench", Direction: "minimize", Space: json.RawMessage(space2D),
+					Optimizer: json.RawMessage(`{"strategy":"random","seed":1}`), Pruner: json.RawMessage(pr.doc), Now: time.Now()}
+				if _, err := st.ImportStudy(ctx, ns, imported); err != nil {
+					b.Fatal(err)
+				}
+				e := newEnv(b, st, time.Hour)
+				var tr *client.Trial
+				pruned := 0
+				b.ResetTimer()
+				for i := range b.N {
+					// A fresh trial every 50 reports (median), or every report (asha).
+					step := int64(i%50) + 1
+					if pr.name == "asha" {
+						step = 1
+					}
+					if step == 1 {
+						b.StopTimer()
+						var err error
+						if tr, err = e.c.Ask(ctx, "bench"); err != nil {
+							b.Fatal(err)
+						}
+						b.StartTimer()
+					}
+					prune, err := e.c.Report(ctx, "bench", tr.Number, step, 0.5+1/float64(step))
+					if err != nil {
+						b.Fatal(err)
+					}
+					if prune {
+						pruned++
+					}
+				}
+				b.ReportMetric(float64(pruned)/float64(b.N), "pruned/op")
+			})
+		}
+	}
+}

@@ -1276,37 +1276,40 @@ func (s *sqlStore) ReportIntermediate(ctx context.Context, study string, number 
 const qUpsertStep = `INSERT INTO intermediate_values (study_id, number, step, value) VALUES ($1, $2, $3, $4)
 	ON CONFLICT (study_id, number, step) DO UPDATE SET value = excluded.value`
 
-// qCompleteAtStep reads the values complete trials reported at one step, in
-// no particular order: SQLite walks the complete trials (index
-// trials_by_state) and looks each one's step up by primary key, so the cost
-// grows with the number of complete trials, not with the number of values
-// they reported.
-const qCompleteAtStep = `SELECT i.value FROM intermediate_values i
-	JOIN trials t ON t.study_id = i.study_id AND t.number = i.number
-	WHERE i.study_id = $1 AND i.step = $2 AND t.state = 'complete'`
+// qCompleteAtStep lists the study's complete trials, each with its value at
+// step $2 (NULL when it has none there): the rows count the complete
+// trials, and each value is one primary-key lookup, so the cost grows with
+// the number of complete trials and no planner (with or without table
+// statistics) reads the values of other steps.
+const qCompleteAtStep = `SELECT (SELECT i.value FROM intermediate_values i
+		WHERE i.study_id = t.study_id AND i.number = t.number AND i.step = $2)
+	FROM trials t WHERE t.study_id = $1 AND t.state = 'complete'`
 
 func (s *sqlStore) CompleteAtStep(ctx context.Context, study string, step int64) ([]float64, int, error) {
 	var values []float64
-	var complete int64
+	complete := 0
 	err := s.withTx(ctx, false, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
-			return err
-		}
-		if err := q.queryRow(ctx, `SELECT count(*) FROM trials WHERE study_id = $1 AND state = 'complete'`, st.ID)(&complete); err != nil {
 			return err
 		}
 		r, err := q.query(ctx, qCompleteAtStep, st.ID, step)
 		if err != nil {
 			return err
 		}
-		values, err = collect(r, func(v *float64) []any { return []any{v} })
+		at, err := collect(r, func(v **float64) []any { return []any{v} })
+		complete = len(at)
+		for _, v := range at {
+			if v != nil {
+				values = append(values, *v)
+			}
+		}
 		return err
 	})
 	if err != nil {
 		return nil, 0, fmt.Errorf("store: values of %q at step %d: %w", study, step, err)
 	}
-	return values, int(complete), nil
+	return values, complete, nil
 }
 
 // collect reads and closes a result: one value per row, scanned into the
@@ -1324,16 +1327,17 @@ func collect[T any](r rows, fields func(*T) []any) ([]T, error) {
 	return out, r.Err()
 }
 
-// qFirstFromStep finds, per trial of the study, its first reported step at
-// or above $2 with one index seek (primary key study_id, number, step) and
-// reads that step's value: the cost grows with the number of trials, not
-// with the number of values they reported.
-const qFirstFromStep = `SELECT f.number, i.step, i.value FROM
-	(SELECT t.number, (SELECT j.step FROM intermediate_values j
-		WHERE j.study_id = t.study_id AND j.number = t.number AND j.step >= $2 ORDER BY j.step LIMIT 1) AS step
-	 FROM trials t WHERE t.study_id = $1) f
-	JOIN intermediate_values i ON i.study_id = $1 AND i.number = f.number AND i.step = f.step
-	ORDER BY f.number`
+// qFirstFromStep lists the study's trials, each with its first reported
+// step at or above $2 and that step's value (NULL when it has none there),
+// each found by a seek in the primary key (study_id, number, step): the
+// cost grows with the number of trials, not with the number of values they
+// reported.
+const qFirstFromStep = `SELECT t.number,
+	(SELECT j.step FROM intermediate_values j
+		WHERE j.study_id = t.study_id AND j.number = t.number AND j.step >= $2 ORDER BY j.step LIMIT 1),
+	(SELECT j.value FROM intermediate_values j
+		WHERE j.study_id = t.study_id AND j.number = t.number AND j.step >= $2 ORDER BY j.step LIMIT 1)
+	FROM trials t WHERE t.study_id = $1 ORDER BY t.number`
 
 func (s *sqlStore) FirstFromStep(ctx context.Context, study string, step int64) ([]StepValue, error) {
 	var out []StepValue
@@ -1346,7 +1350,17 @@ func (s *sqlStore) FirstFromStep(ctx context.Context, study string, step int64) 
 		if err != nil {
 			return err
 		}
-		out, err = collect(r, func(v *StepValue) []any { return []any{&v.Number, &v.Step, &v.Value} })
+		type row struct {
+			number int64
+			step   *int64
+			value  *float64
+		}
+		all, err := collect(r, func(v *row) []any { return []any{&v.number, &v.step, &v.value} })
+		for _, a := range all {
+			if a.step != nil && a.value != nil {
+				out = append(out, StepValue{Number: a.number, Step: *a.step, Value: *a.value})
+			}
+		}
 		return err
 	})
 	if err != nil {

@@ -15,7 +15,6 @@ CREATE TABLE intermediate_values (
     value    DOUBLE PRECISION NOT NULL,
     PRIMARY KEY (study_id, number, step)
 );
-CREATE INDEX intermediate_values_by_step ON intermediate_values (study_id, step);
 
 INSERT INTO intermediate_values (study_id, number, step, value)
 SELECT t.study_id, t.number, (e->>'step')::bigint, (e->>'value')::double precision

@@ -46,7 +46,6 @@ CREATE TABLE intermediate_values (
     value    REAL    NOT NULL,
     PRIMARY KEY (study_id, number, step)
 ) WITHOUT ROWID;
-CREATE INDEX intermediate_values_by_step ON intermediate_values (study_id, step);
 
 INSERT INTO intermediate_values (study_id, number, step, value)
 SELECT t.study_id, t.number, json_extract(j.value, '$.step'), json_extract(j.value, '$.value')
