@@ -281,3 +281,32 @@ func BenchmarkReport(b *testing.B) {
 		}
 	}
 }
+
+// A server keeps each study's pruner, but a study deleted and created again
+// under the same name by another server is read afresh.
+func TestPrunerOfRecreatedStudy(t *testing.T) {
+	st, _ := storetest.Open(t, "sqlite")
+	e1, e2 := newEnv(t, st, time.Minute), newEnv(t, st, time.Minute)
+	ctx := context.Background()
+	spec := client.StudySpec{Name: "r", Space: json.RawMessage(space2D), Optimizer: map[string]any{"strategy": "random"},
+		// Every trial reaching rung 1 is pruned while at most 5 have.
+		Pruner: map[string]any{"type": "asha", "min_resource": 1, "reduction_factor": 2, "bootstrap_count": 5}}
+	if _, err := e1.c.CreateStudy(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ := e1.c.Ask(ctx, "r")
+	if prune, err := e1.c.Report(ctx, "r", tr.Number, 1, 0.5); err != nil || !prune {
+		t.Fatalf("bootstrap: prune %v, %v", prune, err)
+	}
+	if err := e2.c.DeleteStudy(ctx, "r"); err != nil {
+		t.Fatal(err)
+	}
+	spec.Pruner = nil
+	if _, err := e2.c.CreateStudy(ctx, spec); err != nil {
+		t.Fatal(err)
+	}
+	tr, _ = e1.c.Ask(ctx, "r")
+	if prune, err := e1.c.Report(ctx, "r", tr.Number, 1, 0.5); err != nil || prune {
+		t.Fatalf("the recreated study has no pruner, server 1 still pruned: %v, %v", prune, err)
+	}
+}

@@ -94,9 +94,10 @@ type Server struct {
 	engine    *explain.Engine
 	histories historyCache
 
-	mu     sync.Mutex
-	caches map[string]*studyCache
-	notify map[string]chan struct{}
+	mu      sync.Mutex
+	caches  map[string]*studyCache
+	notify  map[string]chan struct{}
+	pruners map[string]studyPruner // by study name
 
 	// draining is closed by Drain: long requests (explanations, event
 	// streams) end so that a shutdown waits only for short ones.
@@ -134,6 +135,7 @@ func New(cfg Config) (*Server, error) {
 		engine:   cfg.Engine,
 		caches:   map[string]*studyCache{},
 		notify:   map[string]chan struct{}{},
+		pruners:  map[string]studyPruner{},
 		draining: make(chan struct{}),
 	}
 	if s.engine == nil {
@@ -603,6 +605,7 @@ func (s *Server) deleteStudy(w http.ResponseWriter, r *http.Request) error {
 	}
 	s.mu.Lock()
 	delete(s.caches, name)
+	delete(s.pruners, name)
 	s.mu.Unlock()
 	s.changed(name)
 	w.WriteHeader(http.StatusNoContent)
@@ -747,23 +750,58 @@ type ReportResponse struct {
 	PruneReason string `json:"prune_reason"`
 }
 
-// shouldPrune asks the study's pruner about a trial that just reported,
-// from the intermediate values in the store (package prune).
-func (s *Server) shouldPrune(ctx context.Context, name string, t *store.Trial) (prune.Decision, error) {
+// studyPruner is a study's pruner and direction, which never change: kept
+// per study name for the study's id, so that a study deleted and created
+// again under the same name (by any server) is read afresh.
+type studyPruner struct {
+	studyID  int64
+	cfg      prune.Config
+	maximize bool
+}
+
+// maxPruners bounds the cached pruners (one per study name); past it the
+// cache starts over.
+const maxPruners = 10_000
+
+// pruner returns the pruner of the study that trial t belongs to.
+func (s *Server) pruner(ctx context.Context, name string, t *store.Trial) (studyPruner, error) {
+	s.mu.Lock()
+	p, ok := s.pruners[name]
+	s.mu.Unlock()
+	if ok && p.studyID == t.StudyID {
+		return p, nil
+	}
 	st, err := s.st.Study(ctx, name)
 	if err != nil {
-		return prune.Decision{}, err
+		return studyPruner{}, err
 	}
 	cfg, err := prune.Parse(st.Pruner)
 	if err != nil {
-		return prune.Decision{}, fmt.Errorf("stored pruner of %q: %w", name, err)
+		return studyPruner{}, fmt.Errorf("stored pruner of %q: %w", name, err)
+	}
+	p = studyPruner{studyID: st.ID, cfg: cfg, maximize: st.Direction == string(space.Maximize)}
+	s.mu.Lock()
+	if len(s.pruners) >= maxPruners {
+		clear(s.pruners)
+	}
+	s.pruners[name] = p
+	s.mu.Unlock()
+	return p, nil
+}
+
+// shouldPrune asks the study's pruner about a trial that just reported,
+// from the intermediate values in the store (package prune).
+func (s *Server) shouldPrune(ctx context.Context, name string, t *store.Trial) (prune.Decision, error) {
+	p, err := s.pruner(ctx, name, t)
+	if err != nil {
+		return prune.Decision{}, err
 	}
 	curve := make([]prune.Point, len(t.Intermediate))
 	for i, iv := range t.Intermediate {
 		curve[i] = prune.Point{Step: iv.Step, Value: iv.Value}
 	}
-	trial := prune.Trial{Study: name, Number: t.Number, Curve: curve, Maximize: st.Direction == string(space.Maximize)}
-	return cfg.Decide(ctx, trial, storeSource{s.st, name})
+	trial := prune.Trial{Study: name, Number: t.Number, Curve: curve, Maximize: p.maximize}
+	return p.cfg.Decide(ctx, trial, storeSource{s.st, name})
 }
 
 // storeSource reads what a pruner compares a trial with from the store.

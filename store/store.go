@@ -169,6 +169,10 @@ type Trial struct {
 	Deadline   *time.Time      `json:"deadline,omitempty"`
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
 	Version    int64           `json:"version"`
+	// StudyID is the study's id: a study deleted and created again under
+	// the same name has another one, so a cache of a study's settings
+	// keyed by name can tell that it is stale.
+	StudyID int64 `json:"-"`
 
 	updatedUS int64 // when the trial last changed (events' settling window)
 }
@@ -491,7 +495,7 @@ func marshalJSON(v any, empty string) (string, error) {
 
 // trialColumns is the column list every trial query selects, in scanTrial order.
 const trialColumns = `id, number, state, params, value, intermediate, user_attrs, worker, acquisition,
-	fail_reason, requeued_from, meta, created_us, started_us, deadline_us, finished_us, version, updated_us`
+	fail_reason, requeued_from, meta, created_us, started_us, deadline_us, finished_us, version, updated_us, study_id`
 
 func scanTrial(scan func(dest ...any) error) (Trial, error) {
 	var (
@@ -502,7 +506,7 @@ func scanTrial(scan func(dest ...any) error) (Trial, error) {
 		started, deadline, finished *int64
 	)
 	if err := scan(&t.ID, &t.Number, &state, &params, &t.Value, &inter, &attrs, &t.Worker, &t.Acquisition,
-		&t.FailReason, &t.RequeuedFrom, &meta, &created, &started, &deadline, &finished, &t.Version, &t.updatedUS); err != nil {
+		&t.FailReason, &t.RequeuedFrom, &meta, &created, &started, &deadline, &finished, &t.Version, &t.updatedUS, &t.StudyID); err != nil {
 		return t, err
 	}
 	t.State = State(state)
