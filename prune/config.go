@@ -228,39 +228,45 @@ func (c Config) Validate() error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: pruner: "+format, append([]any{ErrInvalid}, args...)...)
 	}
+	type bound struct {
+		name      string
+		v, lo, hi int64
+	}
+	var bounds []bound
 	switch c.Type {
 	case None:
 		return nil
 	case Median, Percentile:
-		switch {
-		case math.IsNaN(c.Percentile) || c.Percentile < 0 || c.Percentile > 100:
+		if math.IsNaN(c.Percentile) || c.Percentile < 0 || c.Percentile > 100 {
 			return bad("percentile %v must be in [0, 100]", c.Percentile)
-		case c.NStartupTrials < 0 || c.NStartupTrials > MaxTrialCounts:
-			return bad("n_startup_trials %d must be in [0, %d]", c.NStartupTrials, MaxTrialCounts)
-		case c.NWarmupSteps < 0 || c.NWarmupSteps > MaxSteps:
-			return bad("n_warmup_steps %d must be in [0, %d]", c.NWarmupSteps, MaxSteps)
-		case c.IntervalSteps < 1 || c.IntervalSteps > MaxSteps:
-			return bad("interval_steps %d must be in [1, %d]", c.IntervalSteps, MaxSteps)
-		case c.NMinTrials < 1 || c.NMinTrials > MaxTrialCounts:
-			return bad("n_min_trials %d must be in [1, %d]", c.NMinTrials, MaxTrialCounts)
 		}
-		return nil
+		bounds = []bound{
+			{"n_startup_trials", int64(c.NStartupTrials), 0, MaxTrialCounts},
+			{"n_warmup_steps", c.NWarmupSteps, 0, MaxSteps},
+			{"interval_steps", c.IntervalSteps, 1, MaxSteps},
+			{"n_min_trials", int64(c.NMinTrials), 1, MaxTrialCounts},
+		}
 	case ASHA, Hyperband:
-		switch {
-		case c.MinResource < 1 || c.MinResource > MaxSteps:
-			return bad("min_resource %d must be in [1, %d]", c.MinResource, MaxSteps)
-		case c.ReductionFactor < 2 || c.ReductionFactor > MaxReductionFactor:
-			return bad("reduction_factor %d must be in [2, %d]", c.ReductionFactor, MaxReductionFactor)
-		case c.BootstrapCount < 0 || c.BootstrapCount > MaxTrialCounts:
-			return bad("bootstrap_count %d must be in [0, %d]", c.BootstrapCount, MaxTrialCounts)
-		case c.Type == ASHA && (c.MinEarlyStoppingRate < 0 || rungStep(c.MinResource, c.ReductionFactor, int64(c.MinEarlyStoppingRate)) > MaxSteps):
-			return bad("min_early_stopping_rate %d must be ≥ 0 and put the first rung, min_resource·reduction_factor^rate, at most at step %d", c.MinEarlyStoppingRate, MaxSteps)
-		case c.Type == Hyperband && (c.MaxResource < c.MinResource || c.MaxResource > MaxSteps):
-			return bad("max_resource %d must be in [min_resource %d, %d]", c.MaxResource, c.MinResource, MaxSteps)
+		bounds = []bound{
+			{"min_resource", c.MinResource, 1, MaxSteps},
+			{"reduction_factor", c.ReductionFactor, 2, MaxReductionFactor},
+			{"bootstrap_count", int64(c.BootstrapCount), 0, MaxTrialCounts},
 		}
-		return nil
+	default:
+		return bad("type %q is not one of %s", c.Type, strings.Join(Types, ", "))
 	}
-	return bad("type %q is not one of %s", c.Type, strings.Join(Types, ", "))
+	for _, b := range bounds {
+		if b.v < b.lo || b.v > b.hi {
+			return bad("%s %d must be in [%d, %d]", b.name, b.v, b.lo, b.hi)
+		}
+	}
+	switch {
+	case c.Type == ASHA && (c.MinEarlyStoppingRate < 0 || rungStep(c.MinResource, c.ReductionFactor, int64(c.MinEarlyStoppingRate)) > MaxSteps):
+		return bad("min_early_stopping_rate %d must be ≥ 0 and put the first rung, min_resource·reduction_factor^rate, at most at step %d", c.MinEarlyStoppingRate, MaxSteps)
+	case c.Type == Hyperband && (c.MaxResource < c.MinResource || c.MaxResource > MaxSteps):
+		return bad("max_resource %d must be in [min_resource %d, %d]", c.MaxResource, c.MinResource, MaxSteps)
+	}
+	return nil
 }
 
 // MarshalJSON writes the type and every setting that applies to it.
