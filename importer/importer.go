@@ -224,6 +224,18 @@ func (b *builder) addParam(p *rawParam) error {
 	return nil
 }
 
+// finiteSteps keeps the intermediate values xbo can store (finite, at steps
+// ≥ 0) and counts the others.
+func finiteSteps(list []history.Intermediate) ([]history.Intermediate, int) {
+	var kept []history.Intermediate
+	for _, iv := range list {
+		if iv.Step >= 0 && !math.IsNaN(iv.Value) && !math.IsInf(iv.Value, 0) {
+			kept = append(kept, iv)
+		}
+	}
+	return kept, len(list) - len(kept)
+}
+
 // build turns the raw parameters and trials into a Run.
 func (b *builder) build() (*Run, error) {
 	if len(b.params) == 0 {
@@ -263,7 +275,7 @@ func (b *builder) build() (*Run, error) {
 	run := &Run{Format: b.format, History: &history.History{Name: b.study, Source: b.source, Space: s}}
 	imputed := map[string]int{}
 	var excluded []string
-	nExcluded := 0
+	nExcluded, nDropped := 0, 0
 	for _, rt := range b.trials {
 		vals := make([]float64, s.Dim())
 		for i, rp := range b.params {
@@ -279,8 +291,10 @@ func (b *builder) build() (*Run, error) {
 		if err := b.impute(s, vals, imputed); err != nil {
 			return nil, fmt.Errorf("trial %d: %w", rt.number, err)
 		}
+		inter, dropped := finiteSteps(rt.intermediate)
+		nDropped += dropped
 		t := history.Trial{Number: int64(rt.number), Params: vals, Value: rt.value, State: rt.state, Acquisition: rt.origin,
-			Intermediate: rt.intermediate, UserAttrs: rt.attrs, Created: rt.created, Started: rt.started, Finished: rt.finished}
+			Intermediate: inter, UserAttrs: rt.attrs, Created: rt.created, Started: rt.started, Finished: rt.finished}
 		if t.State == history.Complete && math.IsNaN(t.Value) {
 			b.warnf("trial %d is complete but has no value (NaN); imported as failed", t.Number)
 			t.State = history.Failed
@@ -303,6 +317,9 @@ func (b *builder) build() (*Run, error) {
 		if n := imputed[rp.name]; n > 0 {
 			b.warnf("parameter %q: inactive in %d trials under a condition xbo cannot express; there it is set to its default %v", rp.name, n, rp.def)
 		}
+	}
+	if nDropped > 0 {
+		b.warnf("%d intermediate values are left out: NaN, infinite, or at a negative step (xbo keeps finite values at steps ≥ 0)", nDropped)
 	}
 	if nExcluded > 0 {
 		more := ""

@@ -188,10 +188,11 @@ type optunaParam struct {
 }
 
 type optunaTrial struct {
-	number int
-	state  history.State
-	value  float64 // NaN when none
-	params []optunaParam
+	number       int
+	state        history.State
+	value        float64 // NaN when none
+	params       []optunaParam
+	intermediate []history.Intermediate // in step order
 }
 
 // optunaStateName maps Optuna's TrialState names.
@@ -306,7 +307,7 @@ func assembleOptuna(format, source, study string, dir space.Direction, trialsIn 
 		}
 	}
 	for _, t := range trialsIn {
-		rt := rawTrial{number: t.number, values: map[string]rawValue{}, value: t.value, state: t.state}
+		rt := rawTrial{number: t.number, values: map[string]rawValue{}, value: t.value, state: t.state, intermediate: t.intermediate}
 		for _, p := range t.params {
 			v, err := p.dist.external(p.internal)
 			if err != nil {

@@ -5,12 +5,15 @@ import (
 
 	"bufio"
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"os"
+	"slices"
 	"sort"
+	"strconv"
 
 	"xbo/space"
 )
@@ -23,10 +26,10 @@ import (
 //	0 create study      {study_name, directions: [1 minimize | 2 maximize | 0 not set]}
 //	1 delete study      {study_id}
 //	2,3 study attrs     (ignored)
-//	4 create trial      {study_id, state?, value?, values?, distributions?, params?}
+//	4 create trial      {study_id, state?, value?, values?, distributions?, params?, intermediate_values?}
 //	5 set param         {trial_id, param_name, param_value_internal, distribution (JSON text)}
 //	6 set state/values  {trial_id, state, values}
-//	7 intermediate      (ignored: only the final value is explained)
+//	7 intermediate      {trial_id, step, intermediate_value}
 //	8,9 trial attrs     (ignored)
 //
 // Study ids count successful creations; trial ids count trials over the whole
@@ -154,7 +157,9 @@ func (j *journal) apply(doc any) error {
 			return errors.New("delete study: study_id is not an integer")
 		}
 		delete(j.studies, id)
-	case opSetStudyUserAttr, opSetStudySystemAttr, opSetTrialIntermediateValue, opSetTrialUserAttr, opSetTrialSystemAttr:
+	case opSetStudyUserAttr, opSetStudySystemAttr, opSetTrialUserAttr, opSetTrialSystemAttr:
+	case opSetTrialIntermediateValue:
+		return j.setIntermediate(op)
 	case opCreateTrial:
 		return j.createTrial(op)
 	case opSetTrialParam:
@@ -226,9 +231,55 @@ func (j *journal) createTrial(op map[string]any) error {
 			jt.t.params = append(jt.t.params, optunaParam{name: name, internal: internal, dist: d})
 		}
 	}
+	if iv, present := op["intermediate_values"]; present && iv != nil {
+		m, ok := iv.(map[string]any)
+		if !ok {
+			return errors.New("create trial: intermediate_values is not an object")
+		}
+		for key, v := range m {
+			step, err := strconv.ParseInt(key, 10, 64)
+			if err != nil {
+				return fmt.Errorf("create trial: intermediate step %q is not an integer", key)
+			}
+			f, ok := numberOf(v)
+			if !ok {
+				return fmt.Errorf("create trial: intermediate value %v at step %d is not a number", v, step)
+			}
+			jt.t.intermediate = withStep(jt.t.intermediate, step, f)
+		}
+	}
 	s.trialIDs = append(s.trialIDs, len(j.trials))
 	j.trials = append(j.trials, jt)
 	return nil
+}
+
+// setIntermediate records a reported value (a later one at the same step
+// replaces it, as in Optuna).
+func (j *journal) setIntermediate(op map[string]any) error {
+	t, ok, err := j.updatable(op, "set intermediate value")
+	if !ok {
+		return err
+	}
+	step, ok := intOf(op["step"])
+	if !ok {
+		return fmt.Errorf("set intermediate value: step %v is not an integer", op["step"])
+	}
+	v, ok := numberOf(op["intermediate_value"])
+	if !ok {
+		return fmt.Errorf("set intermediate value: %v is not a number", op["intermediate_value"])
+	}
+	t.t.intermediate = withStep(t.t.intermediate, int64(step), v)
+	return nil
+}
+
+// withStep inserts or replaces the value at step, keeping steps in order.
+func withStep(list []history.Intermediate, step int64, v float64) []history.Intermediate {
+	i, found := slices.BinarySearchFunc(list, step, func(it history.Intermediate, s int64) int { return cmp.Compare(it.Step, s) })
+	if found {
+		list[i].Value = v
+		return list
+	}
+	return slices.Insert(list, i, history.Intermediate{Step: step, Value: v})
 }
 
 // updatable mirrors Optuna's rule: updates to unknown or finished trials are

@@ -15,6 +15,7 @@ import (
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"xbo/history"
 	"xbo/space"
 )
 
@@ -26,9 +27,12 @@ import (
 //	trials(trial_id, number, study_id, state 'COMPLETE'|'FAIL'|'PRUNED'|'RUNNING'|'WAITING')
 //	trial_params(trial_id, param_name, param_value internal repr, distribution_json)
 //	trial_values(trial_id, objective, value, value_type 'FINITE'|'INF_POS'|'INF_NEG')
+//	trial_intermediate_values(trial_id, step, intermediate_value,
+//	                          intermediate_value_type 'FINITE'|'INF_POS'|'INF_NEG'|'NAN')
 //
 // Before Optuna 2.4 a study had one direction column and a trial one value
-// column; both shapes are read.
+// column; before 3.0 an intermediate value was a column "value" without a
+// type; every shape is read.
 
 type optunaDB struct {
 	path   string
@@ -277,6 +281,9 @@ func (o *optunaDB) importStudy(study string) (*Run, error) {
 	if err := o.values(studyID, study, list, index); err != nil {
 		return nil, err
 	}
+	if err := o.intermediates(studyID, study, list, index); err != nil {
+		return nil, err
+	}
 	run, err := assembleOptuna("optuna-rdb", o.path, study, dir, list, warnings)
 	if err != nil {
 		return nil, fmt.Errorf("study %q: %w", study, err)
@@ -385,6 +392,55 @@ func (o *optunaDB) values(studyID int64, study string, list []optunaTrial, index
 		return rows.Err()
 	}
 	return fmt.Errorf("study %q: the storage has neither a trial_values table nor a trials.value column (unknown Optuna schema %s)", study, o.libraryVersion())
+}
+
+// intermediates reads the values trials reported before finishing (kept
+// with pruned trials too: Optuna's pruned trial has its last one as value).
+func (o *optunaDB) intermediates(studyID int64, study string, list []optunaTrial, index map[int64]int) error {
+	table := "trial_intermediate_values"
+	valueCol := "intermediate_value"
+	switch {
+	case o.tables[table] == nil:
+		return nil
+	case !o.has(table, valueCol):
+		valueCol = "value"
+	}
+	typeCol := "'FINITE'"
+	if o.has(table, "intermediate_value_type") {
+		typeCol = "iv.intermediate_value_type"
+	}
+	rows, err := o.db.Query(`SELECT iv.trial_id, iv.step, iv.`+valueCol+`, `+typeCol+`
+		FROM `+table+` iv JOIN trials t ON iv.trial_id = t.trial_id
+		WHERE t.study_id = ? ORDER BY iv.trial_id, iv.step`, studyID)
+	if err != nil {
+		return fmt.Errorf("study %q: read %s: %w", study, table, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, step int64
+		var value sql.NullFloat64
+		var typ string
+		if err := rows.Scan(&id, &step, &value, &typ); err != nil {
+			return fmt.Errorf("study %q: read %s: %w", study, table, err)
+		}
+		t := &list[index[id]]
+		v := math.NaN()
+		switch typ {
+		case "FINITE":
+			if value.Valid {
+				v = value.Float64
+			}
+		case "INF_POS":
+			v = math.Inf(1)
+		case "INF_NEG":
+			v = math.Inf(-1)
+		case "NAN":
+		default:
+			return fmt.Errorf("study %q: trial %d: unknown intermediate_value_type %q", study, t.number, typ)
+		}
+		t.intermediate = append(t.intermediate, history.Intermediate{Step: step, Value: v})
+	}
+	return rows.Err()
 }
 
 // StudyChoiceError is returned when a storage holds several studies and none

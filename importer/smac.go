@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -37,9 +38,11 @@ import (
 
 // SMACOptions tunes the SMAC3 import.
 type SMACOptions struct {
-	// AllBudgets imports the runs of every budget of a multi-fidelity run.
-	// By default only the runs at the highest budget are imported, because
-	// values at different budgets are not comparable.
+	// AllBudgets imports every run of a multi-fidelity run as a trial of
+	// its own, mixing values at different budgets. By default a
+	// configuration's runs make one trial: its value from its highest
+	// budget, its lower budgets as intermediate values, and pruned when it
+	// stopped below the run's highest budget (see groupBudgets).
 	AllBudgets bool
 }
 
@@ -676,6 +679,133 @@ func idString(v any) string {
 	return ""
 }
 
+// smacRunTrial turns one run into a trial numbered i, and names its status.
+func smacRunTrial(i int, r smacRun, configs, origins map[string]any, cs *configSpace) (rawTrial, string, error) {
+	state, statusName, err := smacStatus(r.status, r.v1)
+	if err != nil {
+		return rawTrial{}, "", fmt.Errorf("data entry %d: %w", i+1, err)
+	}
+	value := math.NaN()
+	switch c := r.cost.(type) {
+	case []any:
+		if len(c) > 1 {
+			return rawTrial{}, "", fmt.Errorf("data entry %d: cost has %d objectives: the run is multi-objective, and xbo explains a single objective, so it cannot be imported", i+1, len(c))
+		}
+		if len(c) == 1 {
+			value, _ = numberOf(c[0])
+		}
+	case nil:
+	default:
+		f, ok := numberOf(c)
+		if !ok {
+			return rawTrial{}, "", fmt.Errorf("data entry %d: cost %v is not a number", i+1, c)
+		}
+		value = f
+	}
+	cfg, ok := configs[r.configID].(map[string]any)
+	if !ok {
+		return rawTrial{}, "", fmt.Errorf("data entry %d: config_id %s is not in \"configs\"", i+1, r.configID)
+	}
+	rt := rawTrial{number: i, values: map[string]rawValue{}, value: value, state: state}
+	if o, ok := origins[r.configID].(string); ok {
+		rt.origin = o
+	}
+	for name, v := range cfg {
+		p, ok := cs.params[name]
+		if !ok {
+			return rawTrial{}, "", fmt.Errorf("config %s: %q is not a hyperparameter of configspace.json", r.configID, name)
+		}
+		if p.raw.typ == space.Categorical {
+			c, err := choiceName(v)
+			if err != nil {
+				return rawTrial{}, "", fmt.Errorf("config %s: %q: %w", r.configID, name, err)
+			}
+			rt.values[name] = catValue(c)
+			continue
+		}
+		f, ok := numberOf(v)
+		if !ok {
+			return rawTrial{}, "", fmt.Errorf("config %s: %q: %v is not a number", r.configID, name, v)
+		}
+		rt.values[name] = numValue(f)
+	}
+	return rt, statusName, nil
+}
+
+// sortedBudgets lists the budgets in increasing order.
+func sortedBudgets(budgets map[float64]int) []float64 { return slices.Sorted(maps.Keys(budgets)) }
+
+// groupBudgets makes one trial of each configuration's runs at several
+// budgets (per instance and seed), as Hyperband or BOHB ran them: the run
+// at its highest budget gives the trial's state and value (and its user
+// attribute "budget"), its successful runs with a finite cost are its
+// intermediate values, and a configuration whose highest run succeeded
+// below the study's highest budget was stopped early, so it is pruned. The
+// step of a budget is the budget when every budget is a whole number, else
+// its rank (0 for the lowest). It counts the failed trials by status into
+// failures.
+func groupBudgets(b *builder, runs []smacRun, trialsOf []rawTrial, statuses []string, budgets map[float64]int, failures map[string]int) []rawTrial {
+	list := sortedBudgets(budgets)
+	top := list[len(list)-1]
+	whole := true
+	for _, bud := range list {
+		whole = whole && bud >= 0 && bud <= 1<<53 && bud == math.Trunc(bud)
+	}
+	step := func(bud float64) int64 {
+		if whole {
+			return int64(bud)
+		}
+		k, _ := slices.BinarySearch(list, bud)
+		return int64(k)
+	}
+	how := "the budget"
+	if !whole {
+		how = "the budget's rank, 0 for the lowest, because the budgets are not whole numbers"
+	}
+	b.warnf("the runs use %d budgets %v; each configuration (per instance and seed) is one trial: its run at its highest budget gives its value, its runs at lower budgets are its intermediate values (step = %s), and one stopped below the highest budget %v is imported as pruned (--all-budgets imports every run as a trial of its own)",
+		len(list), list, how, top)
+	type group struct {
+		trial   int // index of the run at the highest budget so far
+		runs    []int
+		highest float64
+	}
+	var order []string
+	groups := map[string]*group{}
+	for i, r := range runs {
+		key := fmt.Sprintf("%s\x00%v\x00%v", r.configID, r.instance, r.seed)
+		g, ok := groups[key]
+		if !ok {
+			g = &group{trial: i, highest: r.budget}
+			groups[key] = g
+			order = append(order, key)
+		}
+		g.runs = append(g.runs, i)
+		if r.budget >= g.highest {
+			g.trial, g.highest = i, r.budget
+		}
+	}
+	out := make([]rawTrial, 0, len(order))
+	for n, key := range order {
+		g := groups[key]
+		rt := trialsOf[g.trial]
+		rt.number = n
+		rt.attrs = map[string]any{"budget": g.highest}
+		for _, i := range g.runs {
+			if v := trialsOf[i].value; trialsOf[i].state == history.Complete && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				rt.intermediate = withStep(rt.intermediate, step(runs[i].budget), v)
+			}
+		}
+		switch {
+		case rt.state == history.Failed:
+			failures[statuses[g.trial]]++
+		case rt.state == history.Complete && g.highest < top:
+			rt.state = history.Pruned
+		}
+		out = append(out, rt)
+	}
+	return out
+}
+
 func parseRunHistory(data []byte, cs *configSpace, b *builder, opts SMACOptions) error {
 	doc, err := decodeJSON(data)
 	if err != nil {
@@ -713,81 +843,30 @@ func parseRunHistory(data []byte, cs *configSpace, b *builder, opts SMACOptions)
 	} else {
 		b.format = "smac3-v2"
 	}
-	keepBudget := math.Inf(-1)
-	if len(budgets) > 1 {
-		var list []float64
-		for bud := range budgets {
-			list = append(list, bud)
-			keepBudget = math.Max(keepBudget, bud)
-		}
-		sort.Float64s(list)
-		if opts.AllBudgets {
-			b.warnf("the runs use %d budgets %v; all are imported (--all-budgets), so values at different fidelities are mixed", len(list), list)
-			keepBudget = math.Inf(-1)
-		} else {
-			b.warnf("the runs use %d budgets %v; only the %d runs at the highest budget %v are imported (values at different budgets are not comparable; --all-budgets imports all %d runs)", len(list), list, budgets[keepBudget], keepBudget, len(runs))
-		}
-	}
 	if len(instances) > 1 {
 		b.warnf("the runs use %d instances; each run is imported as one trial, so a configuration appears once per instance", len(instances))
 	}
-	failures := map[string]int{}
+	if len(budgets) > 1 && opts.AllBudgets {
+		b.warnf("the runs use %d budgets %v; all are imported as trials of their own (--all-budgets), so values at different fidelities are mixed", len(budgets), sortedBudgets(budgets))
+	}
+	trialsOf := make([]rawTrial, len(runs))
+	statuses := make([]string, len(runs))
 	for i, r := range runs {
-		if !math.IsInf(keepBudget, -1) && r.budget != keepBudget {
-			continue
+		var err error
+		if trialsOf[i], statuses[i], err = smacRunTrial(i, r, configs, origins, cs); err != nil {
+			return err
 		}
-		state, statusName, err := smacStatus(r.status, r.v1)
-		if err != nil {
-			return fmt.Errorf("data entry %d: %w", i+1, err)
-		}
-		if state == history.Failed {
-			failures[statusName]++
-		}
-		value := math.NaN()
-		switch c := r.cost.(type) {
-		case []any:
-			if len(c) > 1 {
-				return fmt.Errorf("data entry %d: cost has %d objectives: the run is multi-objective, and xbo explains a single objective, so it cannot be imported", i+1, len(c))
+	}
+	failures := map[string]int{}
+	if len(budgets) <= 1 || opts.AllBudgets {
+		for i, rt := range trialsOf {
+			if rt.state == history.Failed {
+				failures[statuses[i]]++
 			}
-			if len(c) == 1 {
-				value, _ = numberOf(c[0])
-			}
-		case nil:
-		default:
-			f, ok := numberOf(c)
-			if !ok {
-				return fmt.Errorf("data entry %d: cost %v is not a number", i+1, c)
-			}
-			value = f
 		}
-		cfg, ok := configs[r.configID].(map[string]any)
-		if !ok {
-			return fmt.Errorf("data entry %d: config_id %s is not in \"configs\"", i+1, r.configID)
-		}
-		rt := rawTrial{number: i, values: map[string]rawValue{}, value: value, state: state}
-		if o, ok := origins[r.configID].(string); ok {
-			rt.origin = o
-		}
-		for name, v := range cfg {
-			p, ok := cs.params[name]
-			if !ok {
-				return fmt.Errorf("config %s: %q is not a hyperparameter of configspace.json", r.configID, name)
-			}
-			if p.raw.typ == space.Categorical {
-				c, err := choiceName(v)
-				if err != nil {
-					return fmt.Errorf("config %s: %q: %w", r.configID, name, err)
-				}
-				rt.values[name] = catValue(c)
-				continue
-			}
-			f, ok := numberOf(v)
-			if !ok {
-				return fmt.Errorf("config %s: %q: %v is not a number", r.configID, name, v)
-			}
-			rt.values[name] = numValue(f)
-		}
-		b.trials = append(b.trials, rt)
+		b.trials = append(b.trials, trialsOf...)
+	} else {
+		b.trials = append(b.trials, groupBudgets(b, runs, trialsOf, statuses, budgets, failures)...)
 	}
 	if len(failures) > 0 {
 		var parts []string

@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -136,19 +137,36 @@ func TestImportSMACv1(t *testing.T) {
 	}
 }
 
+// A run at two budgets (SMAC's Hyperband): each configuration is one trial
+// whose value is its run at its highest budget and whose runs at lower
+// budgets are intermediate values; the budgets 2.78 and 8.33 are not whole
+// numbers, so their steps are their ranks 0 and 1.
 func TestImportSMACv2Budgets(t *testing.T) {
 	run, err := ImportSMAC("testdata/smac_v2", SMACOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if run.Format != "smac3-v2" || len(run.Trials) != 3 {
-		t.Fatalf("format %q, %d trials (want the 3 runs at the highest budget)", run.Format, len(run.Trials))
+	if run.Format != "smac3-v2" || len(run.Trials) != 4 {
+		t.Fatalf("format %q, %d trials (want one per configuration)", run.Format, len(run.Trials))
 	}
-	if got := []float64{run.Trials[0].Value, run.Trials[1].Value}; got[0] != 0.049 || got[1] != 0.041 {
-		t.Errorf("values %v", got)
+	want := []struct {
+		state history.State
+		value float64
+		inter []history.Intermediate
+	}{
+		{history.Complete, 0.049, []history.Intermediate{{Step: 0, Value: 0.23}, {Step: 1, Value: 0.049}}},
+		{history.Complete, 0.041, []history.Intermediate{{Step: 0, Value: 0.71}, {Step: 1, Value: 0.041}}},
+		{history.Failed, math.Inf(1), nil}, // crashed at the lower budget
+		{history.Failed, 0.5, nil},         // NaN cost at 2.78, timeout at 8.33
 	}
-	if run.Trials[2].State != history.Failed {
-		t.Errorf("timeout run: %s", run.Trials[2].State)
+	for k, w := range want {
+		tr := run.Trials[k]
+		if tr.State != w.state || tr.Value != w.value || !reflect.DeepEqual(tr.Intermediate, w.inter) {
+			t.Errorf("trial %d: %s %v %v, want %s %v %v", k, tr.State, tr.Value, tr.Intermediate, w.state, w.value, w.inter)
+		}
+	}
+	if run.Trials[0].UserAttrs["budget"] != 8.333333333333332 {
+		t.Errorf("budget attribute %v", run.Trials[0].UserAttrs)
 	}
 	i, w := paramByName(t, run.Space, "width2")
 	if w.Condition == nil || w.Condition.Parent != "depth" || len(w.Condition.Values) != 2 {
@@ -157,7 +175,7 @@ func TestImportSMACv2Budgets(t *testing.T) {
 	if !math.IsNaN(run.Trials[1].Params[i]) {
 		t.Errorf("width2 should be inactive at depth 1")
 	}
-	if !strings.Contains(strings.Join(run.Warnings, "\n"), "only the 3 runs at the highest budget") {
+	if !strings.Contains(strings.Join(run.Warnings, "\n"), "step = the budget's rank, 0 for the lowest") {
 		t.Errorf("warnings %q", run.Warnings)
 	}
 
@@ -174,6 +192,54 @@ func TestImportSMACv2Budgets(t *testing.T) {
 	// A "successful" run whose cost is NaN cannot be used: imported as failed.
 	if all.Trials[3].State != history.Failed {
 		t.Errorf("NaN-cost run: %s", all.Trials[3].State)
+	}
+}
+
+// Whole-number budgets (epochs) are the steps; a configuration that
+// Hyperband stopped below the highest budget is pruned with its last value;
+// runs of one configuration on different seeds are different trials.
+func TestImportSMACPrunedConfigurations(t *testing.T) {
+	dir := t.TempDir()
+	cs, _ := os.ReadFile("testdata/smac_v2/configspace.json")
+	os.WriteFile(filepath.Join(dir, "configspace.json"), cs, 0o644)
+	cfg := `{"alpha": 0.1, "batch_size": 8, "activation": "relu", "depth": 1}`
+	os.WriteFile(filepath.Join(dir, "runhistory.json"), []byte(`{"data": [
+		{"config_id": 1, "instance": null, "seed": 0, "budget": 1, "cost": 0.9, "status": 1},
+		{"config_id": 2, "instance": null, "seed": 0, "budget": 1, "cost": 0.5, "status": 1},
+		{"config_id": 2, "instance": null, "seed": 0, "budget": 3, "cost": 0.4, "status": 1},
+		{"config_id": 2, "instance": null, "seed": 0, "budget": 9, "cost": 0.3, "status": 1},
+		{"config_id": 1, "instance": null, "seed": 5, "budget": 9, "cost": 0.7, "status": 1},
+		{"config_id": 3, "instance": null, "seed": 0, "budget": 1, "cost": 0.6, "status": 1},
+		{"config_id": 3, "instance": null, "seed": 0, "budget": 3, "cost": 0.55, "status": 1}],
+		"configs": {"1": `+cfg+`, "2": `+cfg+`, "3": `+cfg+`}}`), 0o644)
+	run, err := ImportSMAC(dir, SMACOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		state history.State
+		value float64
+		inter []history.Intermediate
+	}{
+		{history.Pruned, 0.9, []history.Intermediate{{Step: 1, Value: 0.9}}},
+		{history.Complete, 0.3, []history.Intermediate{{Step: 1, Value: 0.5}, {Step: 3, Value: 0.4}, {Step: 9, Value: 0.3}}},
+		{history.Complete, 0.7, []history.Intermediate{{Step: 9, Value: 0.7}}}, // config 1, seed 5
+		{history.Pruned, 0.55, []history.Intermediate{{Step: 1, Value: 0.6}, {Step: 3, Value: 0.55}}},
+	}
+	if len(run.Trials) != len(want) {
+		t.Fatalf("%d trials, want %d", len(run.Trials), len(want))
+	}
+	for k, w := range want {
+		tr := run.Trials[k]
+		if tr.Number != int64(k) || tr.State != w.state || tr.Value != w.value || !reflect.DeepEqual(tr.Intermediate, w.inter) {
+			t.Errorf("trial %d: %d %s %v %v, want %s %v %v", k, tr.Number, tr.State, tr.Value, tr.Intermediate, w.state, w.value, w.inter)
+		}
+	}
+	if c := run.Counts(); c[history.Failed] != 0 || len(run.Usable()) != 2 {
+		t.Errorf("counts %v, %d usable", c, len(run.Usable()))
+	}
+	if !strings.Contains(strings.Join(run.Warnings, "\n"), "(step = the budget)") {
+		t.Errorf("warnings %q", run.Warnings)
 	}
 }
 

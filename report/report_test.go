@@ -297,8 +297,9 @@ func TestReportOnOptunaStudy(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkWellFormed(t, buf.String())
-	if !strings.Contains(buf.String(), "tpe-known") || !strings.Contains(buf.String(), "<th>failed</th>") {
-		t.Error("summary does not name the source or the failed trial")
+	if !strings.Contains(buf.String(), "tpe-known") || !strings.Contains(buf.String(), `<tr><th>failed</th><td class="num">1</td></tr>`) ||
+		!strings.Contains(buf.String(), `<tr><th>pruned</th><td class="num">1</td></tr>`) {
+		t.Error("summary does not name the source, or does not count the failed and the pruned trial apart")
 	}
 }
 

@@ -50,7 +50,7 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	study := fs.String("study", "", "Optuna study name (needed when the storage has several)")
 	list := fs.Bool("list", false, "list the studies of an Optuna storage and exit")
 	valueColumn := fs.String("value-column", "value", "objective column of a CSV/JSON table")
-	allBudgets := fs.Bool("all-budgets", false, "SMAC3: import runs of every budget, not only the highest")
+	allBudgets := fs.Bool("all-budgets", false, "SMAC3: import every run as a trial of its own (by default a configuration's runs at lower budgets are its intermediate values, and it is pruned if it stopped below the highest budget)")
 	out := fs.String("out", "", "write the trials CSV here")
 	spaceOut := fs.String("space-out", "", "write the space JSON here")
 	into := fs.String("into", "", "load into a store: a SQLite file (e.g. xbo.db) or a postgres:// URL")
@@ -185,9 +185,10 @@ func printRunSummary(w io.Writer, run *importer.Run) {
 }
 
 // loadIntoStore creates a study in the service's store and records every
-// trial: complete ones with their value, the others as failed with the
-// source's state as the reason (a pending trial would be handed to workers).
-// A failure part-way deletes the study again, so the store never holds half
+// trial with its intermediate values: complete ones with their value,
+// pruned ones as pruned (with their value, the last intermediate one), the
+// others as failed with the source's state as the reason (a pending trial
+// would be handed to workers). One transaction: the store never holds half
 // an import.
 func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run, stdout io.Writer) error {
 	st, err := store.Open(ctx, dsn)
@@ -202,7 +203,7 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 	// One transaction: a killed import leaves no partial study behind (and
 	// no trial that a later ask could hand out).
 	now := time.Now()
-	failed := 0
+	failed, pruned := 0, 0
 	trials := make([]store.ImportedTrial, 0, len(run.Trials))
 	for _, t := range run.Trials {
 		attrs := map[string]any{"imported_from": run.Format, "source_number": t.Number, "source_state": string(t.State)}
@@ -213,10 +214,22 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 			attrs["origin"] = t.Acquisition
 		}
 		it := store.ImportedTrial{Params: run.Space.ToMap(t.Params), UserAttrs: attrs}
-		if t.Usable() {
+		for _, iv := range t.Intermediate {
+			it.Intermediate = append(it.Intermediate, store.Intermediate{Step: iv.Step, Value: iv.Value})
+		}
+		switch {
+		case t.Usable():
 			v := t.Value
-			it.Value = &v
-		} else {
+			it.State, it.Value = store.Complete, &v
+		case t.State == history.Pruned:
+			it.State = store.Pruned
+			if !math.IsNaN(t.Value) && !math.IsInf(t.Value, 0) {
+				v := t.Value
+				it.Value = &v
+			}
+			pruned++
+		default:
+			it.State = store.Failed
 			it.Reason = fmt.Sprintf("imported from %s: %s", run.Format, t.State)
 			if t.State == history.Complete && math.IsInf(t.Value, 0) {
 				it.Reason = fmt.Sprintf("imported from %s: value %v", run.Format, t.Value)
@@ -231,6 +244,6 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 		}
 		return err
 	}
-	fmt.Fprintf(stdout, "loaded %d trials into study %q of %s (%d recorded as failed: failed, pruned, running or waiting in the source)\n", len(run.Trials), studyName, dsn, failed)
+	fmt.Fprintf(stdout, "loaded %d trials into study %q of %s (%d pruned; %d recorded as failed: failed, running or waiting in the source)\n", len(run.Trials), studyName, dsn, pruned, failed)
 	return nil
 }

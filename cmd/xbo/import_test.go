@@ -119,3 +119,56 @@ func TestImportIntoStore(t *testing.T) {
 		t.Errorf("the first import changed: %d trials", total)
 	}
 }
+
+// An Optuna study with pruned trials keeps them pruned in the store, with
+// their values and intermediate values (issue 20: they were recorded as
+// failed and their curves dropped).
+func TestImportPrunedOptunaIntoStore(t *testing.T) {
+	db := filepath.Join(t.TempDir(), "xbo.db")
+	code, stdout, stderr := runCLI(t, "import", "--optuna", importTestdata+"optuna_pruned_rdb.sqlite3", "--into", db)
+	if code != 0 || !strings.Contains(stdout, `loaded 16 trials into study "median-curves"`) || !strings.Contains(stdout, "(11 pruned; 0 recorded as failed") {
+		t.Fatalf("exit %d: %s %s", code, stdout, stderr)
+	}
+	if !strings.Contains(stdout, "imported 16 trials (5 complete, 11 pruned)") || !strings.Contains(stderr, "1 intermediate values are left out") {
+		t.Errorf("summary %q, warnings %q", stdout, stderr)
+	}
+	ctx := context.Background()
+	st, err := store.Open(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	list, _, err := st.Trials(ctx, "median-curves", store.TrialQuery{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned := 0
+	for _, tr := range list {
+		if len(tr.Intermediate) == 0 {
+			t.Errorf("trial %d lost its intermediate values", tr.Number)
+			continue
+		}
+		last := tr.Intermediate[len(tr.Intermediate)-1].Value
+		switch tr.State {
+		case store.Pruned:
+			pruned++
+			if tr.Value == nil || *tr.Value != last || tr.FailReason != "" {
+				t.Errorf("pruned trial %d: value %v, last intermediate %v, reason %q", tr.Number, tr.Value, last, tr.FailReason)
+			}
+		case store.Complete:
+		default:
+			t.Errorf("trial %d is %s", tr.Number, tr.State)
+		}
+	}
+	if pruned != 11 {
+		t.Errorf("%d pruned trials in the store, want 11", pruned)
+	}
+	// The imported curves are what a pruner of the study would read.
+	if vals, complete, err := st.CompleteAtStep(ctx, "median-curves", 5); err != nil || complete != 5 || len(vals) != 5 {
+		t.Errorf("complete trials' values at step 5: %v (%d complete) %v", vals, complete, err)
+	}
+	code, stdout, _ = runCLI(t, "study", "list", "--db", db)
+	if code != 0 || strings.Join(strings.Fields(strings.Split(stdout, "\n")[1])[:4], " ") != "median-curves minimize 5 11" {
+		t.Errorf("study list: %q", stdout)
+	}
+}

@@ -81,22 +81,27 @@ def describe(study):
             "state": t.state.name,
             "value": t.value,
             "params": t.params,
+            "intermediate": [[s, v] for s, v in sorted(t.intermediate_values.items())],
         })
     return {"direction": study.direction.name, "trials": out}
 
 
-def main():
+def write(prefix, fill, describe):
+    """Fills an RDB storage and a journal file with fill(storage), replacing
+    <prefix>rdb.sqlite3, <prefix>journal.log and <prefix>expected.json (what
+    describe(study) says of both studies)."""
     optuna.logging.set_verbosity(optuna.logging.ERROR)
-    for f in ("optuna_rdb.sqlite3", "optuna_journal.log"):
+    rdb_file, journal_file = prefix + "rdb.sqlite3", prefix + "journal.log"
+    for f in (rdb_file, journal_file):
         if os.path.exists(f):
             os.remove(f)
-    rdb = fill("sqlite:///optuna_rdb.sqlite3")
-    journal = optuna.storages.JournalStorage(optuna.storages.JournalFileStorage("optuna_journal.log"))
+    rdb = fill("sqlite:///" + rdb_file)
+    journal = optuna.storages.JournalStorage(optuna.storages.JournalFileStorage(journal_file))
     jstudy = fill(journal)
     expected = {"rdb": describe(rdb), "journal": describe(jstudy)}
-    with open("optuna_expected.json", "w") as f:
+    with open(prefix + "expected.json", "w") as f:
         json.dump(expected, f, indent=1, sort_keys=True)
 
 
 if __name__ == "__main__":
-    main()
+    write("optuna_", fill, describe)
