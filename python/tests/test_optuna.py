@@ -4,6 +4,7 @@ import math
 import os
 import subprocess
 import sys
+import tempfile
 import unittest
 import warnings
 
@@ -194,6 +195,26 @@ class BridgeTest(unittest.TestCase):
         # Optuna and recorded afterwards; none is missing or twice.
         self.assertEqual(numbers, list(range(10)))
         self.assertEqual({t.state for t in xtrials}, {"complete"})
+
+    def test_resumed_optuna_study_continues_the_xbo_study(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            storage = "sqlite:///" + os.path.join(tmp, "optuna.db")
+            first = self.sampler("bridge-resume")
+            name = first._study_name
+            objective = lambda t: (t.suggest_float("x", 0.0, 1.0) - 0.3) ** 2  # noqa: E731
+            optuna.create_study(study_name="resume", storage=storage, sampler=first).optimize(objective, n_trials=4)
+            # Another process, later: a new sampler on the same studies.
+            second = self.XBOSampler(study_name=name, **server_kwargs(), optimizer={"strategy": "ei", "seed": 5, "initial_size": 5})
+            study = optuna.load_study(study_name="resume", storage=storage, sampler=second)
+            study.optimize(objective, n_trials=3)
+            optuna_trials = study.trials
+        xtrials = second.xbo_study.trials
+        self.assertEqual([t.user_attrs["optuna_trial"] for t in xtrials], list(range(7)))
+        self.assertEqual([t.user_attrs["optuna_study"] for t in xtrials], ["resume"] * 7)
+        self.assertEqual([t.acquisition for t in xtrials][:5], ["imported"] + ["initial-design"] * 4)
+        self.assertEqual(set(t.acquisition for t in xtrials[5:]) - {"random-fallback"}, {"ei"})
+        for ot, xt in zip(optuna_trials, xtrials):
+            self.assertEqual((ot.params["x"], ot.value), (xt.params["x"], xt.value))
 
     def test_pruned_trials(self):
         sampler = self.sampler("bridge-prune")

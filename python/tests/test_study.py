@@ -1,6 +1,5 @@
 """Studies against a real xbo serve: create/load/delete, ask/tell, optimize."""
 
-import math
 import threading
 import time
 import unittest
@@ -323,10 +322,11 @@ class StudyTest(unittest.TestCase):
         acquisitions = [t.acquisition for t in study.trials]
         self.assertEqual(acquisitions[:8], ["initial-design"] * 8)
         self.assertEqual(set(acquisitions[8:]) - {"random-fallback"}, {"ei"})
-        # Random search finds a point this close (a disc of radius 0.1 in a
-        # 10 x 10 box) in 25 draws with probability below 1%.
-        self.assertLess(best.value, 0.01)
-        self.assertLess(math.hypot(best.params["x"] - 1.2, best.params["y"] + 0.7), 0.1)
+        # Within 0.032 of the minimum: random search lands in that disc of
+        # a 10 x 10 box with 25 draws with probability 0.08%. (Seeds 1-8
+        # gave 2e-6 to 2e-4.)
+        self.assertLess(best.value, 1e-3)
+        self.assertAlmostEqual(best.value, (best.params["x"] - 1.2) ** 2 + (best.params["y"] + 0.7) ** 2)
 
 
 if __name__ == "__main__":

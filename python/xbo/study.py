@@ -212,7 +212,9 @@ class Study:
     """A study on an xbo server. Get one from create_study or load_study.
 
     Attributes: ``name``, ``direction``, ``space`` (the space JSON),
-    ``optimizer`` (its stored configuration), ``url`` (its dashboard page).
+    ``optimizer`` (its stored configuration), ``pruner`` (None without
+    one), ``worker`` (the name recorded with each ask), ``url`` (its
+    dashboard page).
     Several threads may use one Study at once.
     """
 
@@ -227,7 +229,9 @@ class Study:
         self.direction: str = raw.get("direction") or "minimize"
         self.space: Dict[str, Any] = raw.get("space") or {}
         self.optimizer: Dict[str, Any] = raw.get("optimizer") or {}
-        self.pruner: Optional[Dict[str, Any]] = raw.get("pruner")
+        # The server stores {} (or type "none") for a study without pruner.
+        pruner = raw.get("pruner") or None
+        self.pruner: Optional[Dict[str, Any]] = None if pruner is None or pruner.get("type") in (None, "none") else pruner
         self._types = param_types(self.space)
         self.worker = worker or _default_worker()
         self._stop = threading.Event()
