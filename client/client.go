@@ -8,7 +8,17 @@
 //		err = c.Tell(ctx, "svm", t.Number, loss)
 //	}
 //
-// Tell, Fail and Report are idempotent on the server, so the client retries
+// With a pruner in the study (StudySpec.Pruner), a worker reports its
+// intermediate values and stops when Report says so:
+//
+//	for epoch := int64(1); epoch <= 50; epoch++ {
+//		loss := train(epoch)
+//		if prune, err := c.Report(ctx, "cnn", t.Number, epoch, loss); err == nil && prune {
+//			return c.Prune(ctx, "cnn", t.Number)
+//		}
+//	}
+//
+// Tell, Fail, Prune and Report are idempotent on the server, so the client retries
 // them (and every GET) after network errors and 5xx answers; Ask is not
 // retried after the request may have reached the server, because a lost
 // answer would leave a trial running until it expires.
@@ -91,6 +101,7 @@ type Study struct {
 	Direction  string          `json:"direction"`
 	Space      json.RawMessage `json:"space"`
 	Optimizer  json.RawMessage `json:"optimizer"`
+	Pruner     json.RawMessage `json:"pruner"`
 	CreatedAt  time.Time       `json:"created_at"`
 	Version    int64           `json:"version"`
 	NextNumber int64           `json:"next_number"`
@@ -140,11 +151,14 @@ func (t *Trial) Float(name string) (float64, error) {
 
 // StudySpec describes a study to create. Space is the space JSON document
 // (or any value that marshals to it, such as *space.Space); Optimizer is
-// the optimizer configuration object (nil for defaults).
+// the optimizer configuration object (nil for defaults); Pruner the pruner
+// configuration, e.g. map[string]any{"type": "median"} (nil for none; see
+// docs/api.md for the types and settings).
 type StudySpec struct {
 	Name      string `json:"name"`
 	Space     any    `json:"space"`
 	Optimizer any    `json:"optimizer,omitempty"`
+	Pruner    any    `json:"pruner,omitempty"`
 }
 
 // CreateStudy creates a study.
@@ -193,10 +207,34 @@ func (c *Client) Fail(ctx context.Context, study string, number int64, reason st
 }
 
 // Report records an intermediate value; it also keeps the trial from
-// expiring.
-func (c *Client) Report(ctx context.Context, study string, number, step int64, value float64) error {
-	return c.do(ctx, http.MethodPost, trialPath(study, number, "report"), map[string]any{"step": step, "value": value}, nil, true)
+// expiring. It returns whether the study's pruner says to stop the trial
+// now (always false without a pruner); the worker then calls Prune.
+func (c *Client) Report(ctx context.Context, study string, number, step int64, value float64) (prune bool, err error) {
+	var out struct {
+		Prune bool `json:"prune"`
+	}
+	err = c.do(ctx, http.MethodPost, trialPath(study, number, "report"), map[string]any{"step": step, "value": value}, &out, true)
+	return out.Prune, err
 }
+
+// Prune ends a trial as pruned (stopped early): its value is its last
+// intermediate value. Repeating it is harmless.
+func (c *Client) Prune(ctx context.Context, study string, number int64) error {
+	return c.do(ctx, http.MethodPost, trialPath(study, number, "tell"), map[string]any{"state": "pruned"}, nil, true)
+}
+
+// PruneWithValue ends a trial as pruned with the given value instead of its
+// last intermediate value.
+func (c *Client) PruneWithValue(ctx context.Context, study string, number int64, value float64) error {
+	if math.IsNaN(value) || math.IsInf(value, 0) {
+		return fmt.Errorf("client: prune trial %d: value %v is not finite (use Prune)", number, value)
+	}
+	return c.do(ctx, http.MethodPost, trialPath(study, number, "tell"), map[string]any{"state": "pruned", "value": value}, nil, true)
+}
+
+// ErrPruned, returned (or wrapped) by an objective of Optimize, says that
+// the objective stopped its trial because Report said to prune it.
+var ErrPruned = errors.New("trial pruned")
 
 // Enqueue queues a configuration; the next ask hands it out.
 func (c *Client) Enqueue(ctx context.Context, study string, params map[string]any) (*Trial, error) {
@@ -268,8 +306,9 @@ func (c *Client) Explain(ctx context.Context, study, kind string, query url.Valu
 }
 
 // Optimize runs n evaluations of objective one after the other: ask, call,
-// tell (or fail when objective returns an error). Run it in several
-// goroutines or processes for parallel workers.
+// tell (or fail when objective returns an error, or prune when it returns
+// ErrPruned). Run it in several goroutines or processes for parallel
+// workers.
 func (c *Client) Optimize(ctx context.Context, study string, n int, objective func(ctx context.Context, t *Trial) (float64, error)) error {
 	for i := 0; i < n; i++ {
 		t, err := c.Ask(ctx, study)
@@ -277,6 +316,12 @@ func (c *Client) Optimize(ctx context.Context, study string, n int, objective fu
 			return err
 		}
 		v, err := objective(ctx, t)
+		if errors.Is(err, ErrPruned) {
+			if perr := c.Prune(ctx, study, t.Number); perr != nil {
+				return perr
+			}
+			continue
+		}
 		if err != nil {
 			if ferr := c.Fail(ctx, study, t.Number, err.Error()); ferr != nil {
 				return ferr

@@ -3,10 +3,13 @@ package client_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -153,5 +156,62 @@ func TestTrialsPages(t *testing.T) {
 	evs, v, err := c.Events(ctx, "s", 0)
 	if err != nil || len(evs) != n || v == 0 {
 		t.Fatalf("events: %d %d %v", len(evs), v, err)
+	}
+}
+
+// A worker of a study with a pruner reports its learning curve through
+// Optimize's objective and returns ErrPruned when Report says to stop:
+// those trials end pruned (never failed), with their last reported value.
+func TestOptimizeWithPruner(t *testing.T) {
+	hs, _ := newServer(t, "")
+	ctx := context.Background()
+	c := client.New(hs.URL)
+	st, err := c.CreateStudy(ctx, client.StudySpec{Name: "p", Space: json.RawMessage(spaceDoc),
+		Optimizer: map[string]any{"strategy": "random", "seed": 4},
+		Pruner:    map[string]any{"type": "asha", "min_resource": 1, "reduction_factor": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(st.Pruner), `"type":"asha"`) {
+		t.Fatalf("study pruner %s", st.Pruner)
+	}
+	stopped := map[int64]float64{}
+	err = c.Optimize(ctx, "p", 12, func(ctx context.Context, tr *client.Trial) (float64, error) {
+		x, err := tr.Float("x")
+		if err != nil {
+			return 0, err
+		}
+		var loss float64
+		for step := int64(1); step <= 8; step++ {
+			loss = x + 1/float64(step) // a better x is better at every step
+			prune, err := c.Report(ctx, "p", tr.Number, step, loss)
+			if err != nil {
+				return 0, err
+			}
+			if prune {
+				stopped[tr.Number] = loss
+				return 0, fmt.Errorf("stopped at step %d: %w", step, client.ErrPruned)
+			}
+		}
+		return loss, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pruned, err := c.Trials(ctx, "p", "pruned")
+	if err != nil || len(pruned) == 0 || len(pruned) != len(stopped) {
+		t.Fatalf("%d pruned trials, %d stopped by the objective (%v)", len(pruned), len(stopped), err)
+	}
+	for _, tr := range pruned {
+		if tr.Value == nil || *tr.Value != stopped[tr.Number] {
+			t.Errorf("trial %d: value %v, last reported %v", tr.Number, tr.Value, stopped[tr.Number])
+		}
+	}
+	sum, err := c.Study(ctx, "p")
+	if err != nil || sum.Counts["failed"] != 0 || sum.Counts["complete"]+sum.Counts["pruned"] != 12 {
+		t.Fatalf("counts %v %v", sum.Counts, err)
+	}
+	if err := c.PruneWithValue(ctx, "p", 0, math.NaN()); err == nil {
+		t.Error("a NaN value was sent")
 	}
 }

@@ -28,7 +28,10 @@ import (
 )
 
 // State is a trial's stage. Only Complete trials with a finite value are
-// usable by surrogates and explanations.
+// usable by surrogates and explanations. A Pruned trial was stopped early
+// by a pruner: it keeps its intermediate values and, as Value, the last of
+// them (NaN when it reported none); that value is not at the full budget,
+// so it is not usable either, but a pruned trial is no failure.
 type State string
 
 // Trial states, a superset of what every source records: the store's
@@ -86,7 +89,8 @@ type Trial struct {
 }
 
 // Usable reports whether the trial has a value surrogates can learn from: it
-// is complete and its value is finite.
+// is complete and its value is finite. This is the one place that decides
+// it; a pruned trial is not usable (its value is an intermediate one).
 func (t *Trial) Usable() bool {
 	return t.State == Complete && !math.IsNaN(t.Value) && !math.IsInf(t.Value, 0)
 }

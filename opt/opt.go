@@ -49,6 +49,18 @@
 // with the WORST observed value, so the optimizer is steered away from a
 // configuration that crashed instead of proposing it again.
 //
+// Pruned trials (stopped early by a pruner, package prune) are given to the
+// optimizer as failed, by FromHistory and by the service alike. Their value
+// is an intermediate one, at a smaller budget than the complete trials', so
+// the surrogate must not be fitted to it as if it were a final result; a
+// pruner stops a trial because it looked worse than the others at that
+// budget, so conditioning proposals on the worst value, like a failure,
+// steers them away, and the duplicate check (which covers every trial)
+// never proposes the configuration again. This is the simplest honest
+// choice; a surrogate over configuration × budget would use the values.
+// Only the optimizer treats them alike: counts, listings and exports keep
+// pruned trials apart from failed ones.
+//
 // Everything random is derived from Config.Seed and the trial number, so a
 // run is reproducible, and an optimizer rebuilt from a stored history
 // (Config.History) proposes from the same streams and warm-starts from the

@@ -99,7 +99,7 @@ var notProposals = map[string]bool{
 // FromHistory turns a study's history into an optimizer history: expired
 // trials are left out (their requeued copies stand for them), complete
 // trials keep their completion order, failed and pruned ones count as
-// failed, the rest as pending. A trial's recorded proposal (history.Trial's
+// failed (see the package doc for why pruned ones do), the rest as pending. A trial's recorded proposal (history.Trial's
 // Meta) is read back; a history without records (a CSV file, an import) is
 // taken as a sequential run, so a model-chosen trial — one whose acquisition
 // is not a design, random or enqueued label, or every trial from the

@@ -21,7 +21,9 @@ func TestFromHistory(t *testing.T) {
 		{Number: 1, State: history.Complete, Params: []float64{0.2}, Value: 2, Acquisition: AcqInitialDesign, Completion: 0},
 		{Number: 2, State: history.Expired, Params: []float64{0.3}, Value: nan, Acquisition: "ei", Completion: -1},
 		{Number: 3, State: history.Complete, Params: []float64{0.4}, Value: 3, Acquisition: "ei", Completion: 3},
-		{Number: 4, State: history.Pruned, Params: []float64{0.5}, Value: nan, Acquisition: "ei", Meta: meta, Completion: -1},
+		// A pruned trial keeps its last intermediate value, better than
+		// every complete one: the optimizer must not learn it as a result.
+		{Number: 4, State: history.Pruned, Params: []float64{0.5}, Value: 0.05, Acquisition: "ei", Meta: meta, Completion: -1},
 		{Number: 5, State: history.Running, Params: []float64{0.6}, Value: nan, Acquisition: "ei", Completion: -1},
 	}}
 	hist, ids, err := FromHistory(h)
@@ -41,6 +43,9 @@ func TestFromHistory(t *testing.T) {
 		if got.State != w.state || got.Completion != w.completion || got.Observed != w.observed {
 			t.Errorf("trial %d: %v completion %d observed %d, want %+v", k, got.State, got.Completion, got.Observed, w)
 		}
+	}
+	if !math.IsNaN(hist[3].Value) {
+		t.Errorf("the pruned trial's value %v reached the optimizer", hist[3].Value)
 	}
 	if hist[3].Note != "n" {
 		t.Errorf("the recorded proposal's note was not read back")

@@ -97,7 +97,7 @@ func (c *trialsCollector) Collect(ch chan<- prometheus.Metric) {
 			totals[state] += n
 		}
 	}
-	for _, state := range []store.State{store.Pending, store.Running, store.Complete, store.Failed, store.Expired} {
+	for _, state := range store.States {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(totals[state]), string(state))
 	}
 }

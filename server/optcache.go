@@ -39,7 +39,7 @@ type studyCache struct {
 	next    int64                 // trials numbered below are in trials
 	seen    int64                 // highest version in trials
 	optID   map[int64]int64       // store trial number → optimizer trial id
-	state   map[int64]store.State // what the optimizer holds: Pending, Complete or Failed
+	state   map[int64]store.State // what the optimizer holds: Pending, Complete, Failed or Pruned
 	trials  map[int64]store.Trial // every trial of the study as last read
 	vals    map[int64][]float64   // natural values of every trial's params
 }
@@ -407,11 +407,13 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 				return false
 			}
 			c.state[t.Number] = store.Complete
-		case t.State == store.Failed:
+		case t.State == store.Failed, t.State == store.Pruned:
+			// A pruned trial is no evaluation at full budget: the
+			// optimizer takes it as failed (see optHistory).
 			if err := c.o.TellFailed(c.optID[t.Number]); err != nil {
 				return false
 			}
-			c.state[t.Number] = store.Failed
+			c.state[t.Number] = t.State
 		default:
 			// An expired trial cannot be withdrawn from the optimizer's
 			// pending set in place.
@@ -444,7 +446,10 @@ func (c *studyCache) rebuild(st *store.Study) error {
 // history maps stored trials to the optimizer's history. Running and queued
 // trials are pending (the constant liar accounts for them), expired trials
 // are left out (their requeued copies stand for them), completions keep the
-// order in which they were stored.
+// order in which they were stored. Pruned trials are given as failed, as
+// opt.FromHistory gives them: their value is not at the full budget, so
+// the surrogate is not fitted to it, and the proposals are steered away
+// from them (conditioned on the worst value) and never copy them.
 func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[int64]int64, map[int64]store.State, error) {
 	var completes []store.Trial
 	for _, t := range all {
@@ -478,9 +483,9 @@ func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[i
 			}
 			ht.State, ht.Value, ht.Completion = opt.Complete, *t.Value, rank[t.Number]
 			state[t.Number] = store.Complete
-		case store.Failed:
+		case store.Failed, store.Pruned:
 			ht.State = opt.Failed
-			state[t.Number] = store.Failed
+			state[t.Number] = t.State
 		default:
 			ht.State = opt.Pending
 			state[t.Number] = store.Pending

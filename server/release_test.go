@@ -43,7 +43,7 @@ func TestCancelledAskReleasesTrial(t *testing.T) {
 	forBackends(t, func(t *testing.T, backend string) {
 		st, _ := storetest.Open(t, backend)
 		ctx := context.Background()
-		rec, err := server.NewStudyRecord("r", json.RawMessage(space2D), json.RawMessage(`{"strategy":"random","seed":3}`), time.Now())
+		rec, err := server.NewStudyRecord("r", json.RawMessage(space2D), json.RawMessage(`{"strategy":"random","seed":3}`), nil, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}

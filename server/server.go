@@ -40,6 +40,7 @@ import (
 
 	"xbo/explain"
 	"xbo/opt"
+	"xbo/prune"
 	"xbo/space"
 	"xbo/store"
 	"xbo/web"
@@ -479,12 +480,15 @@ type StudyRequest struct {
 	Name      string          `json:"name"`
 	Space     json.RawMessage `json:"space"`
 	Optimizer json.RawMessage `json:"optimizer,omitempty"`
+	Pruner    json.RawMessage `json:"pruner,omitempty"`
 }
 
-// NewStudyRecord validates a study request (the space, and the optimizer
-// configuration by building an optimizer from it), picks a seed when none is
-// given, and returns what the store keeps. Errors wrap store.ErrInvalid.
-func NewStudyRecord(name string, spaceDoc, optimizer json.RawMessage, now time.Time) (store.NewStudy, error) {
+// NewStudyRecord validates a study request (the space, the optimizer
+// configuration by building an optimizer from it, and the pruner
+// configuration of package prune), picks a seed when none is given, and
+// returns what the store keeps: the pruner with every setting written out.
+// Errors wrap store.ErrInvalid.
+func NewStudyRecord(name string, spaceDoc, optimizer, pruner json.RawMessage, now time.Time) (store.NewStudy, error) {
 	if strings.TrimSpace(name) == "" {
 		return store.NewStudy{}, fmt.Errorf("%w: study name is missing", store.ErrInvalid)
 	}
@@ -506,6 +510,14 @@ func NewStudyRecord(name string, spaceDoc, optimizer json.RawMessage, now time.T
 	if _, err := cfg.New(sp, nil, 0); err != nil {
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
+	pr, err := prune.Parse(pruner)
+	if err != nil {
+		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	prJSON, err := json.Marshal(pr)
+	if err != nil {
+		return store.NewStudy{}, fmt.Errorf("encode pruner: %w", err)
+	}
 	// Keep the document as written (compacted): it is what the user knows,
 	// and it parses back to the same space.
 	spaceJSON, err := spaceDocument(spaceDoc)
@@ -519,7 +531,7 @@ func NewStudyRecord(name string, spaceDoc, optimizer json.RawMessage, now time.T
 	if err != nil {
 		return store.NewStudy{}, fmt.Errorf("encode optimizer: %w", err)
 	}
-	return store.NewStudy{Name: name, Direction: string(sp.Objective), Space: spaceJSON, Optimizer: optJSON, Now: now}, nil
+	return store.NewStudy{Name: name, Direction: string(sp.Objective), Space: spaceJSON, Optimizer: optJSON, Pruner: prJSON, Now: now}, nil
 }
 
 // spaceDocument returns a space document as compact JSON, converting YAML.
@@ -548,7 +560,7 @@ func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {
 	if err := decode(r, &req, false); err != nil {
 		return err
 	}
-	ns, err := NewStudyRecord(req.Name, req.Space, req.Optimizer, s.now())
+	ns, err := NewStudyRecord(req.Name, req.Space, req.Optimizer, req.Pruner, s.now())
 	if err != nil {
 		return err
 	}
@@ -621,10 +633,11 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 }
 
 // TellRequest is the body of POST /api/studies/{study}/trials/{trial}/tell:
-// a value, or state "failed" with an optional reason.
+// a value, state "failed" with an optional reason, or state "pruned" with
+// an optional value (by default the trial's last intermediate value).
 type TellRequest struct {
 	Value     json.RawMessage `json:"value,omitempty"`
-	State     string          `json:"state,omitempty"` // "complete" (default with a value) or "failed"
+	State     string          `json:"state,omitempty"` // "complete" (default with a value), "failed" or "pruned"
 	Reason    string          `json:"reason,omitempty"`
 	UserAttrs map[string]any  `json:"user_attrs,omitempty"`
 }
@@ -667,8 +680,18 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) error {
 		if len(req.Value) > 0 && string(req.Value) != "null" {
 			return badRequest("a failed trial has no value")
 		}
+	case string(store.Pruned):
+		res.State, res.Value = store.Pruned, math.NaN() // NaN: the last intermediate value
+		if len(req.Value) > 0 && string(req.Value) != "null" {
+			if res.Value, err = finite("value", req.Value); err != nil {
+				return err
+			}
+		}
+		if req.Reason != "" {
+			return badRequest("a reason goes with state \"failed\" only")
+		}
 	default:
-		return badRequest("state %q: a tell sets \"complete\" (with a value) or \"failed\"", req.State)
+		return badRequest("state %q: a tell sets \"complete\" (with a value), \"failed\" or \"pruned\"", req.State)
 	}
 	t, changed, err := s.st.Tell(r.Context(), name, num, res)
 	if err != nil {
@@ -708,7 +731,61 @@ func (s *Server) report(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	s.changed(name)
-	return writeJSON(w, http.StatusOK, t)
+	d, err := s.shouldPrune(r.Context(), name, t)
+	if err != nil {
+		return err
+	}
+	return writeJSON(w, http.StatusOK, ReportResponse{Trial: t, Prune: d.Prune, PruneReason: d.Reason})
+}
+
+// ReportResponse is the answer to a report: the trial as stored, and
+// whether the study's pruner says to stop it now (the worker then tells
+// {"state": "pruned"}) and why.
+type ReportResponse struct {
+	*store.Trial
+	Prune       bool   `json:"prune"`
+	PruneReason string `json:"prune_reason"`
+}
+
+// shouldPrune asks the study's pruner about a trial that just reported,
+// from the intermediate values in the store (package prune).
+func (s *Server) shouldPrune(ctx context.Context, name string, t *store.Trial) (prune.Decision, error) {
+	st, err := s.st.Study(ctx, name)
+	if err != nil {
+		return prune.Decision{}, err
+	}
+	cfg, err := prune.Parse(st.Pruner)
+	if err != nil {
+		return prune.Decision{}, fmt.Errorf("stored pruner of %q: %w", name, err)
+	}
+	curve := make([]prune.Point, len(t.Intermediate))
+	for i, iv := range t.Intermediate {
+		curve[i] = prune.Point{Step: iv.Step, Value: iv.Value}
+	}
+	trial := prune.Trial{Study: name, Number: t.Number, Curve: curve, Maximize: st.Direction == string(space.Maximize)}
+	return cfg.Decide(ctx, trial, storeSource{s.st, name})
+}
+
+// storeSource reads what a pruner compares a trial with from the store.
+type storeSource struct {
+	st    store.Store
+	study string
+}
+
+func (src storeSource) CompleteAtStep(ctx context.Context, step int64) ([]float64, int, error) {
+	return src.st.CompleteAtStep(ctx, src.study, step)
+}
+
+func (src storeSource) FirstFromStep(ctx context.Context, step int64) ([]prune.StepValue, error) {
+	values, err := src.st.FirstFromStep(ctx, src.study, step)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]prune.StepValue, len(values))
+	for i, v := range values {
+		out[i] = prune.StepValue{Number: v.Number, Step: v.Step, Value: v.Value}
+	}
+	return out, nil
 }
 
 // AddTrialRequest is the body of POST /api/studies/{study}/trials.
@@ -806,7 +883,7 @@ func (s *Server) listTrials(w http.ResponseWriter, r *http.Request) error {
 		for _, st := range strings.Split(field, ",") {
 			state := store.State(strings.TrimSpace(st))
 			if !state.Valid() {
-				return badRequest("state %q is not one of pending, running, complete, failed, expired", st)
+				return badRequest("state %q is not one of %s", st, stateNames())
 			}
 			q.States = append(q.States, state)
 		}
@@ -816,6 +893,15 @@ func (s *Server) listTrials(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, TrialPage{Trials: trials, Total: total, Offset: q.Offset, Limit: q.Limit})
+}
+
+// stateNames lists the trial states for messages.
+func stateNames() string {
+	names := make([]string, len(store.States))
+	for i, st := range store.States {
+		names[i] = string(st)
+	}
+	return strings.Join(names, ", ")
 }
 
 func (s *Server) best(w http.ResponseWriter, r *http.Request) error {

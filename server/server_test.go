@@ -254,6 +254,14 @@ func TestBadInput(t *testing.T) {
 			{"tell no value", "POST", "/api/studies/s/trials/1/tell", `{}`, true, 400, "value is missing"},
 			{"tell bad state", "POST", "/api/studies/s/trials/1/tell", `{"state":"running","value":1}`, true, 400, "complete"},
 			{"fail with value", "POST", "/api/studies/s/trials/1/tell", `{"state":"failed","value":1}`, true, 400, "no value"},
+			{"tell bad state names pruned", "POST", "/api/studies/s/trials/1/tell", `{"state":"stopped"}`, true, 400, `"failed" or "pruned"`},
+			{"prune with reason", "POST", "/api/studies/s/trials/1/tell", `{"state":"pruned","reason":"slow"}`, true, 400, "reason goes with state \"failed\" only"},
+			{"prune NaN value", "POST", "/api/studies/s/trials/1/tell", `{"state":"pruned","value":"NaN"}`, true, 400, "finite"},
+			{"prune after complete", "POST", "/api/studies/s/trials/0/tell", `{"state":"pruned"}`, true, 409, "already complete"},
+			{"create bad pruner setting", "POST", "/api/studies", `{"name":"t","space":` + space2D + `,"pruner":{"type":"median","n_warmup_steps":-1}}`, true, 400, `n_warmup_steps -1 must be in \[0, 1000000000\]`},
+			{"create unknown pruner", "POST", "/api/studies", `{"name":"t","space":` + space2D + `,"pruner":{"type":"patient"}}`, true, 400, `type "patient" is not one of`},
+			{"create pruner setting of another type", "POST", "/api/studies", `{"name":"t","space":` + space2D + `,"pruner":{"type":"asha","percentile":20}}`, true, 400, "percentile does not apply to the asha pruner"},
+			{"create hyperband without max", "POST", "/api/studies", `{"name":"t","space":` + space2D + `,"pruner":{"type":"hyperband"}}`, true, 400, "max_resource is required"},
 			{"tell unknown field", "POST", "/api/studies/s/trials/1/tell", `{"value":1,"loss":2}`, true, 400, "unknown field"},
 			{"tell different value", "POST", "/api/studies/s/trials/0/tell", `{"value": 2}`, true, 409, "already complete with value 1.25"},
 			{"fail after complete", "POST", "/api/studies/s/trials/0/tell", `{"state": "failed"}`, true, 409, "already complete"},
@@ -432,7 +440,7 @@ func TestExpiryRequeue(t *testing.T) {
 		a, _ := e.c.Ask(ctx, "s")
 		b, _ := e.c.Ask(ctx, "s")
 		e.clock.Add(30 * time.Second)
-		if err := e.c.Report(ctx, "s", a.Number, 1, 5); err != nil { // heartbeat keeps a alive
+		if _, err := e.c.Report(ctx, "s", a.Number, 1, 5); err != nil { // heartbeat keeps a alive
 			t.Fatal(err)
 		}
 		e.clock.Add(45 * time.Second)

@@ -163,7 +163,7 @@ func (b *postgresBackend) close() error {
 // study or trial does not exist or the trial is finished already.
 var qTellDirect = `UPDATE trials t SET state = $3, value = $4, fail_reason = $5, finished_us = $6, updated_us = $6,
 	version = nextval('trial_version')
-	FROM studies s WHERE s.name = $1 AND t.study_id = s.id AND t.number = $2 AND t.state NOT IN ('complete', 'failed', 'expired')
+	FROM studies s WHERE s.name = $1 AND t.study_id = s.id AND t.number = $2 AND t.state NOT IN ('complete', 'failed', 'pruned', 'expired')
 	RETURNING ` + trialColumnsT
 
 // directTell runs on the pool, outside an explicit transaction (not for an

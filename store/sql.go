@@ -132,22 +132,23 @@ func (s *sqlStore) tryTx(ctx context.Context, write bool, fn func(q tx) error) e
 	return nil
 }
 
-const studyColumns = `id, name, direction, space, optimizer, created_us, version, next_number`
+const studyColumns = `id, name, direction, space, optimizer, pruner, created_us, version, next_number`
 
 // scanStudy reads a study row. Its Version is the row's counter, which only
 // SQLite maintains; the public methods replace it by the highest trial
 // version.
 func scanStudy(scan func(dest ...any) error) (*Study, error) {
 	var (
-		st           Study
-		space, optim string
-		created      int64
+		st                   Study
+		space, optim, pruner string
+		created              int64
 	)
-	if err := scan(&st.ID, &st.Name, &st.Direction, &space, &optim, &created, &st.Version, &st.NextNumber); err != nil {
+	if err := scan(&st.ID, &st.Name, &st.Direction, &space, &optim, &pruner, &created, &st.Version, &st.NextNumber); err != nil {
 		return nil, err
 	}
 	st.Space = []byte(space)
 	st.Optimizer = []byte(optim)
+	st.Pruner = []byte(pruner)
 	st.CreatedAt = fromMicros(created)
 	return &st, nil
 }
@@ -312,13 +313,16 @@ func (s *sqlStore) CreateStudy(ctx context.Context, ns NewStudy) (*Study, error)
 
 // insertStudy inserts a checked new study; a taken name is ErrExists.
 func (s *sqlStore) insertStudy(ctx context.Context, q querier, ns NewStudy) (*Study, error) {
-	optim := string(ns.Optimizer)
+	optim, pruner := string(ns.Optimizer), string(ns.Pruner)
 	if optim == "" {
 		optim = "{}"
 	}
-	st, err := scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, created_us)
-		VALUES ($1, $2, $3, $4, $5) RETURNING `+studyColumns,
-		ns.Name, ns.Direction, string(ns.Space), optim, micros(ns.Now)))
+	if pruner == "" {
+		pruner = "{}"
+	}
+	st, err := scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, pruner, created_us)
+		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+studyColumns,
+		ns.Name, ns.Direction, string(ns.Space), optim, pruner, micros(ns.Now)))
 	if err != nil && s.b.isUniqueViolation(err) {
 		return nil, fmt.Errorf("study %q: %w", ns.Name, ErrExists)
 	}
@@ -420,6 +424,9 @@ func (s *sqlStore) DeleteStudy(ctx context.Context, name string) error {
 		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
 			return err
 		}
+		if _, err := q.exec(ctx, `DELETE FROM intermediate_values WHERE study_id = $1`, st.ID); err != nil {
+			return fmt.Errorf("store: delete intermediate values of %q: %w", name, err)
+		}
 		if _, err := q.exec(ctx, `DELETE FROM trials WHERE study_id = $1`, st.ID); err != nil {
 			return fmt.Errorf("store: delete trials of %q: %w", name, err)
 		}
@@ -487,10 +494,16 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 	if err := checkNewStudy(ns); err != nil {
 		return nil, fmt.Errorf("store: import study: %w", err)
 	}
-	type prepared struct{ params, attrs string }
+	type prepared struct {
+		state                       State
+		params, attrs, intermediate string
+	}
 	rows := make([]prepared, len(trials))
 	for i, t := range trials {
 		var err error
+		if rows[i].state, rows[i].intermediate, err = importedState(t); err != nil {
+			return nil, fmt.Errorf("store: import study: trial %d: %w", i, err)
+		}
 		if rows[i].params, rows[i].attrs, err = encodeTrial(t.Params, t.Value, t.UserAttrs); err != nil {
 			return nil, fmt.Errorf("store: import study: trial %d: %w", i, err)
 		}
@@ -511,19 +524,23 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 		}
 		now := micros(ns.Now)
 		for i, t := range trials {
-			row := trialRow{studyID: st.ID, number: first + int64(i), state: Complete, params: rows[i].params,
+			row := trialRow{studyID: st.ID, number: first + int64(i), state: rows[i].state, params: rows[i].params,
 				userAttrs: rows[i].attrs, value: t.Value, acquisition: "imported", created: now, finished: &now, version: v}
-			if t.Value == nil {
-				row.state = Failed
-			}
 			tr, err := insertTrial(ctx, q, row)
 			if err != nil {
 				return err
 			}
-			if t.Value == nil && t.Reason != "" {
-				if _, err := q.exec(ctx, `UPDATE trials SET fail_reason = $2 WHERE id = $1`, tr.ID, t.Reason); err != nil {
+			reason := ""
+			if row.state == Failed {
+				reason = t.Reason
+			}
+			if reason != "" || len(t.Intermediate) > 0 {
+				if _, err := q.exec(ctx, `UPDATE trials SET fail_reason = $2, intermediate = $3 WHERE id = $1`, tr.ID, reason, rows[i].intermediate); err != nil {
 					return err
 				}
+			}
+			if err := insertSteps(ctx, q, st.ID, row.number, t.Intermediate); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -532,6 +549,70 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 		return nil, fmt.Errorf("store: import study: %w", err)
 	}
 	return st, nil
+}
+
+// importedState checks an imported trial's state and intermediate values
+// and returns its state and its intermediate values as stored.
+func importedState(t ImportedTrial) (State, string, error) {
+	state := t.State
+	switch {
+	case state == "" && t.Value != nil:
+		state = Complete
+	case state == "":
+		state = Failed
+	case state == Complete && t.Value == nil:
+		return "", "", fmt.Errorf("%w: a complete trial needs a value", ErrInvalid)
+	case state == Failed && t.Value != nil:
+		return "", "", fmt.Errorf("%w: a failed trial has no value", ErrInvalid)
+	case state != Complete && state != Failed && state != Pruned:
+		return "", "", fmt.Errorf("%w: an imported trial is complete, failed or pruned, not %q", ErrInvalid, state)
+	}
+	sorted := make([]Intermediate, 0, len(t.Intermediate))
+	for _, iv := range t.Intermediate {
+		if err := checkFinite("intermediate value", iv.Value); err != nil {
+			return "", "", fmt.Errorf("step %d: %w", iv.Step, err)
+		}
+		if iv.Step < 0 {
+			return "", "", fmt.Errorf("%w: step %d is negative", ErrInvalid, iv.Step)
+		}
+		sorted = withIntermediate(sorted, iv.Step, iv.Value)
+	}
+	if len(sorted) != len(t.Intermediate) {
+		return "", "", fmt.Errorf("%w: a step appears twice among the intermediate values", ErrInvalid)
+	}
+	inter, err := marshalJSON(sorted, "[]")
+	if err != nil {
+		return "", "", fmt.Errorf("%w: intermediate values: %v", ErrInvalid, err)
+	}
+	return state, inter, nil
+}
+
+// stepsPerInsert bounds the rows of one insert of intermediate values (4
+// parameters each, far below both databases' limits).
+const stepsPerInsert = 500
+
+// insertSteps adds a trial's intermediate values to the per-step table the
+// pruners read (intermediate_values, which mirrors the trials' intermediate
+// column).
+func insertSteps(ctx context.Context, q querier, studyID, number int64, steps []Intermediate) error {
+	for start := 0; start < len(steps); start += stepsPerInsert {
+		chunk := steps[start:min(len(steps), start+stepsPerInsert)]
+		var sb strings.Builder
+		sb.WriteString(`INSERT INTO intermediate_values (study_id, number, step, value) VALUES `)
+		args := make([]any, 0, 4*len(chunk))
+		for i, iv := range chunk {
+			if i > 0 {
+				sb.WriteString(", ")
+			}
+			n := len(args)
+			fmt.Fprintf(&sb, "($%d, $%d, $%d, $%d)", n+1, n+2, n+3, n+4)
+			args = append(args, studyID, number, iv.Step, iv.Value)
+		}
+		if _, err := q.exec(ctx, sb.String(), args...); err != nil {
+			return fmt.Errorf("store: intermediate values of trial %d: %w", number, err)
+		}
+	}
+	return nil
 }
 
 // askView reads trials for a proposer inside an ask.
@@ -1000,7 +1081,9 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 	if err := checkResult(r); err != nil {
 		return nil, false, fmt.Errorf("store: tell trial %d: %w", number, err)
 	}
-	if q, sql := s.b.directTell(); q != nil && len(r.UserAttrs) == 0 {
+	// A pruned trial's value may be its last intermediate value, which
+	// the transaction below reads.
+	if q, sql := s.b.directTell(); q != nil && len(r.UserAttrs) == 0 && r.State != Pruned {
 		var value *float64
 		if r.State == Complete {
 			value = &r.Value
@@ -1060,12 +1143,8 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		if err != nil {
 			return err
 		}
-		var value *float64
-		if r.State == Complete {
-			value = &r.Value
-		}
 		tt, err := scanTrial(q.queryRow(ctx, qTellUpdate,
-			t.ID, string(r.State), value, r.Reason, attrs, micros(r.Now), v))
+			t.ID, string(r.State), outcomeValue(t, r), r.Reason, attrs, micros(r.Now), v))
 		if err != nil {
 			return err
 		}
@@ -1180,11 +1259,98 @@ func (s *sqlStore) ReportIntermediate(ctx context.Context, study string, number 
 		if err != nil {
 			return err
 		}
+		if _, err := q.exec(ctx, qUpsertStep, studyID, t.Number, rep.Step, rep.Value); err != nil {
+			return fmt.Errorf("store: intermediate value of trial %d: %w", t.Number, err)
+		}
 		out = &tt
 		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: report %q trial %d: %w", study, number, err)
+	}
+	return out, nil
+}
+
+// qUpsertStep records (or replaces) one intermediate value in the per-step
+// table.
+const qUpsertStep = `INSERT INTO intermediate_values (study_id, number, step, value) VALUES ($1, $2, $3, $4)
+	ON CONFLICT (study_id, number, step) DO UPDATE SET value = excluded.value`
+
+// qCompleteAtStep reads the values complete trials reported at one step, in
+// no particular order: SQLite walks the complete trials (index
+// trials_by_state) and looks each one's step up by primary key, so the cost
+// grows with the number of complete trials, not with the number of values
+// they reported.
+const qCompleteAtStep = `SELECT i.value FROM intermediate_values i
+	JOIN trials t ON t.study_id = i.study_id AND t.number = i.number
+	WHERE i.study_id = $1 AND i.step = $2 AND t.state = 'complete'`
+
+func (s *sqlStore) CompleteAtStep(ctx context.Context, study string, step int64) ([]float64, int, error) {
+	var values []float64
+	var complete int64
+	err := s.withTx(ctx, false, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		if err := q.queryRow(ctx, `SELECT count(*) FROM trials WHERE study_id = $1 AND state = 'complete'`, st.ID)(&complete); err != nil {
+			return err
+		}
+		r, err := q.query(ctx, qCompleteAtStep, st.ID, step)
+		if err != nil {
+			return err
+		}
+		values, err = collect(r, func(v *float64) []any { return []any{v} })
+		return err
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("store: values of %q at step %d: %w", study, step, err)
+	}
+	return values, int(complete), nil
+}
+
+// collect reads and closes a result: one value per row, scanned into the
+// fields that fields names.
+func collect[T any](r rows, fields func(*T) []any) ([]T, error) {
+	defer r.Close()
+	var out []T
+	for r.Next() {
+		var v T
+		if err := r.Scan(fields(&v)...); err != nil {
+			return nil, err
+		}
+		out = append(out, v)
+	}
+	return out, r.Err()
+}
+
+// qFirstFromStep finds, per trial of the study, its first reported step at
+// or above $2 with one index seek (primary key study_id, number, step) and
+// reads that step's value: the cost grows with the number of trials, not
+// with the number of values they reported.
+const qFirstFromStep = `SELECT f.number, i.step, i.value FROM
+	(SELECT t.number, (SELECT j.step FROM intermediate_values j
+		WHERE j.study_id = t.study_id AND j.number = t.number AND j.step >= $2 ORDER BY j.step LIMIT 1) AS step
+	 FROM trials t WHERE t.study_id = $1) f
+	JOIN intermediate_values i ON i.study_id = $1 AND i.number = f.number AND i.step = f.step
+	ORDER BY f.number`
+
+func (s *sqlStore) FirstFromStep(ctx context.Context, study string, step int64) ([]StepValue, error) {
+	var out []StepValue
+	err := s.withTx(ctx, false, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		r, err := q.query(ctx, qFirstFromStep, st.ID, step)
+		if err != nil {
+			return err
+		}
+		out, err = collect(r, func(v *StepValue) []any { return []any{&v.Number, &v.Step, &v.Value} })
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: first values of %q from step %d: %w", study, step, err)
 	}
 	return out, nil
 }

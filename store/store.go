@@ -42,16 +42,20 @@ type State string
 // or re-queued after an expiry) until an ask hands them out; running trials
 // belong to a worker until it tells or its deadline passes, when they become
 // expired and their configuration is queued again as a new pending trial.
+// A pruned trial was stopped early on purpose (its worker followed the
+// study's pruner): it keeps its intermediate values and, as its value, the
+// last of them. It is not a failure, and not a finished evaluation either.
 const (
 	Pending  State = "pending"
 	Running  State = "running"
 	Complete State = "complete"
 	Failed   State = "failed"
+	Pruned   State = "pruned"
 	Expired  State = "expired"
 )
 
 // States lists every state in life-cycle order.
-var States = []State{Pending, Running, Complete, Failed, Expired}
+var States = []State{Pending, Running, Complete, Failed, Pruned, Expired}
 
 // Valid reports whether s is one of the known states.
 func (s State) Valid() bool {
@@ -63,8 +67,9 @@ func (s State) Valid() bool {
 	return false
 }
 
-// Finished reports whether a trial in this state has its outcome recorded.
-func (s State) Finished() bool { return s == Complete || s == Failed }
+// Finished reports whether a trial in this state has its outcome recorded
+// (it never changes again).
+func (s State) Finished() bool { return s == Complete || s == Failed || s == Pruned }
 
 // Errors returned by every backend; test them with errors.Is.
 var (
@@ -74,14 +79,17 @@ var (
 	ErrInvalid  = errors.New("invalid")
 )
 
-// Study is a tuning study. Space and Optimizer are JSON documents that the
-// store keeps verbatim; the server parses them.
+// Study is a tuning study. Space, Optimizer and Pruner are JSON documents
+// that the store keeps verbatim; the server parses them.
 type Study struct {
 	ID        int64           `json:"id"`
 	Name      string          `json:"name"`
 	Direction string          `json:"direction"`
 	Space     json.RawMessage `json:"space"`
 	Optimizer json.RawMessage `json:"optimizer"`
+	// Pruner is the study's pruner configuration (package prune); {} when
+	// the study has none.
+	Pruner    json.RawMessage `json:"pruner"`
 	CreatedAt time.Time       `json:"created_at"`
 	// Version is the highest version stamped on the study's trials (0 when
 	// it has none): every change of a trial takes a new, larger version.
@@ -105,13 +113,17 @@ type StudySummary struct {
 	Best   *float64      `json:"best,omitempty"`
 }
 
-// ImportedTrial is a finished trial recorded from another tool: complete
-// with Value, or failed with Reason when Value is nil.
+// ImportedTrial is a finished trial recorded from another tool. State is
+// Complete (with Value), Failed (with Reason) or Pruned (with its last
+// intermediate value as Value, when it has one); an empty State means
+// Complete when Value is set and Failed otherwise.
 type ImportedTrial struct {
-	Params    map[string]any
-	Value     *float64
-	Reason    string
-	UserAttrs map[string]any
+	State        State
+	Params       map[string]any
+	Value        *float64
+	Reason       string
+	UserAttrs    map[string]any
+	Intermediate []Intermediate
 }
 
 // NewStudy describes a study to create.
@@ -120,6 +132,7 @@ type NewStudy struct {
 	Direction string // "minimize" or "maximize"
 	Space     json.RawMessage
 	Optimizer json.RawMessage
+	Pruner    json.RawMessage // optional; stored as {} when empty
 	Now       time.Time
 }
 
@@ -218,9 +231,12 @@ type ProposeFunc func(ctx context.Context, view AskView) (Proposal, error)
 // NextNumber+1, ...).
 type BatchProposeFunc func(ctx context.Context, view AskView, n int) ([]Proposal, error)
 
-// Result is the outcome a worker tells.
+// Result is the outcome a worker tells: Complete with Value, Failed, or
+// Pruned. A pruned trial's Value is NaN to keep its last intermediate value
+// as its value (no value when it reported none), or a finite value to
+// record instead.
 type Result struct {
-	State     State // Complete or Failed
+	State     State // Complete, Failed or Pruned
 	Value     float64
 	Reason    string
 	UserAttrs map[string]any
@@ -234,6 +250,13 @@ type Report struct {
 	Value  float64
 	Now    time.Time
 	Extend time.Duration
+}
+
+// StepValue is one trial's intermediate value at one step.
+type StepValue struct {
+	Number int64
+	Step   int64
+	Value  float64
 }
 
 // TrialQuery selects trials for listing.
@@ -281,6 +304,15 @@ type Store interface {
 	Release(ctx context.Context, study string, number int64, now time.Time) (t *Trial, released bool, err error)
 	// ReportIntermediate records an intermediate value of an unfinished trial.
 	ReportIntermediate(ctx context.Context, study string, number int64, r Report) (*Trial, error)
+	// CompleteAtStep returns the intermediate values that the study's
+	// complete trials reported at exactly step (in no particular order),
+	// and how many complete trials the study has, read in one snapshot:
+	// what median and percentile pruners compare a running trial with.
+	CompleteAtStep(ctx context.Context, study string, step int64) (values []float64, complete int, err error)
+	// FirstFromStep returns, for every trial of the study (in any state)
+	// that reported a step ≥ step, the first such step and its value, in
+	// trial-number order: what successive-halving pruners compare at a rung.
+	FirstFromStep(ctx context.Context, study string, step int64) ([]StepValue, error)
 	// Expire marks running trials whose deadline is before now as expired and
 	// queues their configurations again; it returns the expired trials.
 	Expire(ctx context.Context, study string, now time.Time) ([]Trial, error)
@@ -361,11 +393,11 @@ func checkNewStudy(s NewStudy) error {
 	if !json.Valid(s.Space) {
 		return fmt.Errorf("%w: space is not valid JSON", ErrInvalid)
 	}
-	if len(s.Optimizer) == 0 {
-		return nil
-	}
-	if !json.Valid(s.Optimizer) {
+	if len(s.Optimizer) > 0 && !json.Valid(s.Optimizer) {
 		return fmt.Errorf("%w: optimizer configuration is not valid JSON", ErrInvalid)
+	}
+	if len(s.Pruner) > 0 && !json.Valid(s.Pruner) {
+		return fmt.Errorf("%w: pruner configuration is not valid JSON", ErrInvalid)
 	}
 	return nil
 }
@@ -383,9 +415,29 @@ func checkResult(r Result) error {
 		return checkFinite("value", r.Value)
 	case Failed:
 		return nil
+	case Pruned:
+		if math.IsInf(r.Value, 0) {
+			return fmt.Errorf("%w: value %v is not a finite number", ErrInvalid, r.Value)
+		}
+		return nil
 	default:
-		return fmt.Errorf("%w: a tell must complete or fail a trial, not set it %q", ErrInvalid, r.State)
+		return fmt.Errorf("%w: a tell must complete, fail or prune a trial, not set it %q", ErrInvalid, r.State)
 	}
+}
+
+// outcomeValue is the value a tell records for trial t: a complete
+// trial's told value, a pruned trial's told value or else its last
+// intermediate value (none when it reported none), no value for a failure.
+func outcomeValue(t *Trial, r Result) *float64 {
+	switch {
+	case r.State == Complete, r.State == Pruned && !math.IsNaN(r.Value):
+		v := r.Value
+		return &v
+	case r.State == Pruned && len(t.Intermediate) > 0:
+		v := t.Intermediate[len(t.Intermediate)-1].Value
+		return &v
+	}
+	return nil
 }
 
 func checkQuery(q TrialQuery) error {
@@ -400,15 +452,18 @@ func checkQuery(q TrialQuery) error {
 	return nil
 }
 
-// sameOutcome decides whether a repeated tell is the same as the recorded one.
+// sameOutcome decides whether a repeated tell is the same as the recorded
+// one (a pruned trial's intermediate values never change once it is
+// finished, so its resolved value can be compared).
 func sameOutcome(t *Trial, r Result) bool {
 	if t.State != r.State {
 		return false
 	}
-	if r.State == Failed {
-		return true
+	want := outcomeValue(t, r)
+	if want == nil || t.Value == nil {
+		return want == nil && t.Value == nil
 	}
-	return t.Value != nil && *t.Value == r.Value
+	return *t.Value == *want
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }

@@ -436,7 +436,9 @@ func (w *Writer) Write(r Record) error {
 // Write writes every trial of a history in number order, with the number
 // and state columns, so that reading it back gives the same history (up to
 // what the CSV does not hold: intermediate values, attributes, timestamps):
-// what `xbo study export` and the importers produce.
+// what `xbo study export` and the importers produce. A pruned trial keeps
+// its value (its last intermediate value), which readers do not model: its
+// state says it is no result at full budget.
 func Write(w io.Writer, h *history.History) error {
 	if h == nil || h.Space == nil {
 		return errors.New("trials: no history or no space")
@@ -448,7 +450,7 @@ func Write(w io.Writer, h *history.History) error {
 	for i := range h.Trials {
 		t := &h.Trials[i]
 		v := math.NaN()
-		if t.Usable() {
+		if t.Usable() || (t.State == history.Pruned && !math.IsInf(t.Value, 0)) {
 			v = t.Value
 		}
 		if err := tw.Write(Record{Number: t.Number, Params: t.Params, Value: v, Acquisition: t.Acquisition, State: string(t.State)}); err != nil {

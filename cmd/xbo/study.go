@@ -48,6 +48,7 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
 	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: best (default), mean, worst, believer")
 	seed := fs.Int64("seed", -1, "random seed (default: chosen at random and stored)")
+	pruner := fs.String("pruner", "", `pruner as JSON, e.g. '{"type":"median","n_warmup_steps":5}' (types none, median, percentile, asha, hyperband; docs/api.md)`)
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	ns, err := server.NewStudyRecord(*name, spaceJSON, optJSON, time.Now())
+	ns, err := server.NewStudyRecord(*name, spaceJSON, optJSON, json.RawMessage(*pruner), time.Now())
 	if err != nil {
 		return usageError{err}
 	}
@@ -83,7 +84,7 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "created study %q (%s, %d parameters, optimizer %s)\n", created.Name, created.Direction, sp.Dim(), created.Optimizer)
+	fmt.Fprintf(env.stdout, "created study %q (%s, %d parameters, optimizer %s, pruner %s)\n", created.Name, created.Direction, sp.Dim(), created.Optimizer, created.Pruner)
 	return nil
 }
 
@@ -112,14 +113,14 @@ func runStudyList(ctx context.Context, args []string, env *cliEnv) error {
 		return enc.Encode(list)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tDIRECTION\tCOMPLETE\tRUNNING\tPENDING\tFAILED\tEXPIRED\tBEST")
+	fmt.Fprintln(tw, "NAME\tDIRECTION\tCOMPLETE\tPRUNED\tRUNNING\tPENDING\tFAILED\tEXPIRED\tBEST")
 	for _, s := range list {
 		best := "-"
 		if s.Best != nil {
 			best = fmt.Sprintf("%.6g", *s.Best)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Direction, s.Counts[store.Complete], s.Counts[store.Running],
-			s.Counts[store.Pending], s.Counts[store.Failed], s.Counts[store.Expired], best)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Direction, s.Counts[store.Complete], s.Counts[store.Pruned],
+			s.Counts[store.Running], s.Counts[store.Pending], s.Counts[store.Failed], s.Counts[store.Expired], best)
 	}
 	return tw.Flush()
 }
@@ -130,7 +131,7 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 	name := fs.String("name", "", "study name (or give it as the first argument)")
 	_ = fs.Bool("csv", true, "write the trials CSV (the default)")
 	asJSON := fs.Bool("json", false, "write every trial as JSON instead (all states, all fields)")
-	failed := fs.Bool("failed", false, "CSV: include failed and pruned trials (with an empty value)")
+	failed := fs.Bool("failed", false, "CSV: include failed trials too (with an empty value)")
 	out := fs.String("o", "", "output file (default stdout)")
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		*name, args = args[0], args[1:]
@@ -165,9 +166,11 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
+	// Complete and pruned trials (a pruned one with its last intermediate
+	// value and state "pruned"); failed ones on request.
 	kept := h.Trials[:0:0]
 	for _, t := range h.Trials {
-		if t.State == history.Complete || (*failed && t.State != history.Pending && t.State != history.Running && t.State != history.Expired) {
+		if t.State == history.Complete || t.State == history.Pruned || (*failed && t.State == history.Failed) {
 			kept = append(kept, t)
 		}
 	}

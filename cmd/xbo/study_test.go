@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -41,6 +42,13 @@ params:
 	if code, _, _ := runCLI(t, "study", "create", "--db", db, "--space", spacePath); code != 2 {
 		t.Fatalf("missing name: exit %d", code)
 	}
+	code, out, errOut = runCLI(t, "study", "create", "--db", db, "--name", "hb", "--space", spacePath, "--pruner", `{"type":"hyperband","max_resource":27}`)
+	if code != 0 || !strings.Contains(out, `pruner {"type":"hyperband","min_resource":1,"max_resource":27,"reduction_factor":3,"bootstrap_count":0}`) {
+		t.Fatalf("create with a pruner: exit %d, %q %q", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "study", "create", "--db", db, "--name", "y", "--space", spacePath, "--pruner", `{"type":"median","interval_steps":0}`); code != 2 || !strings.Contains(errOut, "interval_steps 0") {
+		t.Fatalf("bad pruner: exit %d %q", code, errOut)
+	}
 
 	ctx := context.Background()
 	st, err := store.Open(ctx, db)
@@ -68,23 +76,45 @@ params:
 	}
 	queued, _ := st.AddTrial(ctx, "cnn", store.NewTrial{Params: rows[0], Now: time.Now()})
 	st.Tell(ctx, "cnn", queued.Number, store.Result{State: store.Failed, Now: time.Now()})
+	// A pruned trial: handed out, reported at step 3, told pruned.
+	queued, _ = st.AddTrial(ctx, "cnn", store.NewTrial{Params: rows[1], Now: time.Now()})
+	if _, err := st.Ask(ctx, "cnn", store.AskRequest{Worker: "w", Now: time.Now()}, nil); err == nil {
+		t.Fatal("an ask without a proposer was accepted")
+	}
+	if _, err := st.Ask(ctx, "cnn", store.AskRequest{Worker: "w", Now: time.Now()}, func(context.Context, store.AskView) (store.Proposal, error) {
+		return store.Proposal{}, errors.New("the queued trial should have been handed out")
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.ReportIntermediate(ctx, "cnn", queued.Number, store.Report{Step: 3, Value: 0.7, Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := st.Tell(ctx, "cnn", queued.Number, store.Result{State: store.Pruned, Value: math.NaN(), Now: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
 	st.Close()
 
 	code, out, _ = runCLI(t, "study", "list", "--db", db)
 	if code != 0 || !strings.Contains(out, "cnn") || !strings.Contains(out, "1.5") {
 		t.Fatalf("list: %d %q", code, out)
 	}
+	// NAME DIRECTION COMPLETE PRUNED RUNNING PENDING FAILED EXPIRED BEST
+	lines := strings.Split(out, "\n")
+	if !strings.Contains(lines[0], "PRUNED") || strings.Join(strings.Fields(lines[1]), " ") != "cnn maximize 2 1 0 0 1 0 1.5" {
+		t.Fatalf("list: %q", out)
+	}
 	code, out, _ = runCLI(t, "study", "list", "--db", db, "--json")
 	var list []store.StudySummary
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 1 || list[0].Counts[store.Complete] != 2 {
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 || list[0].Counts[store.Complete] != 2 || list[0].Counts[store.Pruned] != 1 {
 		t.Fatalf("list --json: %d %q", code, out)
 	}
 	code, out, errOut = runCLI(t, "study", "export", "cnn", "--csv", "--db", db)
 	if code != 0 {
 		t.Fatalf("export: %d %q", code, errOut)
 	}
-	if !strings.HasPrefix(out, "number,lr,depth,opt,beta,value,acquisition,state\n") || strings.Contains(out, "failed") {
-		t.Fatalf("export header: %q", out)
+	if !strings.HasPrefix(out, "number,lr,depth,opt,beta,value,acquisition,state\n") || strings.Contains(out, "failed") ||
+		!strings.Contains(out, ",0.7,enqueued,pruned\n") {
+		t.Fatalf("export (complete and pruned trials, not failed ones): %q", out)
 	}
 	sp, err := space.Load(spacePath)
 	if err != nil {
@@ -113,7 +143,7 @@ params:
 	if code, _, errOut := runCLI(t, "study", "export", "cnn", "--failed", "-o", outFile, "--db", db); code != 0 {
 		t.Fatalf("export -o: %d %q", code, errOut)
 	}
-	if b, err := os.ReadFile(outFile); err != nil || strings.Count(string(b), "\n") != 4 || !strings.Contains(string(b), ",failed\n") {
+	if b, err := os.ReadFile(outFile); err != nil || strings.Count(string(b), "\n") != 5 || !strings.Contains(string(b), ",failed\n") {
 		t.Fatalf("exported file %q %v", b, err)
 	}
 	// Read-only commands never create a database (a typo in --db).

@@ -27,25 +27,43 @@ func Fixtures() string {
 // the test when XBO_REQUIRE_OPTUNA is set, as CI does.
 func FreshStudy(t testing.TB) string {
 	t.Helper()
+	return FreshStudyFrom(t, "make_optuna.py")
+}
+
+// FreshStudyFrom is FreshStudy with another script of the fixtures
+// directory.
+func FreshStudyFrom(t testing.TB, script string) string {
+	t.Helper()
+	if !Available(t) {
+		return ""
+	}
+	dir := t.TempDir()
+	text, err := os.ReadFile(filepath.Join(Fixtures(), script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, script), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(Python, script)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", script, err, out)
+	}
+	return dir
+}
+
+// Available reports whether Python can import optuna. When it cannot, it
+// logs why and returns false — or fails the test when XBO_REQUIRE_OPTUNA is
+// set, as CI does.
+func Available(t testing.TB) bool {
+	t.Helper()
 	if err := exec.Command(Python, "-c", "import optuna").Run(); err != nil {
 		if os.Getenv("XBO_REQUIRE_OPTUNA") != "" {
 			t.Fatalf("XBO_REQUIRE_OPTUNA is set but %s cannot import optuna: %v", Python, err)
 		}
 		t.Logf("python3-optuna is not installed (%v)", err)
-		return ""
+		return false
 	}
-	dir := t.TempDir()
-	script, err := os.ReadFile(filepath.Join(Fixtures(), "make_optuna.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "make_optuna.py"), script, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(Python, "make_optuna.py")
-	cmd.Dir = dir
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("make_optuna.py: %v\n%s", err, out)
-	}
-	return dir
+	return true
 }
