@@ -223,7 +223,7 @@ class BridgeTest(unittest.TestCase):
         def objective(trial):
             x = trial.suggest_float("x", 0.0, 1.0)
             for step in range(4):
-                trial.report(x + (3 - step) if trial.number < 3 else 100.0, step)
+                trial.report(1.0 - 0.1 * step if trial.number < 3 else 100.0, step)
                 if trial.should_prune():
                     raise optuna.TrialPruned()
             return x
