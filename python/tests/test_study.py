@@ -199,9 +199,9 @@ class StudyTest(unittest.TestCase):
         self.assertEqual(states, [
             (0, "complete", None),
             (1, "failed", "ValueError: boom 1"),
-            (2, "failed", "the objective returned NaN"),
-            (3, "failed", "the objective returned negative infinity"),
-            (4, "failed", "the objective returned None, not a number"),
+            (2, "failed", "the objective's value is NaN"),
+            (3, "failed", "the objective's value is negative infinity"),
+            (4, "failed", "the objective's value is None, not a number"),
             (5, "complete", None),
         ])
         self.assertEqual(got, ["complete", "failed", "failed", "failed", "failed", "complete"])
@@ -271,7 +271,7 @@ class StudyTest(unittest.TestCase):
         failed = study.tell(a.number, state="failed", reason="no GPU")
         self.assertEqual((failed.state, failed.fail_reason), ("failed", "no GPU"))
         nan = study.tell(c, float("nan"))
-        self.assertEqual((nan.state, nan.fail_reason), ("failed", "the objective returned NaN"))
+        self.assertEqual((nan.state, nan.fail_reason), ("failed", "the value is NaN"))
         with self.assertRaises(ValueError):
             study.tell(c, 1.0, state="failed")
         with self.assertRaises(ValueError):

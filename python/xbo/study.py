@@ -25,8 +25,14 @@ def _default_worker() -> str:
     return "%s-%d" % (socket.gethostname(), os.getpid())
 
 
-def _connect(url: Optional[str], token: Optional[str], retries: int, timeout: float) -> Connection:
-    return Connection(url, token, retries=retries, timeout=timeout)
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("a study name must be a non-empty string, not %r" % (name,))
+
+
+def _check_worker(worker: Any) -> None:
+    if worker is not None and (not isinstance(worker, str) or len(worker.encode()) > 200):
+        raise ValueError("worker must be a string of at most 200 bytes, not %r" % (worker,))
 
 
 def _pruner_document(pruner: Any) -> Optional[Dict[str, Any]]:
@@ -65,8 +71,8 @@ def create_study(
     provided its space and direction are the ones given (ValueError
     otherwise): every worker may then run the same create_study call.
     """
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError("a study name must be a non-empty string, not %r" % (name,))
+    _check_name(name)
+    _check_worker(worker)
     doc = space_document(space, direction)
     body: Dict[str, Any] = {"name": name, "space": doc}
     if optimizer is not None:
@@ -76,9 +82,11 @@ def create_study(
     pruner_doc = _pruner_document(pruner)
     if pruner_doc is not None:
         body["pruner"] = pruner_doc
-    conn = _connect(url, token, retries, timeout)
+    conn = Connection(url, token, retries=retries, timeout=timeout)
     try:
-        raw = conn.request("POST", "/api/studies", body, idempotent=False)
+        # With load_if_exists a repeated create is harmless (its 409 loads
+        # the study), so a lost answer may be retried.
+        raw = conn.request("POST", "/api/studies", body, idempotent=load_if_exists)
     except XBOError as e:
         if e.status != 409 or not load_if_exists:
             raise
@@ -107,11 +115,11 @@ def load_study(
     creates the study. (Alternatively every worker calls create_study with
     load_if_exists=True.)
     """
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError("a study name must be a non-empty string, not %r" % (name,))
+    _check_name(name)
+    _check_worker(worker)
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0:
         raise ValueError("wait must be a number of seconds >= 0, not %r" % (wait,))
-    conn = _connect(url, token, retries, timeout)
+    conn = Connection(url, token, retries=retries, timeout=timeout)
     deadline = time.monotonic() + wait
     pause = 0.5
     while True:
@@ -142,9 +150,8 @@ def delete_study(
     timeout: float = 300.0,
 ) -> None:
     """Delete a study and all its trials."""
-    if not isinstance(name, str) or not name.strip():
-        raise ValueError("a study name must be a non-empty string, not %r" % (name,))
-    _connect(url, token, retries, timeout).request("DELETE", "/api/studies/" + quote(name))
+    _check_name(name)
+    Connection(url, token, retries=retries, timeout=timeout).request("DELETE", "/api/studies/" + quote(name))
 
 
 def _read_study(conn: Connection, name: str) -> Dict[str, Any]:
@@ -166,22 +173,22 @@ def _checked_attrs(user_attrs: Any) -> Dict[str, Any]:
     return dict(user_attrs)
 
 
-def objective_value(result: Any) -> Tuple[Optional[float], Optional[str]]:
-    """The objective's return value as a finite float, or a failure reason."""
-    if isinstance(result, bool):
-        return None, "the objective returned a boolean (%r), not a number" % result
-    if isinstance(result, (str, bytes)) or result is None:
-        return None, "the objective returned %r, not a number" % (result,)
-    if isinstance(result, (list, tuple)):
-        return None, "the objective returned %d values; xbo studies have one objective" % len(result)
+def finite_value(value: Any, what: str = "the value") -> Tuple[Optional[float], Optional[str]]:
+    """value as a finite float, or why it is not one ("<what> is NaN", ...)."""
+    if isinstance(value, bool):
+        return None, "%s is a boolean (%r), not a number" % (what, value)
+    if isinstance(value, (str, bytes)) or value is None:
+        return None, "%s is %r, not a number" % (what, value)
+    if isinstance(value, (list, tuple)):
+        return None, "%s holds %d values; xbo studies have one objective" % (what, len(value))
     try:
-        v = float(result)
+        v = float(value)
     except (TypeError, ValueError):
-        return None, "the objective returned %r, which is not a number" % (result,)
+        return None, "%s %r is not a number" % (what, value)
     if math.isnan(v):
-        return None, "the objective returned NaN"
+        return None, "%s is NaN" % what
     if math.isinf(v):
-        return None, "the objective returned %s infinity" % ("positive" if v > 0 else "negative")
+        return None, "%s is %s infinity" % (what, "positive" if v > 0 else "negative")
     return v, None
 
 
@@ -222,8 +229,7 @@ class Study:
     _page_size = 10000
 
     def __init__(self, conn: Connection, raw: Dict[str, Any], worker: Optional[str] = None) -> None:
-        if worker is not None and (not isinstance(worker, str) or len(worker.encode()) > 200):
-            raise ValueError("worker must be a string of at most 200 bytes, not %r" % (worker,))
+        _check_worker(worker)
         self._conn = conn
         self.name: str = raw["name"]
         self.direction: str = raw.get("direction") or "minimize"
@@ -284,7 +290,7 @@ class Study:
 
         state None or "complete" needs a value; a value that is not a
         finite number (NaN, infinity, None, a string) fails the trial with a
-        reason instead, as Optuna does. state "failed" takes an optional
+        reason ("the value is NaN") instead, as Optuna does. state "failed" takes an optional
         reason; "pruned" an optional value (typically the last intermediate
         one). A live Trial's user attributes go with the tell, updated by
         user_attrs. Telling the same outcome again is accepted (so retries
@@ -302,7 +308,7 @@ class Study:
             raise ValueError('a reason goes with state "failed" only')
         body: Dict[str, Any] = {}
         if state in (None, "complete"):
-            v, why = objective_value(value)
+            v, why = finite_value(value)
             if why is None:
                 body["value"] = v
             else:
@@ -317,9 +323,9 @@ class Study:
         else:
             body["state"] = "pruned"
             if value is not None:
-                v, why = objective_value(value)
+                v, why = finite_value(value)
                 if why is not None:
-                    raise ValueError("trial %d: pruned with value %r: %s" % (number, value, why))
+                    raise ValueError("trial %d: pruned: %s" % (number, why))
                 body["value"] = v
         attrs = dict(trial.user_attrs) if isinstance(trial, Trial) else {}
         attrs.update(_checked_attrs(user_attrs))
@@ -341,9 +347,9 @@ class Study:
         """Record a configuration evaluated elsewhere, with its value, as a
         complete trial; the optimizer learns from it."""
         body = self._trial_body(params, user_attrs)
-        v, why = objective_value(value)
+        v, why = finite_value(value)
         if why is not None:
-            raise ValueError("add_trial: %s" % why.replace("the objective returned", "value is"))
+            raise ValueError("add_trial: %s" % why)
         body["value"] = v
         return self._frozen(self._conn.request("POST", self._path("trials"), body, idempotent=False))
 
@@ -506,7 +512,12 @@ class Study:
                 _log.error("Trial %d: could not record the failure: %s", trial.number, tell_error)
             raise
         else:
-            frozen = self.tell(trial, result)
+            value, why = finite_value(result, "the objective's value")
+            if why is None:
+                frozen = self.tell(trial, value)
+            else:
+                frozen = self.tell(trial, state="failed", reason=why)
+                _log.warning("Trial %d failed: %s", trial.number, why)
             if frozen.state == "complete":
                 _log.info("Trial %d finished with value %r and parameters %r.", frozen.number, frozen.value, frozen.params)
         for cb in callbacks:
