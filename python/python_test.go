@@ -70,7 +70,7 @@ func TestPythonClient(t *testing.T) {
 		summary := regexp.MustCompile(`(?m)^Ran \d+ tests? in .*$|^OK.*$`).FindAllString(out, -1)
 		t.Logf("%s", strings.Join(summary, "; "))
 		if !strings.Contains(out, "test_xbo_proposes_optuna_evaluates") {
-			t.Fatalf("the Optuna bridge tests did not run:\n%s", out)
+			t.Fatalf("unittest did not discover the Optuna bridge tests (test_optuna.py):\n%s", out)
 		}
 		if os.Getenv("XBO_REQUIRE_OPTUNA") != "" && strings.Contains(out, "skipped 'optuna is not installed'") {
 			t.Fatalf("XBO_REQUIRE_OPTUNA is set but the Optuna bridge tests skipped (%s cannot import optuna):\n%s", py, out)
