@@ -46,6 +46,43 @@ class RequireOptunaTest(unittest.TestCase):
         self.assertIsNotNone(optuna, "XBO_REQUIRE_OPTUNA is set but %s cannot import optuna" % sys.executable)
 
 
+@unittest.skipIf(optuna is None, "optuna is not installed")
+class MappingTest(unittest.TestCase):
+    def test_distributions_to_xbo(self):
+        from optuna.distributions import CategoricalDistribution as C, FloatDistribution as F, IntDistribution as I
+        from xbo.integration.optuna import xbo_param
+
+        self.assertEqual(xbo_param("lr", F(1e-4, 1.0, log=True)), {"name": "lr", "type": "float", "low": 1e-4, "high": 1.0, "log": True})
+        self.assertEqual(xbo_param("n", I(2, 9)), {"name": "n", "type": "int", "low": 2, "high": 9})
+        self.assertEqual(xbo_param("c", C([16, True, "a"])), {"name": "c", "type": "categorical", "choices": [16, True, "a"]})
+        self.assertIsNone(xbo_param("q", F(0.0, 1.0, step=0.25)))
+        self.assertIsNone(xbo_param("k", I(0, 10, step=2)))
+        self.assertIsNone(xbo_param("z", C([None, "a"])))
+        self.assertIsNone(xbo_param("alike", C([1, 1.0])))
+        self.assertIsNone(xbo_param("alike", C(["true", True])))
+
+    def test_values_back_to_optuna(self):
+        from optuna.distributions import CategoricalDistribution as C, FloatDistribution as F, IntDistribution as I
+        from xbo.integration.optuna import optuna_value
+
+        choices = C([16, True, 2.0, "a"])
+        # typed, as current servers answer; and as text, as older ones did
+        for given, want in [(16, 16), (True, True), (2.0, 2.0), ("a", "a"), ("16", 16), ("true", True), ("2", 2.0)]:
+            got = optuna_value(choices, given)
+            self.assertEqual((got, type(got)), (want, type(want)), given)
+        with self.assertRaises(ValueError):
+            optuna_value(choices, "b")
+        self.assertEqual(optuna_value(F(0.1, 10.0, log=True), 10.000000000000002), 10.0)
+        self.assertEqual(optuna_value(I(1, 5), 3.0), 3)
+
+    def test_sampler_arguments(self):
+        from xbo.integration.optuna import XBOSampler
+
+        for kwargs in [{"study_name": ""}, {"optimizer": "ei"}, {"independent_sampler": "random"}]:
+            with self.assertRaises(ValueError):
+                XBOSampler(**kwargs)
+
+
 @needs_server
 @unittest.skipIf(optuna is None, "optuna is not installed")
 class BridgeTest(unittest.TestCase):

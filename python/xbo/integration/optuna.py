@@ -22,7 +22,8 @@ How it maps Optuna onto xbo:
   xbo's proposal (an ask); the sampler tells xbo the outcome: the value,
   intermediate values, user attributes, pruned or failed.
 - Parameters xbo cannot hold in its space (distributions with a ``step``,
-  categorical choices that are None or not strings, numbers or booleans)
+  categorical choices that are None or not strings, numbers or booleans,
+  or two choices written alike such as 1 and 1.0)
   and parameters outside the space are sampled independently. If the
   intersection later shrinks (a parameter is no longer suggested by every
   trial, or its range changes), the xbo study no longer describes the trials:
@@ -85,10 +86,11 @@ def xbo_param(name: str, dist: BaseDistribution) -> Optional[Dict[str, Any]]:
     if isinstance(dist, CategoricalDistribution):
         if not all(_json_scalar(c) for c in dist.choices):
             return None
-        try:
-            return xbo.Categorical(name, list(dist.choices)).to_dict()
-        except ValueError:  # e.g. 1 and True, which JSON tells apart but Optuna may not
+        # xbo names a choice by its text too (CSV files, older servers), so
+        # choices written alike (1 and 1.0, "true" and True) cannot coexist.
+        if len({_choice_text(c) for c in dist.choices}) < len(dist.choices):
             return None
+        return xbo.Categorical(name, list(dist.choices)).to_dict()
     return None
 
 
