@@ -1,119 +1,41 @@
 #!/usr/bin/env python3
-"""A worker for the xbo tuning service, using only the Python standard library.
+"""A worker for the xbo tuning service, written on the xbo Python package.
 
 It tunes a small logistic-regression model trained by (mini-batch) gradient
 descent on a synthetic two-class data set, all in plain Python: the
 hyperparameters are the learning rate, the L2 penalty, the number of epochs
 and the batch mode, and the objective is the validation log loss.
 
+    python3 -m pip install --no-index ./python   # once
     xbo serve &                                   # or: xbo serve --token T
-    python3 worker.py --study logreg --create --trials 30
-    python3 worker.py --study logreg --trials 30 &   # more workers, same study
+    python3 examples/python/worker.py --study logreg --create --trials 30
+    python3 examples/python/worker.py --study logreg --trials 30 &   # more workers, same study
 
 Each worker asks the server for a configuration, trains, reports the
-validation loss after every epoch (which also keeps the trial from expiring),
-and tells the final loss. Several workers may run at once, on any machines.
+validation loss after every epoch (which also keeps the trial from expiring,
+and lets a study created with --pruner stop unpromising trials), and tells
+the final loss. Several workers may run at once, on any machines; a worker
+started before the study exists waits for it (--wait).
 """
 
 import argparse
 import json
 import math
-import os
 import random
-import socket
 import sys
-import time
-import urllib.error
-import urllib.parse
-import urllib.request
 
-SPACE = {
-    "objective": "minimize",
-    "params": [
-        {"name": "lr", "type": "float", "low": 1e-3, "high": 3.0, "log": True},
-        {"name": "l2", "type": "float", "low": 1e-6, "high": 1e-1, "log": True},
-        {"name": "epochs", "type": "int", "low": 2, "high": 40},
-        {"name": "batch", "type": "categorical", "choices": ["full", "mini"]},
-    ],
-}
+try:
+    import xbo
+except ImportError:
+    sys.exit("worker.py needs the xbo package; from the xbo repository run:\n"
+             "    python3 -m pip install --no-index ./python")
 
-
-class APIError(Exception):
-    def __init__(self, status, message):
-        super().__init__("HTTP %d: %s" % (status, message))
-        self.status = status
-        self.message = message
-
-
-class Client:
-    """Minimal JSON client of the xbo HTTP API (see docs/api.md)."""
-
-    def __init__(self, url, token=None, worker=None, retries=8):
-        self.url = url.rstrip("/")
-        self.token = token
-        self.worker = worker or "%s-%d" % (socket.gethostname(), os.getpid())
-        self.retries = retries
-
-    def request(self, method, path, body=None, retry=False):
-        data = None if body is None else json.dumps(body).encode()
-        delay = 0.1
-        for attempt in range(self.retries + 1):
-            req = urllib.request.Request(self.url + path, data=data, method=method)
-            req.add_header("Accept", "application/json")
-            if data is not None:
-                req.add_header("Content-Type", "application/json")
-            if self.token:
-                req.add_header("Authorization", "Bearer " + self.token)
-            try:
-                with urllib.request.urlopen(req, timeout=60) as resp:
-                    raw = resp.read()
-                    return json.loads(raw) if raw else None
-            except urllib.error.HTTPError as e:
-                try:
-                    message = json.loads(e.read()).get("error", "")
-                except ValueError:
-                    message = e.reason
-                if e.code >= 500 and retry and attempt < self.retries:
-                    time.sleep(delay)
-                    delay = min(2 * delay, 5)
-                    continue
-                raise APIError(e.code, message) from None
-            except (urllib.error.URLError, ConnectionError, socket.timeout) as e:
-                # Asks are retried only when the server could not be reached
-                # at all; tells and reports are idempotent and always retried.
-                refused = isinstance(getattr(e, "reason", e), ConnectionRefusedError)
-                if (retry or refused) and attempt < self.retries:
-                    time.sleep(delay)
-                    delay = min(2 * delay, 5)
-                    continue
-                raise
-
-    def create_study(self, name, space, optimizer=None):
-        body = {"name": name, "space": space}
-        if optimizer:
-            body["optimizer"] = optimizer
-        return self.request("POST", "/api/studies", body)
-
-    def ask(self, study):
-        return self.request("POST", "/api/studies/%s/ask" % q(study), {"worker": self.worker})
-
-    def tell(self, study, number, value):
-        return self.request("POST", "/api/studies/%s/trials/%d/tell" % (q(study), number), {"value": value}, retry=True)
-
-    def fail(self, study, number, reason):
-        body = {"state": "failed", "reason": reason}
-        return self.request("POST", "/api/studies/%s/trials/%d/tell" % (q(study), number), body, retry=True)
-
-    def report(self, study, number, step, value):
-        body = {"step": step, "value": value}
-        return self.request("POST", "/api/studies/%s/trials/%d/report" % (q(study), number), body, retry=True)
-
-    def best(self, study):
-        return self.request("GET", "/api/studies/%s/best" % q(study), retry=True)
-
-
-def q(name):
-    return urllib.parse.quote(name, safe="")
+SPACE = [
+    xbo.Float("lr", 1e-3, 3.0, log=True),
+    xbo.Float("l2", 1e-6, 1e-1, log=True),
+    xbo.Int("epochs", 2, 40),
+    xbo.Categorical("batch", ["full", "mini"]),
+]
 
 
 def make_data(n=400, d=5, seed=7):
@@ -178,37 +100,47 @@ def train(params, data, on_epoch=None, seed=0):
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--url", default=os.environ.get("XBO_URL", "http://127.0.0.1:8080"))
-    ap.add_argument("--token", default=os.environ.get("XBO_TOKEN"))
+    ap.add_argument("--url", default=None, help="xbo server (default $XBO_URL, then http://127.0.0.1:8080)")
+    ap.add_argument("--token", default=None, help="bearer token (default $XBO_TOKEN)")
     ap.add_argument("--study", default="logreg")
-    ap.add_argument("--create", action="store_true", help="create the study first (ignored if it exists)")
+    ap.add_argument("--create", action="store_true", help="create the study first (loaded if it exists with this space)")
     ap.add_argument("--strategy", default="ei", help="optimizer strategy when creating")
+    ap.add_argument("--pruner", default=None, help="pruner when creating, e.g. median")
     ap.add_argument("--trials", type=int, default=20, help="trials this worker evaluates")
+    ap.add_argument("--jobs", type=int, default=1, help="threads evaluating at once")
+    ap.add_argument("--wait", type=float, default=60, help="seconds to wait for a study that does not exist yet")
     ap.add_argument("--worker", default=None, help="worker id shown by the server")
     args = ap.parse_args(argv)
 
-    c = Client(args.url, args.token, args.worker)
     if args.create:
-        try:
-            c.create_study(args.study, SPACE, {"strategy": args.strategy})
-            print("created study %r" % args.study, file=sys.stderr)
-        except APIError as e:
-            if e.status != 409:
-                raise
+        study = xbo.create_study(args.study, SPACE, url=args.url, token=args.token,
+                                 optimizer={"strategy": args.strategy}, pruner=args.pruner,
+                                 load_if_exists=True, worker=args.worker)
+    else:
+        study = xbo.load_study(args.study, url=args.url, token=args.token, wait=args.wait, worker=args.worker)
+    print("tuning %s (dashboard: %s)" % (study.name, study.url), file=sys.stderr)
     data = make_data()
-    for _ in range(args.trials):
-        trial = c.ask(args.study)
-        number, params = trial["number"], trial["params"]
-        try:
-            loss = train(params, data, on_epoch=lambda step, v: c.report(args.study, number, step, v), seed=number)
-        except (FloatingPointError, OverflowError) as e:
-            c.fail(args.study, number, str(e))
-            print("trial %d failed: %s" % (number, e), file=sys.stderr)
-            continue
-        c.tell(args.study, number, loss)
-        print("trial %d %s -> %.4f" % (number, json.dumps(params, sort_keys=True), loss), file=sys.stderr)
-    best = c.best(args.study)
-    print(json.dumps({"best_trial": best["number"], "value": best["value"], "params": best["params"]}))
+
+    def objective(trial):
+        def on_epoch(step, loss):
+            trial.report(loss, step)
+            if trial.should_prune():
+                raise xbo.TrialPruned()
+
+        return train(trial.params, data, on_epoch=on_epoch, seed=trial.number)
+
+    def progress(study, trial):
+        if trial.state == "complete":
+            print("trial %d %s -> %.4f" % (trial.number, json.dumps(trial.params, sort_keys=True), trial.value), file=sys.stderr)
+        else:
+            print("trial %d %s: %s" % (trial.number, trial.state, trial.fail_reason or ""), file=sys.stderr)
+
+    # A diverging configuration fails its trial (with the reason) and the
+    # worker goes on; any other error stops it.
+    study.optimize(objective, n_trials=args.trials, n_jobs=args.jobs,
+                   catch=(FloatingPointError, OverflowError), callbacks=[progress])
+    best = study.best_trial
+    print(json.dumps({"best_trial": best.number, "value": best.value, "params": best.params}))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,524 @@
+"""Studies: create, load and delete them; ask, tell and optimize."""
+
+from __future__ import annotations
+
+import logging
+import math
+import os
+import socket
+import threading
+import time
+from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union
+
+from ._http import Connection, XBOError, quote
+from .space import param_types, space_document
+from .trial import STATES, FrozenTrial, Trial, TrialPruned, check_attr
+
+_log = logging.getLogger("xbo")
+
+# A failure reason is a one-line summary, not a traceback: the server keeps
+# it with the trial and the dashboard shows it in the trials table.
+_MAX_REASON = 2000
+
+
+def _default_worker() -> str:
+    return "%s-%d" % (socket.gethostname(), os.getpid())
+
+
+def _check_name(name: Any) -> None:
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError("a study name must be a non-empty string, not %r" % (name,))
+
+
+def _check_worker(worker: Any) -> None:
+    if worker is not None and (not isinstance(worker, str) or len(worker.encode()) > 200):
+        raise ValueError("worker must be a string of at most 200 bytes, not %r" % (worker,))
+
+
+def _pruner_document(pruner: Any) -> Optional[Dict[str, Any]]:
+    if pruner is None:
+        return None
+    if isinstance(pruner, str):
+        return {"type": pruner}
+    if isinstance(pruner, dict) and isinstance(pruner.get("type"), str):
+        return dict(pruner)
+    raise ValueError('pruner must be a name such as "median" or a dict {"type": ..., ...}, not %r' % (pruner,))
+
+
+def create_study(
+    name: str,
+    space: Any,
+    direction: Optional[str] = None,
+    url: Optional[str] = None,
+    token: Optional[str] = None,
+    optimizer: Optional[Dict[str, Any]] = None,
+    pruner: Any = None,
+    load_if_exists: bool = False,
+    *,
+    worker: Optional[str] = None,
+    retries: int = 8,
+    timeout: float = 300.0,
+) -> "Study":
+    """Create a study on the server and return it.
+
+    space is a list of xbo.Float / xbo.Int / xbo.Categorical, or the space
+    JSON as a dict. direction is "minimize" or "maximize" (default: the
+    space dict's "objective", else "minimize"). optimizer is the optimizer
+    configuration ({"strategy": "ei", "seed": 1, ...}, docs/api.md) and
+    pruner the pruner's ({"type": "median", ...}, or just "median").
+
+    With load_if_exists, an existing study of that name is loaded instead,
+    provided its space and direction are the ones given (ValueError
+    otherwise): every worker may then run the same create_study call.
+    """
+    _check_name(name)
+    _check_worker(worker)
+    doc = space_document(space, direction)
+    body: Dict[str, Any] = {"name": name, "space": doc}
+    if optimizer is not None:
+        if not isinstance(optimizer, dict):
+            raise ValueError("optimizer must be a dict such as {\"strategy\": \"ei\"}, not %r" % (optimizer,))
+        body["optimizer"] = optimizer
+    pruner_doc = _pruner_document(pruner)
+    if pruner_doc is not None:
+        body["pruner"] = pruner_doc
+    conn = Connection(url, token, retries=retries, timeout=timeout)
+    try:
+        # With load_if_exists a repeated create is harmless (its 409 loads
+        # the study), so a lost answer may be retried.
+        raw = conn.request("POST", "/api/studies", body, idempotent=load_if_exists)
+    except XBOError as e:
+        if e.status != 409 or not load_if_exists:
+            raise
+        study = Study(conn, _read_study(conn, name), worker)
+        study._check_same_space(doc)
+        return study
+    return Study(conn, raw, worker)
+
+
+def load_study(
+    name: str,
+    url: Optional[str] = None,
+    token: Optional[str] = None,
+    *,
+    wait: float = 0,
+    worker: Optional[str] = None,
+    retries: int = 8,
+    timeout: float = 300.0,
+) -> "Study":
+    """Load an existing study.
+
+    A study that does not exist is an XBOError with status 404 and a message
+    saying how to proceed, at once by default. With wait=SECONDS the call
+    polls (every half second at first, every 5 s at most) until the study
+    appears or the time is up, for workers started before the process that
+    creates the study. (Alternatively every worker calls create_study with
+    load_if_exists=True.)
+    """
+    _check_name(name)
+    _check_worker(worker)
+    if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0:
+        raise ValueError("wait must be a number of seconds >= 0, not %r" % (wait,))
+    conn = Connection(url, token, retries=retries, timeout=timeout)
+    deadline = time.monotonic() + wait
+    pause = 0.5
+    while True:
+        try:
+            return Study(conn, _read_study(conn, name), worker)
+        except XBOError as e:
+            if e.status != 404:
+                raise
+            left = deadline - time.monotonic()
+            if left <= 0:
+                hint = "waited %gs; " % wait if wait > 0 else ""
+                raise XBOError(
+                    404,
+                    "study %r does not exist at %s (%screate it with xbo.create_study, use "
+                    "create_study(..., load_if_exists=True) in every worker, or pass "
+                    "load_study(name, wait=SECONDS) to wait for it)" % (name, conn.url, hint),
+                ) from None
+            time.sleep(min(pause, left))
+            pause = min(2 * pause, 5.0)
+
+
+def delete_study(
+    name: str,
+    url: Optional[str] = None,
+    token: Optional[str] = None,
+    *,
+    retries: int = 8,
+    timeout: float = 300.0,
+) -> None:
+    """Delete a study and all its trials."""
+    _check_name(name)
+    Connection(url, token, retries=retries, timeout=timeout).request("DELETE", "/api/studies/" + quote(name))
+
+
+def _read_study(conn: Connection, name: str) -> Dict[str, Any]:
+    return conn.request("GET", "/api/studies/" + quote(name))
+
+
+def _reason(e: BaseException) -> str:
+    text = "%s: %s" % (type(e).__name__, e) if str(e) else type(e).__name__
+    return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
+
+
+def _checked_attrs(user_attrs: Any) -> Dict[str, Any]:
+    if user_attrs is None:
+        return {}
+    if not isinstance(user_attrs, dict):
+        raise ValueError("user_attrs must be a dict, not %r" % (user_attrs,))
+    for k, v in user_attrs.items():
+        check_attr(k, v)
+    return dict(user_attrs)
+
+
+def finite_value(value: Any, what: str = "the value") -> Tuple[Optional[float], Optional[str]]:
+    """value as a finite float, or why it is not one ("<what> is NaN", ...)."""
+    if isinstance(value, bool):
+        return None, "%s is a boolean (%r), not a number" % (what, value)
+    if isinstance(value, (str, bytes)) or value is None:
+        return None, "%s is %r, not a number" % (what, value)
+    if isinstance(value, (list, tuple)):
+        return None, "%s holds %d values; xbo studies have one objective" % (what, len(value))
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return None, "%s %r is not a number" % (what, value)
+    if math.isnan(v):
+        return None, "%s is NaN" % what
+    if math.isinf(v):
+        return None, "%s is %s infinity" % (what, "positive" if v > 0 else "negative")
+    return v, None
+
+
+class _Budget:
+    """Hands out trial slots to optimize's threads until n_trials, the
+    timeout or a stop says no more."""
+
+    def __init__(self, n_trials: Optional[int], timeout: Optional[float], stop: threading.Event) -> None:
+        self.left = n_trials
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+        self.stop = stop
+        self.lock = threading.Lock()
+
+    def take(self) -> bool:
+        with self.lock:
+            if self.stop.is_set():
+                return False
+            if self.deadline is not None and time.monotonic() >= self.deadline:
+                return False
+            if self.left is not None:
+                if self.left <= 0:
+                    return False
+                self.left -= 1
+            return True
+
+
+class Study:
+    """A study on an xbo server. Get one from create_study or load_study.
+
+    Attributes: ``name``, ``direction``, ``space`` (the space JSON),
+    ``optimizer`` (its stored configuration), ``pruner`` (None without
+    one), ``worker`` (the name recorded with each ask), ``url`` (its
+    dashboard page).
+    Several threads may use one Study at once.
+    """
+
+    # Trials per listing request (the server's upper bound).
+    _page_size = 10000
+
+    def __init__(self, conn: Connection, raw: Dict[str, Any], worker: Optional[str] = None) -> None:
+        _check_worker(worker)
+        self._conn = conn
+        self.name: str = raw["name"]
+        self.direction: str = raw.get("direction") or "minimize"
+        self.space: Dict[str, Any] = raw.get("space") or {}
+        self.optimizer: Dict[str, Any] = raw.get("optimizer") or {}
+        # The server stores {} (or type "none") for a study without pruner.
+        pruner = raw.get("pruner") or None
+        self.pruner: Optional[Dict[str, Any]] = None if pruner is None or pruner.get("type") in (None, "none") else pruner
+        self._types = param_types(self.space)
+        self.worker = worker or _default_worker()
+        self._stop = threading.Event()
+
+    def __repr__(self) -> str:
+        return "Study(name=%r, direction=%r, url=%r)" % (self.name, self.direction, self.url)
+
+    @property
+    def url(self) -> str:
+        """The study's page in the dashboard that xbo serve shows."""
+        return "%s/#study=%s" % (self._conn.url, quote(self.name))
+
+    def _path(self, rest: str) -> str:
+        return "/api/studies/%s/%s" % (quote(self.name), rest)
+
+    def _trial_path(self, number: int, action: str = "") -> str:
+        p = self._path("trials/%d" % number)
+        return p + "/" + action if action else p
+
+    def _frozen(self, raw: Dict[str, Any]) -> FrozenTrial:
+        return FrozenTrial(raw, self._types)
+
+    def _check_same_space(self, doc: Dict[str, Any]) -> None:
+        if self.direction != doc.get("objective", "minimize"):
+            raise ValueError("study %r exists with direction %r, not %r" % (self.name, self.direction, doc.get("objective")))
+        if self.space.get("params") != doc.get("params"):
+            raise ValueError(
+                "study %r exists with another space: %r (given: %r); choose another name or delete it first"
+                % (self.name, self.space.get("params"), doc.get("params"))
+            )
+
+    # ---- ask and tell ----
+
+    def ask(self) -> Trial:
+        """A configuration to evaluate: the oldest queued trial (enqueued
+        or re-queued) if any, else a new proposal of the optimizer."""
+        raw = self._conn.request("POST", self._path("ask"), {"worker": self.worker})
+        return Trial(self, raw)
+
+    def tell(
+        self,
+        trial: Union[Trial, FrozenTrial, int],
+        value: Optional[float] = None,
+        state: Optional[str] = None,
+        *,
+        reason: Optional[str] = None,
+        user_attrs: Optional[Dict[str, Any]] = None,
+    ) -> FrozenTrial:
+        """Finish a trial and return it as recorded.
+
+        state None or "complete" needs a value; a value that is not a
+        finite number (NaN, infinity, None, a string) fails the trial with a
+        reason ("the value is NaN") instead, as Optuna does. state "failed" takes an optional
+        reason; "pruned" an optional value (typically the last intermediate
+        one). A live Trial's user attributes go with the tell, updated by
+        user_attrs. Telling the same outcome again is accepted (so retries
+        are safe).
+        """
+        if isinstance(trial, (Trial, FrozenTrial)):
+            number = trial.number
+        elif isinstance(trial, int) and not isinstance(trial, bool) and trial >= 0:
+            number = trial
+        else:
+            raise ValueError("tell needs a Trial or a trial number >= 0, not %r" % (trial,))
+        if state not in (None, "complete", "failed", "pruned"):
+            raise ValueError('state must be "complete", "failed" or "pruned", not %r' % (state,))
+        if reason is not None and state != "failed":
+            raise ValueError('a reason goes with state "failed" only')
+        body: Dict[str, Any] = {}
+        if state in (None, "complete"):
+            v, why = finite_value(value)
+            if why is None:
+                body["value"] = v
+            else:
+                body["state"], body["reason"] = "failed", why
+                _log.warning("Trial %d failed: %s", number, why)
+        elif state == "failed":
+            if value is not None:
+                raise ValueError("a failed trial has no value")
+            body["state"] = "failed"
+            if reason:
+                body["reason"] = str(reason)[:_MAX_REASON]
+        else:
+            body["state"] = "pruned"
+            if value is not None:
+                v, why = finite_value(value)
+                if why is not None:
+                    raise ValueError("trial %d: pruned: %s" % (number, why))
+                body["value"] = v
+        attrs = dict(trial.user_attrs) if isinstance(trial, Trial) else {}
+        attrs.update(_checked_attrs(user_attrs))
+        if attrs:
+            body["user_attrs"] = attrs
+        raw = self._conn.request("POST", self._trial_path(number, "tell"), body)
+        return self._frozen(raw)
+
+    def _report(self, number: int, step: int, value: float) -> Any:
+        return self._conn.request("POST", self._trial_path(number, "report"), {"step": step, "value": value})
+
+    def enqueue_trial(self, params: Dict[str, Any], user_attrs: Optional[Dict[str, Any]] = None) -> FrozenTrial:
+        """Queue a configuration: the next ask hands it out (before any new
+        proposal). Returns the pending trial."""
+        body = self._trial_body(params, user_attrs)
+        return self._frozen(self._conn.request("POST", self._path("trials"), body, idempotent=False))
+
+    def add_trial(self, params: Dict[str, Any], value: float, user_attrs: Optional[Dict[str, Any]] = None) -> FrozenTrial:
+        """Record a configuration evaluated elsewhere, with its value, as a
+        complete trial; the optimizer learns from it."""
+        body = self._trial_body(params, user_attrs)
+        v, why = finite_value(value)
+        if why is not None:
+            raise ValueError("add_trial: %s" % why)
+        body["value"] = v
+        return self._frozen(self._conn.request("POST", self._path("trials"), body, idempotent=False))
+
+    def _trial_body(self, params: Any, user_attrs: Any) -> Dict[str, Any]:
+        if not isinstance(params, dict):
+            raise ValueError("params must be a dict of parameter name -> value, not %r" % (params,))
+        body: Dict[str, Any] = {"params": params}
+        attrs = _checked_attrs(user_attrs)
+        if attrs:
+            body["user_attrs"] = attrs
+        return body
+
+    # ---- reading ----
+
+    @property
+    def best_trial(self) -> FrozenTrial:
+        """The best complete trial. ValueError while no trial is complete."""
+        try:
+            raw = self._conn.request("GET", self._path("best"))
+        except XBOError as e:
+            if e.status == 404:
+                raise ValueError("study %r: no trial is complete yet (%s)" % (self.name, e.message)) from None
+            raise
+        return self._frozen(raw)
+
+    @property
+    def best_value(self) -> float:
+        value = self.best_trial.value
+        assert value is not None
+        return value
+
+    @property
+    def best_params(self) -> Dict[str, Any]:
+        return self.best_trial.params
+
+    @property
+    def trials(self) -> List[FrozenTrial]:
+        """Every trial of the study, in number order."""
+        return self.get_trials()
+
+    def get_trials(self, states: Optional[Iterable[str]] = None) -> List[FrozenTrial]:
+        """The trials in the given states (all when None), in number order."""
+        query = ""
+        if states is not None:
+            states = [states] if isinstance(states, str) else list(states)
+            for s in states:
+                if s not in STATES:
+                    raise ValueError("state %r is not one of %s" % (s, ", ".join(STATES)))
+            query = "&state=" + ",".join(states)
+        out: List[FrozenTrial] = []
+        while True:
+            doc = self._conn.request("GET", self._path("trials?offset=%d&limit=%d%s" % (len(out), self._page_size, query)))
+            batch = doc.get("trials") or []
+            out.extend(self._frozen(t) for t in batch)
+            if not batch or len(out) >= int(doc.get("total", 0)):
+                return out
+
+    def trial(self, number: int) -> FrozenTrial:
+        """One trial by its number."""
+        return self._frozen(self._conn.request("GET", self._trial_path(number)))
+
+    # ---- optimize ----
+
+    def stop(self) -> None:
+        """Make a running optimize() start no further trial (call it from
+        a callback or the objective); running trials finish."""
+        self._stop.set()
+
+    def optimize(
+        self,
+        func: Callable[[Trial], float],
+        n_trials: Optional[int] = None,
+        timeout: Optional[float] = None,
+        n_jobs: int = 1,
+        callbacks: Sequence[Callable[["Study", FrozenTrial], None]] = (),
+        catch: Union[Type[Exception], Sequence[Type[Exception]]] = (),
+    ) -> None:
+        """Evaluate func(trial) on configurations the server proposes.
+
+        Stops after n_trials trials (over all threads), or when timeout
+        seconds have passed (no new trial starts then; running ones finish),
+        or at study.stop(); with neither limit it runs until interrupted.
+        n_jobs threads evaluate at once (-1: one per CPU); they suit
+        objectives that release the GIL (numerical libraries, subprocesses,
+        I/O). Use processes or machines for more.
+
+        func returns the value. Raising xbo.TrialPruned ends the trial as
+        pruned. An exception listed in catch fails the trial with its message
+        as the reason, and the optimization goes on; any other exception
+        fails the trial the same way and is raised again (other threads
+        finish their trial first). A value that is not a finite number
+        (NaN, infinity, None) fails the trial with a reason and goes on.
+        Each callback gets (study, frozen_trial) after each finished trial.
+        """
+        if not callable(func):
+            raise TypeError("func must be callable, not %r" % (func,))
+        if n_trials is not None and (isinstance(n_trials, bool) or not isinstance(n_trials, int) or n_trials < 0):
+            raise ValueError("n_trials must be an integer >= 0 or None, not %r" % (n_trials,))
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not timeout >= 0):
+            raise ValueError("timeout must be a number of seconds >= 0 or None, not %r" % (timeout,))
+        if n_jobs == -1:
+            n_jobs = os.cpu_count() or 1
+        if isinstance(n_jobs, bool) or not isinstance(n_jobs, int) or n_jobs < 1:
+            raise ValueError("n_jobs must be an integer >= 1, or -1 for one per CPU, not %r" % (n_jobs,))
+        callbacks = list(callbacks)
+        for cb in callbacks:
+            if not callable(cb):
+                raise TypeError("callback %r is not callable" % (cb,))
+        if isinstance(catch, type):
+            catch = (catch,)
+        catch = tuple(catch)
+        for c in catch:
+            if not (isinstance(c, type) and issubclass(c, BaseException)):
+                raise TypeError("catch must list exception classes, not %r" % (c,))
+
+        self._stop.clear()
+        budget = _Budget(n_trials, timeout, self._stop)
+        if n_jobs == 1:
+            while budget.take():
+                self._run_trial(func, callbacks, catch)
+            return
+
+        errors: List[BaseException] = []
+
+        def work() -> None:
+            try:
+                while budget.take():
+                    self._run_trial(func, callbacks, catch)
+            except BaseException as e:  # noqa: B902 - handed to the calling thread
+                errors.append(e)
+                self._stop.set()
+
+        threads = [threading.Thread(target=work, name="xbo-optimize-%d" % i, daemon=True) for i in range(n_jobs)]
+        for t in threads:
+            t.start()
+        try:
+            for t in threads:
+                while t.is_alive():
+                    t.join(0.2)
+        except KeyboardInterrupt:
+            self._stop.set()
+            raise
+        if errors:
+            raise errors[0]
+
+    def _run_trial(self, func: Callable[[Trial], float], callbacks: List[Callable[..., None]], catch: Tuple[type, ...]) -> None:
+        trial = self.ask()
+        try:
+            result = func(trial)
+        except TrialPruned:
+            frozen = self.tell(trial, state="pruned")
+            _log.info("Trial %d pruned.", trial.number)
+        except catch as e:  # type: ignore[misc]
+            frozen = self.tell(trial, state="failed", reason=_reason(e))
+            _log.warning("Trial %d failed: %s", trial.number, frozen.fail_reason)
+        except BaseException as e:
+            try:
+                self.tell(trial, state="failed", reason=_reason(e))
+            except Exception as tell_error:  # the objective's error matters more
+                _log.error("Trial %d: could not record the failure: %s", trial.number, tell_error)
+            raise
+        else:
+            value, why = finite_value(result, "the objective's value")
+            if why is None:
+                frozen = self.tell(trial, value)
+            else:
+                frozen = self.tell(trial, state="failed", reason=why)
+                _log.warning("Trial %d failed: %s", trial.number, why)
+            if frozen.state == "complete":
+                _log.info("Trial %d finished with value %r and parameters %r.", frozen.number, frozen.value, frozen.params)
+        for cb in callbacks:
+            cb(self, frozen)
