@@ -78,7 +78,7 @@ func TestAssembleOptunaDynamicSpace(t *testing.T) {
 	if x := s.Params[0]; x.Low != -1 || x.High != 1 {
 		t.Errorf("x: [%v, %v], want the union [-1, 1]", x.Low, x.High)
 	}
-	if c := s.Params[1]; strings.Join(c.Choices, ",") != "a,b,c" {
+	if c := s.Params[1]; strings.Join(c.Labels(), ",") != "a,b,c" {
 		t.Errorf("c: %v", c.Choices)
 	}
 	if n := s.Params[2]; n.Type != space.Categorical || len(n.Choices) != 1 {

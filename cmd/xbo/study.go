@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -132,6 +133,7 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 	asJSON := fs.Bool("json", false, "write every trial as JSON instead (all states, all fields)")
 	failed := fs.Bool("failed", false, "CSV: include failed and pruned trials (with an empty value)")
 	out := fs.String("o", "", "output file (default stdout)")
+	spaceOut := fs.String("space-out", "", "also write the study's space JSON here: with it the CSV reads back into xbo explain --data and xbo import --csv, choices with their types")
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		*name, args = args[0], args[1:]
 	}
@@ -146,6 +148,20 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	defer st.Close()
+	if *spaceOut != "" {
+		study, err := st.Study(ctx, *name)
+		if err != nil {
+			return err
+		}
+		var doc bytes.Buffer
+		if err := json.Indent(&doc, study.Space, "", "  "); err != nil {
+			return fmt.Errorf("stored space of %q: %w", *name, err)
+		}
+		doc.WriteByte('\n')
+		if err := writeFile(*spaceOut, func(w io.Writer) error { _, err := w.Write(doc.Bytes()); return err }); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		study, err := st.Study(ctx, *name)
 		if err != nil {
