@@ -38,17 +38,7 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	db := dbFlag(fs)
 	name := fs.String("name", "", "study name (required)")
 	spacePath := fs.String("space", "", "search space file, JSON or YAML (required)")
-	var cfg opt.Settings
-	fs.StringVar(&cfg.Strategy, "strategy", "", "ei (default), lcb, pi, pvar, random, or BOBAX: bax, bobax, bobax-prob, eibax, bo-rs, a-bobax")
-	fs.IntVar(&cfg.K, "k", 0, "BOBAX: EIG_PDP every k-th model-based proposal (default 2)")
-	fs.Float64Var(&cfg.PDTolerance, "pd-tolerance", 0, "a-bobax: target mean PD band half-width, objective units (required for a-bobax)")
-	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
-	fs.StringVar(&cfg.Kernel, "kernel", "", "matern52 (default), matern32 or se")
-	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
-	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
-	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
-	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: best (default), mean, worst, believer")
-	seed := fs.Int64("seed", -1, "random seed (default: chosen at random and stored)")
+	settings := optimizerFlags(fs)
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
@@ -59,15 +49,11 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	if *seed >= 0 {
-		s := uint64(*seed)
-		cfg.Seed = &s
-	}
 	spaceJSON, err := os.ReadFile(*spacePath)
 	if err != nil {
 		return err
 	}
-	optJSON, err := json.Marshal(cfg)
+	optJSON, err := json.Marshal(settings())
 	if err != nil {
 		return err
 	}
@@ -86,6 +72,30 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	fmt.Fprintf(env.stdout, "created study %q (%s, %d parameters, optimizer %s)\n", created.Name, created.Direction, sp.Dim(), created.Optimizer)
 	return nil
+}
+
+// optimizerFlags adds the flags that configure a new study's optimizer (xbo
+// study create, xbo run) to fs; settings reads them once fs is parsed.
+func optimizerFlags(fs *flag.FlagSet) (settings func() opt.Settings) {
+	var cfg opt.Settings
+	fs.StringVar(&cfg.Strategy, "strategy", "", "ei (default), lcb, pi, pvar, random, or BOBAX: bax, bobax, bobax-prob, eibax, bo-rs, a-bobax")
+	fs.IntVar(&cfg.K, "k", 0, "BOBAX: EIG_PDP every k-th model-based proposal (default 2)")
+	fs.Float64Var(&cfg.PDTolerance, "pd-tolerance", 0, "a-bobax: target mean PD band half-width, objective units (required for a-bobax)")
+	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
+	fs.StringVar(&cfg.Kernel, "kernel", "", "matern52 (default), matern32 or se")
+	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
+	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
+	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
+	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: best (default), mean, worst, believer")
+	seed := fs.Int64("seed", -1, "random seed (default: chosen at random and stored)")
+	return func() opt.Settings {
+		out := cfg
+		if *seed >= 0 {
+			s := uint64(*seed)
+			out.Seed = &s
+		}
+		return out
+	}
 }
 
 func runStudyList(ctx context.Context, args []string, env *cliEnv) error {
