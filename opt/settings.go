@@ -63,16 +63,23 @@ func ParseSettings(raw json.RawMessage) (Settings, error) {
 // New builds the optimizer these settings describe over sp, resuming from
 // history; workers bounds one proposal's goroutines (0: the default).
 func (c Settings) New(sp *space.Space, history []Trial, workers int) (*Optimizer, error) {
+	return New(c.Config(sp, history, workers))
+}
+
+// Config is the optimizer configuration these settings describe over sp
+// (validated by New), resuming from history; workers bounds one proposal's
+// goroutines (0: the default).
+func (c Settings) Config(sp *space.Space, history []Trial, workers int) Config {
 	var seed uint64
 	if c.Seed != nil {
 		seed = *c.Seed
 	}
-	return New(Config{
+	return Config{
 		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
 		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
 		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, Seed: seed, History: history, Workers: workers,
 		BOBAX: BOBAXConfig{K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.PDTolerance, Params: c.PDParams},
-	})
+	}
 }
 
 // ProposalMeta is what the optimizer records about a proposal: the number

@@ -86,7 +86,7 @@ func optimizerFlags(fs *flag.FlagSet) (settings func() opt.Settings) {
 	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
 	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
 	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
-	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: best (default), mean, worst, believer")
+	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: believer (default: the model's mean), best, mean, worst")
 	seed := fs.Int64("seed", -1, "random seed (default: chosen at random and stored)")
 	return func() opt.Settings {
 		out := cfg
