@@ -487,3 +487,35 @@ func TestRunRemoteAndDashboard(t *testing.T) {
 		t.Fatal("the dashboard is still served after the run")
 	}
 }
+
+// The README's main job: examples/train.py tuned over examples/train.json
+// (with 2 epochs instead of 20, to be quick). Every trial records the
+// script's per-epoch validation losses and ends with the last of them.
+func TestRunTrainExample(t *testing.T) {
+	python, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("python3 is not installed")
+	}
+	db := filepath.Join(t.TempDir(), "xbo.db")
+	code, out, errOut := runCLI(t, "run", "--space", "../../examples/train.json", "--trials", "3", "--workers", "2", "--db", db, "--",
+		python, "../../examples/train.py", "--lr", "{lr}", "--hidden", "{hidden}", "--activation", "{activation}", "--l2", "{l2}",
+		"--batch-size", "{batch_size}", "--epochs", "2")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	trials := studyTrials(t, db, "train")
+	if len(trials) != 3 {
+		t.Fatalf("%d trials", len(trials))
+	}
+	for _, tr := range trials {
+		if tr.State != store.Complete || len(tr.Intermediate) != 2 || tr.Intermediate[1].Value != *tr.Value || !(*tr.Value > 0 && *tr.Value < 5) {
+			t.Fatalf("trial %d: %s %v %v %q", tr.Number, tr.State, tr.Value, tr.Intermediate, tr.FailReason)
+		}
+		if _, ok := tr.Params["hidden"].(float64); !ok {
+			t.Fatalf("hidden %#v is not a number", tr.Params["hidden"])
+		}
+	}
+	if !strings.Contains(out, `{"best":{`) {
+		t.Fatalf("stdout %q", out)
+	}
+}
