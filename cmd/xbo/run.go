@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -64,7 +65,7 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	dashboard := fs.String("dashboard", "", "also serve the dashboard and the API on this address while the run lasts (embedded store only)")
 	timeout := fs.Duration("trial-timeout", 0, "stop a command that runs longer than this and fail its trial (0: no limit)")
 	grace := fs.Duration("grace", 10*time.Second, "time a stopped command has between SIGTERM and SIGKILL")
-	echo := fs.Bool("echo", false, "copy the commands' output to standard error, each line prefixed with [trial N]")
+	echo := fs.Bool("echo", false, "copy the commands' output to standard error, each line prefixed with [trial N stdout] or [trial N stderr]")
 	settings := optimizerFlags(fs)
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), runUsage)
@@ -104,6 +105,10 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 		base := filepath.Base(*spacePath)
 		*name = strings.TrimSuffix(base, filepath.Ext(base))
 	}
+	// A mistyped program creates no study.
+	if _, err := exec.LookPath(command[0]); err != nil {
+		return fmt.Errorf("command %q: %w", command[0], err)
+	}
 	var sp *space.Space
 	if *spacePath != "" {
 		var err error
@@ -140,6 +145,9 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	sum, runErr := runner.Run(ctx, cfg)
 	pr.finish()
+	if runErr != nil && sum.Complete+sum.Failed == 0 && !errors.Is(runErr, runner.ErrInterrupted) {
+		return runErr // it did not start
+	}
 	printTuningSummary(env.stderr, env.stdout, sum, *name, svc)
 	if sum.ReportErrors > 0 {
 		fmt.Fprintf(env.stderr, "warning: %d intermediate values were not recorded; the first: %v\n", sum.ReportErrors, sum.FirstReportError)

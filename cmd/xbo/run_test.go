@@ -206,8 +206,12 @@ esac`
 			t.Errorf("%v: exit %d %s", args, code, errOut)
 		}
 	}
-	if code, _, errOut := runCLI(t, "run", "--space", spacePath, "--trials", "3", "--db", db, "--", "no-such-program-xbo"); code != 1 || !strings.Contains(errOut, "no-such-program-xbo") {
+	fresh := filepath.Join(dir, "fresh.db")
+	if code, _, errOut := runCLI(t, "run", "--space", spacePath, "--trials", "3", "--db", fresh, "--", "no-such-program-xbo"); code != 1 || !strings.Contains(errOut, "no-such-program-xbo") {
 		t.Errorf("missing program: exit %d %s", code, errOut)
+	}
+	if _, err := os.Stat(fresh); !os.IsNotExist(err) {
+		t.Errorf("a mistyped program created %s", fresh)
 	}
 }
 
