@@ -420,7 +420,7 @@ func conditional() *Function {
 		Low: []float64{1e-4, 0, 0, 1}, High: []float64{1, 1, 0.99, 6},
 		Params: []space.Param{
 			{Name: "lr", Type: space.Float, Low: 1e-4, High: 1, Log: true},
-			{Name: "optimizer", Type: space.Categorical, Choices: []string{"sgd", "adam"}},
+			{Name: "optimizer", Type: space.Categorical, Choices: []any{"sgd", "adam"}},
 			{Name: "momentum", Type: space.Float, Low: 0, High: 0.99, Condition: &space.Condition{Parent: "optimizer", Values: []any{"sgd"}}},
 			{Name: "layers", Type: space.Int, Low: 1, High: 6},
 		},

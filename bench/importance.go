@@ -154,7 +154,7 @@ func analyticCases() ([]importanceCase, error) {
 	vc := 37.0 / 9
 	if err := add("categorical", []space.Param{
 		{Name: "x1", Type: space.Float, Low: 0, High: 1},
-		{Name: "k", Type: space.Categorical, Choices: []string{"c0", "c1", "c3"}},
+		{Name: "k", Type: space.Categorical, Choices: []any{"c0", "c1", "c3"}},
 		{Name: "x3", Type: space.Float, Low: 0, High: 1},
 	}, func(x []float64) float64 {
 		return levels[int(x[1])]*(1+x[0]) + 2*x[2]

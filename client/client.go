@@ -34,6 +34,7 @@ import (
 	"math"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strconv"
 	"strings"
@@ -62,6 +63,34 @@ func WithWorker(id string) Option { return func(c *Client) { c.worker = id } }
 
 // WithHTTPClient replaces http.DefaultClient.
 func WithHTTPClient(h *http.Client) Option { return func(c *Client) { c.http = h } }
+
+// WithHandler sends every request to h in this process instead of over the
+// network: a client of a service that runs inside the same program (xbo run
+// on the embedded store) takes the same path as one of a remote server.
+func WithHandler(h http.Handler) Option {
+	return func(c *Client) { c.http = &http.Client{Transport: handlerTransport{h}} }
+}
+
+// handlerTransport answers requests by calling a handler.
+type handlerTransport struct{ h http.Handler }
+
+func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	// The handler gets a copy, as a server would: handlers replace a
+	// request's body (with a size-limited reader) and the caller's request
+	// must not change.
+	in := req.Clone(req.Context())
+	if in.Body == nil {
+		in.Body = http.NoBody
+	}
+	rec := httptest.NewRecorder()
+	t.h.ServeHTTP(rec, in)
+	if req.Body != nil {
+		req.Body.Close()
+	}
+	resp := rec.Result()
+	resp.Request = req
+	return resp, nil
+}
 
 // WithRetries sets how often retryable requests are repeated (default 5)
 // and the first backoff (default 100 ms, doubling).

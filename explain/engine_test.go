@@ -25,7 +25,7 @@ func linearStudy(t testing.TB, dir space.Direction, n int) *history.History {
 	sp, err := space.New(dir, []space.Param{
 		{Name: "a", Type: space.Float, Low: 0, High: 1},
 		{Name: "b", Type: space.Float, Low: 0, High: 1},
-		{Name: "c", Type: space.Categorical, Choices: []string{"x", "y", "z"}},
+		{Name: "c", Type: space.Categorical, Choices: []any{"x", "y", "z"}},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -12,7 +12,7 @@ func testHistory(t *testing.T, dir space.Direction) *History {
 	t.Helper()
 	sp, err := space.New(dir, []space.Param{
 		{Name: "x", Type: space.Float, Low: 0, High: 10},
-		{Name: "opt", Type: space.Categorical, Choices: []string{"sgd", "adam"}},
+		{Name: "opt", Type: space.Categorical, Choices: []any{"sgd", "adam"}},
 		{Name: "mom", Type: space.Float, Low: 0, High: 1, Condition: &space.Condition{Parent: "opt", Values: []any{"sgd"}}},
 	})
 	if err != nil {

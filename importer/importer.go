@@ -173,9 +173,12 @@ type rawParam struct {
 	low     float64
 	high    float64
 	log     bool
-	choices []string
-	cond    *space.Condition
-	def     any
+	choices []string // the choices' names (choiceName), which trial values are matched against
+	// typed maps the names of choices that are not strings (numbers,
+	// booleans) to their values, so that the space keeps their JSON types.
+	typed map[string]any
+	cond  *space.Condition
+	def   any
 	// imputeDefault: the source's condition could not be expressed, so the
 	// parameter is unconditional and its default fills trials where the
 	// source had it inactive.
@@ -251,11 +254,33 @@ func (b *builder) build() (*Run, error) {
 	for i, rp := range b.params {
 		p := space.Param{Name: rp.name, Type: rp.typ, Log: rp.log, Condition: rp.cond, Default: rp.def}
 		if rp.typ == space.Categorical {
-			p.Choices = rp.choices
+			p.Choices = b.spaceChoices(rp)
+			if name, ok := rp.def.(string); ok {
+				p.Default = rp.choiceValue(name)
+			}
 		} else {
 			p.Low, p.High = rp.low, rp.high
 		}
 		params[i] = p
+	}
+	for i, rp := range b.params {
+		// A condition on a categorical names the parent's choices by name.
+		if rp.cond == nil {
+			continue
+		}
+		parent, ok := b.byName[rp.cond.Parent]
+		if !ok || parent.typ != space.Categorical {
+			continue
+		}
+		cond := *rp.cond
+		cond.Values = make([]any, len(rp.cond.Values))
+		for k, v := range rp.cond.Values {
+			cond.Values[k] = v
+			if name, ok := v.(string); ok {
+				cond.Values[k] = parent.choiceValue(name)
+			}
+		}
+		params[i].Condition = &cond
 	}
 	s, err := space.New(b.objective, params)
 	if err != nil && anyDefault(params) {
@@ -281,7 +306,7 @@ func (b *builder) build() (*Run, error) {
 		for i, rp := range b.params {
 			vals[i] = math.NaN()
 			if v, ok := rt.values[rp.name]; ok {
-				nv, err := naturalOf(&s.Params[i], v)
+				nv, err := naturalOf(&s.Params[i], rp, v)
 				if err != nil {
 					return nil, fmt.Errorf("trial %d: %w", rt.number, err)
 				}
@@ -380,7 +405,7 @@ func (b *builder) impute(s *space.Space, vals []float64, count map[string]int) e
 			if !rp.imputeDefault || !act[i] || !math.IsNaN(vals[i]) || rp.def == nil {
 				continue
 			}
-			v, err := naturalOf(&s.Params[i], defaultValue(rp))
+			v, err := naturalOf(&s.Params[i], rp, defaultValue(rp))
 			if err != nil {
 				return fmt.Errorf("parameter %q: default: %w", rp.name, err)
 			}
@@ -408,16 +433,65 @@ func defaultValue(rp *rawParam) rawValue {
 	return catValue(fmt.Sprint(rp.def))
 }
 
-// naturalOf converts a raw value to the natural value of parameter p.
-func naturalOf(p *space.Param, v rawValue) (float64, error) {
+// spaceChoices lists a categorical's choices for xbo's space: typed values
+// where the source gave numbers or booleans, names otherwise. Should two
+// typed choices share a text form with another choice (true and "true"),
+// the parameter keeps the names, which are distinct, and says so.
+func (b *builder) spaceChoices(rp *rawParam) []any {
+	out := make([]any, len(rp.choices))
+	seen := map[string]bool{}
+	clash := false
+	for k, name := range rp.choices {
+		out[k] = rp.choiceValue(name)
+		text := space.ChoiceLabel(out[k])
+		clash = clash || seen[text]
+		seen[text] = true
+	}
+	if clash {
+		b.warnf("parameter %q: its choices %s are kept as strings, since some are written alike once typed", rp.name, quoteAll(rp.choices))
+		for k, name := range rp.choices {
+			out[k] = name
+		}
+		rp.typed = nil
+	}
+	return out
+}
+
+// nameOf names the choice a trial's JSON value stands for: a number or a
+// boolean equal to a typed choice is that choice (16 and 16.0 alike; true
+// is the choice true, whatever name the source gave it), anything else is
+// named by choiceName.
+func (rp *rawParam) nameOf(v any) (string, error) {
+	if tv, ok := typedChoice(v); ok {
+		for _, name := range rp.choices {
+			if c, has := rp.typed[name]; has && c == tv {
+				return name, nil
+			}
+		}
+	}
+	return choiceName(v)
+}
+
+// choiceValue is the value in xbo's space of the choice of that name.
+func (rp *rawParam) choiceValue(name string) any {
+	if v, ok := rp.typed[name]; ok {
+		return v
+	}
+	return name
+}
+
+// naturalOf converts a raw value to the natural value of parameter p, which
+// was built from rp: a categorical's value is matched by name against the
+// source's choices, which are the space's choices in the same order.
+func naturalOf(p *space.Param, rp *rawParam, v rawValue) (float64, error) {
 	if p.Type == space.Categorical {
 		text := v.text
 		if !v.isCat {
 			text = strconv.FormatFloat(v.num, 'g', -1, 64)
 		}
-		k := slices.Index(p.Choices, text)
+		k := slices.Index(rp.choices, text)
 		if k < 0 {
-			return 0, fmt.Errorf("parameter %q: %q is not one of its choices %v", p.Name, text, p.Choices)
+			return 0, fmt.Errorf("parameter %q: %q is not one of its choices %v", p.Name, text, rp.choices)
 		}
 		return float64(k), nil
 	}
@@ -499,6 +573,7 @@ func (b *builder) widen() error {
 			b.warnf("parameter %q takes the single value %s; imported as a categorical with one choice", rp.name, only)
 			rp.typ = space.Categorical
 			rp.choices = []string{only}
+			rp.typed = map[string]any{only: rp.low}
 			if rp.def != nil {
 				rp.def = only
 			}

@@ -177,6 +177,47 @@ func intOf(v any) (int, bool) {
 	return int(f), true
 }
 
+// typedChoice is the JSON value a source's categorical choice keeps in
+// xbo's space: finite numbers and booleans keep their type. Strings need no
+// entry (a choice's name is the string), and null, NaN and infinities,
+// which no xbo choice can be, stay the names choiceName gives them.
+func typedChoice(v any) (any, bool) {
+	switch x := v.(type) {
+	case bool:
+		return x, true
+	case json.Number:
+		if f, err := x.Float64(); err == nil && !math.IsNaN(f) && !math.IsInf(f, 0) {
+			return f, true
+		}
+	case float64:
+		if !math.IsNaN(x) && !math.IsInf(x, 0) {
+			return x, true
+		}
+	}
+	return nil, false
+}
+
+// choiceTypes maps the names of a source's choices to their typed values
+// (typedChoice); nil when every choice is a string.
+func choiceTypes(list []any) map[string]any {
+	var out map[string]any
+	for _, c := range list {
+		v, ok := typedChoice(c)
+		if !ok {
+			continue
+		}
+		name, err := choiceName(c)
+		if err != nil {
+			continue
+		}
+		if out == nil {
+			out = map[string]any{}
+		}
+		out[name] = v
+	}
+	return out
+}
+
 // choiceName renders a categorical choice as xbo names it: strings as they
 // are, numbers as written in the file, booleans and null as Python prints
 // them (both tools are Python, so that is what their users wrote).

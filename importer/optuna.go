@@ -4,6 +4,7 @@ import (
 	"xbo/history"
 
 	"fmt"
+	"maps"
 	"math"
 	"strings"
 
@@ -27,6 +28,7 @@ type optunaDist struct {
 	log     bool
 	step    float64 // 0 when the range is continuous (or every integer)
 	choices []string
+	typed   map[string]any // choices that are numbers or booleans (rawParam.typed)
 }
 
 // parseOptunaDist reads distribution_json: {"name": class, "attributes":
@@ -142,6 +144,7 @@ func parseOptunaDist(text string) (optunaDist, error) {
 			seen[name] = true
 			d.choices = append(d.choices, name)
 		}
+		d.typed = choiceTypes(raw)
 	default:
 		return d, fmt.Errorf("unsupported distribution class %q", d.class)
 	}
@@ -253,6 +256,7 @@ func assembleOptuna(format, source, study string, dir space.Direction, trialsIn 
 			if !ok {
 				d := p.dist
 				d.choices = append([]string(nil), d.choices...)
+				d.typed = maps.Clone(d.typed)
 				dists[p.name] = &merged{first: p.dist, firstNo: t.number, dist: d, steps: map[float64]bool{p.dist.step: true}}
 				order = append(order, p.name)
 				continue
@@ -270,6 +274,12 @@ func assembleOptuna(format, source, study string, dir space.Direction, trialsIn 
 				for _, c := range d.choices {
 					if !containsString(m.dist.choices, c) {
 						m.dist.choices = append(m.dist.choices, c)
+						if v, ok := d.typed[c]; ok {
+							if m.dist.typed == nil {
+								m.dist.typed = map[string]any{}
+							}
+							m.dist.typed[c] = v
+						}
 						m.dynamic = true
 					}
 				}
@@ -301,7 +311,7 @@ func assembleOptuna(format, source, study string, dir space.Direction, trialsIn 
 				break
 			}
 		}
-		rp := &rawParam{name: name, typ: d.typ, low: d.low, high: d.high, log: d.log, choices: d.choices}
+		rp := &rawParam{name: name, typ: d.typ, low: d.low, high: d.high, log: d.log, choices: d.choices, typed: d.typed}
 		if err := b.addParam(rp); err != nil {
 			return nil, err
 		}

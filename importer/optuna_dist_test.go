@@ -3,6 +3,7 @@ package importer
 import (
 	"xbo/history"
 
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -78,7 +79,7 @@ func TestAssembleOptunaDynamicSpace(t *testing.T) {
 	if x := s.Params[0]; x.Low != -1 || x.High != 1 {
 		t.Errorf("x: [%v, %v], want the union [-1, 1]", x.Low, x.High)
 	}
-	if c := s.Params[1]; strings.Join(c.Choices, ",") != "a,b,c" {
+	if c := s.Params[1]; strings.Join(c.Labels(), ",") != "a,b,c" {
 		t.Errorf("c: %v", c.Choices)
 	}
 	if n := s.Params[2]; n.Type != space.Categorical || len(n.Choices) != 1 {
@@ -126,5 +127,43 @@ func TestUnexplainedMissingParameter(t *testing.T) {
 	all := strings.Join(run.Warnings, "\n")
 	if !strings.Contains(all, `parameter "y" is missing from 1 of 2 complete trials`) || !strings.Contains(all, "trial 1 (parameter \"y\" is active but has no value)") {
 		t.Errorf("warnings:\n%s", all)
+	}
+}
+
+// Optuna's numeric and boolean choices keep their types in xbo's space
+// (null and NaN, which no xbo choice can be, stay the names Python gives
+// them); a one-valued int range becomes a numeric choice.
+func TestOptunaTypedChoices(t *testing.T) {
+	parse := func(text string) optunaDist {
+		t.Helper()
+		d, err := parseOptunaDist(text)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	units := parse(`{"name": "CategoricalDistribution", "attributes": {"choices": [16, 32.5, true, "adam", null]}}`)
+	more := parse(`{"name": "CategoricalDistribution", "attributes": {"choices": [64, 16]}}`)
+	one := parse(`{"name": "IntDistribution", "attributes": {"low": 4, "high": 4, "log": false, "step": 1}}`)
+	list := []optunaTrial{
+		{number: 0, state: history.Complete, value: 1, params: []optunaParam{{"u", 2, units}, {"n", 4, one}}},
+		{number: 1, state: history.Complete, value: 2, params: []optunaParam{{"u", 0, more}, {"n", 4, one}}},
+	}
+	run, err := assembleOptuna("optuna-rdb", "test", "s", space.Minimize, list, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := json.Marshal([]any{run.Space.Params[0].Choices, run.Space.Params[1].Choices})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `[[16,32.5,true,"adam","None",64],[4]]`; string(got) != want {
+		t.Fatalf("choices %s, want %s", got, want)
+	}
+	if v := run.Space.ToMap(run.Trials[0].Params)["u"]; v != true {
+		t.Errorf("trial 0: u = %#v, want true", v)
+	}
+	if v := run.Space.ToMap(run.Trials[1].Params)["u"]; v != 64.0 {
+		t.Errorf("trial 1: u = %#v, want 64", v)
 	}
 }

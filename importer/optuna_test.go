@@ -70,7 +70,7 @@ func checkOptunaRun(t *testing.T, run *Run, want expectedStudy) {
 	if layers.Type != space.Int || layers.Low != 1 || layers.High != 8 {
 		t.Errorf("layers = %+v", layers)
 	}
-	if opt.Type != space.Categorical || strings.Join(opt.Choices, ",") != "sgd,adam,rmsprop" {
+	if opt.Type != space.Categorical || strings.Join(opt.Labels(), ",") != "sgd,adam,rmsprop" {
 		t.Errorf("optimizer = %+v", opt)
 	}
 	if mom.Type != space.Float || mom.Low != 0 || mom.High != 0.99 || mom.Condition == nil ||

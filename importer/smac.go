@@ -276,7 +276,7 @@ func parseHyperparameter(obj map[string]any, b *builder) (*csParam, error) {
 			return nil, err
 		}
 		rp.typ = space.Categorical
-		rp.choices = choices
+		rp.choices, rp.typed = choices, choiceTypes(list)
 		if w, present := obj["weights"]; present && w != nil {
 			b.warnf("parameter %q: choice weights are not kept (xbo samples every choice equally)", name)
 		}
@@ -303,7 +303,7 @@ func parseHyperparameter(obj map[string]any, b *builder) (*csParam, error) {
 			return &csParam{raw: rp}, nil
 		}
 		rp.typ = space.Categorical
-		rp.choices = names
+		rp.choices, rp.typed = names, choiceTypes(list)
 		if hasDef {
 			if d, err := choiceName(def); err == nil && slices.Contains(names, d) {
 				rp.def = d
@@ -321,7 +321,7 @@ func parseHyperparameter(obj map[string]any, b *builder) (*csParam, error) {
 			return nil, err
 		}
 		rp.typ = space.Categorical
-		rp.choices = []string{c}
+		rp.choices, rp.typed = []string{c}, choiceTypes([]any{v})
 		rp.def = c
 		return &csParam{raw: rp}, nil
 	case "":
@@ -716,7 +716,7 @@ func smacRunTrial(i int, r smacRun, configs, origins map[string]any, cs *configS
 			return rawTrial{}, "", fmt.Errorf("config %s: %q is not a hyperparameter of configspace.json", r.configID, name)
 		}
 		if p.raw.typ == space.Categorical {
-			c, err := choiceName(v)
+			c, err := p.raw.nameOf(v)
 			if err != nil {
 				return rawTrial{}, "", fmt.Errorf("config %s: %q: %w", r.configID, name, err)
 			}

@@ -68,11 +68,11 @@ func TestImportSMACv1(t *testing.T) {
 		t.Errorf("ordinal 1..4 should be an int: %+v", depth)
 	}
 	_, size := paramByName(t, s, "size")
-	if size.Type != space.Categorical || strings.Join(size.Choices, ",") != "small,medium,large" {
+	if size.Type != space.Categorical || strings.Join(size.Labels(), ",") != "small,medium,large" {
 		t.Errorf("size %+v", size)
 	}
 	_, warm := paramByName(t, s, "warm")
-	if strings.Join(warm.Choices, ",") != "True,False" {
+	if strings.Join(warm.Labels(), ",") != "true,false" || warm.Choices[0] != true {
 		t.Errorf("boolean choices %v", warm.Choices)
 	}
 	_, dropout := paramByName(t, s, "dropout")
@@ -102,7 +102,7 @@ func TestImportSMACv1(t *testing.T) {
 		}
 	}
 	// Config 1: adam, clip 1.0 as given, extra inactive in SMAC → default 0.
-	for name, want := range map[string]string{"solver": "adam", "beta1": "0.9", "momentum": "", "warm": "True", "extra": "0", "tag": "v1"} {
+	for name, want := range map[string]string{"solver": "adam", "beta1": "0.9", "momentum": "", "warm": "true", "extra": "0", "tag": "v1"} {
 		if got := get(0, name); got != want {
 			t.Errorf("config 1 %s = %q, want %q", name, got, want)
 		}

@@ -47,7 +47,17 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 	b.objective = s.Objective
 	for _, p := range s.Params {
 		rp := &rawParam{name: p.Name, typ: p.Type, low: p.Low, high: p.High, log: p.Log, def: p.Default}
-		rp.choices = append([]string(nil), p.Choices...)
+		// Trial values are matched by the choices' text forms, which are
+		// what CSV cells hold; the space's typed choices are kept.
+		rp.choices = p.Labels()
+		for k, c := range p.Choices {
+			if _, isString := c.(string); !isString {
+				if rp.typed == nil {
+					rp.typed = map[string]any{}
+				}
+				rp.typed[rp.choices[k]] = c
+			}
+		}
 		if p.Condition != nil {
 			c := *p.Condition
 			rp.cond = &c
@@ -211,7 +221,7 @@ func readJSONTable(data []byte, b *builder, opts TableOptions) error {
 				continue
 			}
 			if p.typ == space.Categorical {
-				c, err := choiceName(v)
+				c, err := p.nameOf(v)
 				if err != nil {
 					return fmt.Errorf("%s: parameter %q: %w", where[i], name, err)
 				}

@@ -51,7 +51,7 @@ func TestImportCSVTable(t *testing.T) {
 		t.Fatalf("%d trials, want 6 (one left out)", len(run.Trials))
 	}
 	lr, kind, k := run.Space.Params[0], run.Space.Params[1], run.Space.Params[2]
-	if lr.High != 2.5 || strings.Join(kind.Choices, ",") != "a,b,c" || k.High != 7 {
+	if lr.High != 2.5 || strings.Join(kind.Labels(), ",") != "a,b,c" || k.High != 7 {
 		t.Errorf("widened space: lr %v, kind %v, k %v", lr.High, kind.Choices, k.High)
 	}
 	want := []history.State{history.Complete, history.Complete, history.Failed, history.Complete, history.Pruned, history.Complete}

@@ -397,3 +397,47 @@ func TestBadInput(t *testing.T) {
 		t.Error("an unbuilt report rendered")
 	}
 }
+
+// A study with numeric and boolean choices: the report's JSON keeps the
+// best configuration's types, and the HTML shows the choices' text forms in
+// the best configuration and as the PDP's level ticks.
+func TestReportTypedChoices(t *testing.T) {
+	sp, err := space.Parse([]byte(`{"objective": "minimize", "params": [
+		{"name": "units", "type": "categorical", "choices": [16, 32, 64]},
+		{"name": "flag", "type": "categorical", "choices": [true, false]},
+		{"name": "x", "type": "float", "low": 0, "high": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Best at units 32, flag false, x 0.4.
+	f := func(v []float64) float64 {
+		return math.Abs(v[0]-1) + 2*(1-v[1]) + (v[2]-0.4)*(v[2]-0.4)
+	}
+	in := optimize(t, sp, f, 24, 3)
+	opts := testOpts
+	opts.PDP.Samples = 100
+	opts.Shapley.Background = 100
+	rep, err := Build(context.Background(), engine(t), in, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := json.Marshal(rep.Summary.BestConfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var best map[string]any
+	json.Unmarshal(js, &best)
+	if best["units"] != 32.0 || best["flag"] != false {
+		t.Fatalf("best configuration %s, want units 32 (a number) and flag false (a boolean)", js)
+	}
+	var page bytes.Buffer
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	html := page.String()
+	for _, want := range []string{"<th>units</th><td>32</td>", "<th>flag</th><td>false</td>", ">16</text>", ">64</text>", ">true</text>"} {
+		if !strings.Contains(html, want) {
+			t.Errorf("HTML lacks %q", want)
+		}
+	}
+}

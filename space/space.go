@@ -60,8 +60,8 @@ const (
 )
 
 // Condition makes a parameter active only when Parent takes one of Values.
-// Values are level names for a categorical parent and numbers for an int or
-// float parent.
+// Values are choices (their JSON values or text forms) for a categorical
+// parent and numbers for an int or float parent.
 type Condition struct {
 	Parent string `json:"parent"`
 	Values []any  `json:"values"`
@@ -69,12 +69,17 @@ type Condition struct {
 
 // Param is one hyperparameter.
 type Param struct {
-	Name      string     `json:"name"`
-	Type      Type       `json:"type"`
-	Low       float64    `json:"low,omitempty"`
-	High      float64    `json:"high,omitempty"`
-	Log       bool       `json:"log,omitempty"`
-	Choices   []string   `json:"choices,omitempty"`
+	Name string  `json:"name"`
+	Type Type    `json:"type"`
+	Low  float64 `json:"low,omitempty"`
+	High float64 `json:"high,omitempty"`
+	Log  bool    `json:"log,omitempty"`
+	// Choices are a categorical's levels as JSON scalars: strings, numbers
+	// (float64) and booleans, kept with their type so that a choice of 16
+	// is handed out as the number 16 and true as a boolean. Each has a text
+	// form (Label), the way CSV files and plots show it; text forms are
+	// unique within a parameter, so a CSV cell names one choice.
+	Choices   []any      `json:"choices,omitempty"`
 	Condition *Condition `json:"condition,omitempty"`
 	// Default is the configuration a user would run without tuning (optional);
 	// baseline Shapley values and good-region importance can start from it.
@@ -161,13 +166,7 @@ func Parse(data []byte) (*Space, error) {
 			if rp.Low != nil || rp.High != nil {
 				return nil, fmt.Errorf("space: %s: low and high are not used by a categorical parameter", label)
 			}
-			for _, c := range rp.Choices {
-				name, err := scalarString(c)
-				if err != nil {
-					return nil, fmt.Errorf("space: %s: choice %v: %w", label, c, err)
-				}
-				p.Choices = append(p.Choices, name)
-			}
+			p.Choices = rp.Choices
 		}
 		params[i] = p
 	}
@@ -215,7 +214,7 @@ func (p Param) MarshalJSON() ([]byte, error) {
 	type categorical struct {
 		Name      string     `json:"name"`
 		Type      Type       `json:"type"`
-		Choices   []string   `json:"choices"`
+		Choices   []any      `json:"choices"`
 		Condition *Condition `json:"condition,omitempty"`
 		Default   any        `json:"default,omitempty"`
 	}
@@ -242,19 +241,128 @@ func paramLabel(i int, name string) string {
 	return fmt.Sprintf("parameter %q", name)
 }
 
-func scalarString(v any) (string, error) {
+// choiceValue normalizes a choice (or a value given for a categorical) to
+// the JSON scalar it stands for: a string, a float64 or a bool. JSON null,
+// objects and arrays are refused, and so are numbers that are not finite.
+func choiceValue(v any) (any, error) {
 	switch x := v.(type) {
-	case string:
+	case string, bool:
 		return x, nil
 	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64), nil
-	case bool:
-		return strconv.FormatBool(x), nil
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%v is not a finite number", x)
+		}
+		return x, nil
+	case float32:
+		return choiceValue(float64(x))
 	case int:
-		return strconv.Itoa(x), nil
+		return float64(x), nil
+	case int64:
+		return float64(x), nil
+	case json.Number:
+		f, err := x.Float64()
+		if err != nil {
+			return nil, fmt.Errorf("%s is not a number JSON can hold: %w", x, err)
+		}
+		return choiceValue(f)
+	case nil:
+		return nil, errors.New("null is not a choice (use a string, number or boolean)")
 	default:
-		return "", errors.New("must be a string, number or boolean")
+		return nil, fmt.Errorf("%v (a %T) is not a choice: a choice is a string, number or boolean", v, v)
 	}
+}
+
+// ChoiceLabel is the text form of a choice: a string as it is, a number as
+// JSON writes it, a boolean as true or false. CSV files, tables and plots
+// show choices so.
+func ChoiceLabel(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case bool:
+		return strconv.FormatBool(x)
+	case float64:
+		return formatNumber(x)
+	}
+	return fmt.Sprint(v)
+}
+
+// formatNumber writes a number as encoding/json does: plain decimals from
+// 1e-6 up to 1e21, exponents beyond (so 100000000 is not "1e+08").
+func formatNumber(x float64) string {
+	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strconv.FormatFloat(x, 'f', -1, 64)
+}
+
+// Label is the text form of choice k: how CSV files, tables and plots show
+// it, and what ParseValue reads back.
+func (p *Param) Label(k int) string {
+	if k < 0 || k >= len(p.Choices) {
+		return strconv.Itoa(k)
+	}
+	return ChoiceLabel(p.Choices[k])
+}
+
+// Labels lists the text forms of a categorical's choices (nil for other
+// types).
+func (p *Param) Labels() []string {
+	if p.Type != Categorical {
+		return nil
+	}
+	out := make([]string, len(p.Choices))
+	for k := range out {
+		out[k] = p.Label(k)
+	}
+	return out
+}
+
+// Level finds the choice a value names: the choice itself (16, true,
+// "adam") or its text form ("16", "true"), which is how trials stored
+// before choices kept their types, and CSV cells, give it. A string that
+// reads as a number names the numeric choice equal to it ("16.0" is 16).
+func (p *Param) Level(x any) (int, error) {
+	if p.Type != Categorical {
+		return 0, fmt.Errorf("parameter %q is %s, not categorical", p.Name, p.Type)
+	}
+	v, err := choiceValue(x)
+	if err != nil {
+		return 0, fmt.Errorf("parameter %q: %w", p.Name, err)
+	}
+	text := ChoiceLabel(v)
+	for k, c := range p.Choices {
+		if ChoiceLabel(c) == text {
+			return k, nil
+		}
+	}
+	if str, ok := v.(string); ok {
+		if f, err := strconv.ParseFloat(strings.TrimSpace(str), 64); err == nil {
+			for k, c := range p.Choices {
+				if c == any(f) {
+					return k, nil
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("parameter %q: %s is not one of its choices %s", p.Name, quoteChoice(v), p.choiceList())
+}
+
+// quoteChoice shows a value as JSON would, so that "16" and 16 differ in
+// messages.
+func quoteChoice(v any) string {
+	if b, err := json.Marshal(v); err == nil {
+		return string(b)
+	}
+	return fmt.Sprint(v)
+}
+
+func (p *Param) choiceList() string {
+	b, err := json.Marshal(p.Choices)
+	if err != nil {
+		return fmt.Sprint(p.Choices)
+	}
+	return string(b)
 }
 
 // init validates the space and builds its lookup tables.
@@ -353,13 +461,25 @@ func (p *Param) validateDomain() error {
 		if p.Log {
 			return errors.New("a categorical parameter cannot be on a log scale")
 		}
-		seen := map[string]bool{}
-		for _, c := range p.Choices {
-			if seen[c] {
-				return fmt.Errorf("choice %q appears twice", c)
+		// A fresh slice: New shares the caller's, which is not to change.
+		choices := make([]any, len(p.Choices))
+		seen := map[string]int{}
+		for k, c := range p.Choices {
+			v, err := choiceValue(c)
+			if err != nil {
+				return fmt.Errorf("choice #%d: %w", k+1, err)
 			}
-			seen[c] = true
+			text := ChoiceLabel(v)
+			if j, dup := seen[text]; dup {
+				if ChoiceLabel(choices[j]) == text && quoteChoice(choices[j]) == quoteChoice(v) {
+					return fmt.Errorf("choice %s appears twice", quoteChoice(v))
+				}
+				return fmt.Errorf("choices %s and %s are both written %q in CSV files and reports; make them distinct", quoteChoice(choices[j]), quoteChoice(v), text)
+			}
+			seen[text] = k
+			choices[k] = v
 		}
+		p.Choices = choices
 	case "":
 		return errors.New("missing type (float, int or categorical)")
 	default:
@@ -684,7 +804,8 @@ func (s *Space) Defaults() ([]float64, bool) {
 }
 
 // Format renders the natural value of parameter i as it appears in CSV files
-// and reports: "" for inactive, the choice name for categoricals.
+// and reports: "" for inactive, the choice's text form (Label) for
+// categoricals.
 func (s *Space) Format(i int, v float64) string {
 	if math.IsNaN(v) {
 		return ""
@@ -695,12 +816,35 @@ func (s *Space) Format(i int, v float64) string {
 		return strconv.FormatInt(int64(v), 10)
 	case Categorical:
 		k := int(v)
-		if k < 0 || k >= len(p.Choices) {
+		if float64(k) != v || k < 0 || k >= len(p.Choices) {
 			return strconv.FormatFloat(v, 'g', -1, 64)
+		}
+		return p.Label(k)
+	}
+	return strconv.FormatFloat(v, 'g', -1, 64)
+}
+
+// Value is the JSON value of parameter i's natural value v: nil for
+// inactive (NaN), a float64 for floats, an int for ints, and for a
+// categorical its choice with the choice's own type (string, number or
+// boolean). Every typed value the service, the CLI and the explanations
+// hand out comes from here.
+func (s *Space) Value(i int, v float64) any {
+	if math.IsNaN(v) {
+		return nil
+	}
+	p := &s.Params[i]
+	switch p.Type {
+	case Int:
+		return int(v)
+	case Categorical:
+		k := int(v)
+		if float64(k) != v || k < 0 || k >= len(p.Choices) {
+			return v
 		}
 		return p.Choices[k]
 	}
-	return strconv.FormatFloat(v, 'g', -1, 64)
+	return v
 }
 
 // ParseValue reads the text form of parameter i ("" means inactive → NaN).
@@ -713,9 +857,9 @@ func (s *Space) ParseValue(i int, text string) (float64, error) {
 	p := &s.Params[i]
 	var v float64
 	if p.Type == Categorical {
-		k := slices.Index(p.Choices, text)
-		if k < 0 {
-			return 0, fmt.Errorf("parameter %q: %q is not one of its choices %v", p.Name, text, p.Choices)
+		k, err := p.Level(text)
+		if err != nil {
+			return 0, err
 		}
 		v = float64(k)
 	} else {
@@ -742,13 +886,9 @@ func (p *Param) naturalFromAny(x any) (float64, error) {
 	var v float64
 	switch p.Type {
 	case Categorical:
-		name, err := scalarString(x)
+		k, err := p.Level(x)
 		if err != nil {
-			return 0, fmt.Errorf("parameter %q: %w", p.Name, err)
-		}
-		k := slices.Index(p.Choices, name)
-		if k < 0 {
-			return 0, fmt.Errorf("parameter %q: %q is not one of %v", p.Name, name, p.Choices)
+			return 0, err
 		}
 		v = float64(k)
 	default:
@@ -777,23 +917,14 @@ func (p *Param) naturalFromAny(x any) (float64, error) {
 	return v, nil
 }
 
-// ToMap turns natural values into a name → value map for JSON: float64 for
-// floats, int for ints, the choice name for categoricals; inactive parameters
-// are left out.
+// ToMap turns natural values into a name → value map for JSON (see Value:
+// float64 for floats, int for ints, the typed choice for categoricals);
+// inactive parameters are left out.
 func (s *Space) ToMap(vals []float64) map[string]any {
 	m := make(map[string]any, len(vals))
 	for i, p := range s.Params {
-		v := vals[i]
-		if math.IsNaN(v) {
-			continue
-		}
-		switch p.Type {
-		case Int:
-			m[p.Name] = int(v)
-		case Categorical:
-			m[p.Name] = s.Format(i, v)
-		default:
-			m[p.Name] = v
+		if x := s.Value(i, vals[i]); x != nil {
+			m[p.Name] = x
 		}
 	}
 	return m

@@ -346,3 +346,104 @@ func TestMaxParams(t *testing.T) {
 		t.Errorf("%d parameters refused: %v", MaxParams, err)
 	}
 }
+
+// Categorical choices keep their JSON types: numbers come back as numbers
+// and booleans as booleans, in ToMap (what the service hands out), in the
+// space's own JSON, and in conditions and defaults; text forms (CSV cells,
+// trials stored before choices were typed) still name them.
+func TestTypedChoices(t *testing.T) {
+	s := mustParse(t, `{"params":[
+		{"name":"units","type":"categorical","choices":[16,32,64],"default":32},
+		{"name":"flag","type":"categorical","choices":[true,false]},
+		{"name":"mixed","type":"categorical","choices":["a",1.5,false,100000000]},
+		{"name":"drop","type":"float","low":0,"high":1,"condition":{"parent":"flag","values":[true]}}]}`)
+	vals, err := s.FromMap(map[string]any{"units": 64.0, "flag": true, "mixed": 1.5, "drop": 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if vals[0] != 2 || vals[1] != 0 || vals[2] != 1 || vals[3] != 0.25 {
+		t.Fatalf("natural values %v", vals)
+	}
+	got, err := json.Marshal(s.ToMap(vals))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"drop":0.25,"flag":true,"mixed":1.5,"units":64}`; string(got) != want {
+		t.Fatalf("ToMap JSON %s, want %s", got, want)
+	}
+	// The flag's condition holds for true only: false switches drop off.
+	if vals, err := s.FromMap(map[string]any{"units": 16.0, "flag": false, "mixed": false}); err != nil || !math.IsNaN(vals[3]) {
+		t.Fatalf("flag false: %v %v", vals, err)
+	}
+	// Text forms name the same choices: CSV cells and old stored trials.
+	old, err := s.FromMap(map[string]any{"units": "64", "flag": "true", "mixed": "1.5", "drop": 0.25})
+	if err != nil || fmt.Sprint(old) != fmt.Sprint(vals) {
+		t.Fatalf("text forms: %v %v", old, err)
+	}
+	// Old trials wrote numbers with %g; a string equal as a number matches.
+	if k, err := s.Params[2].Level("1e+08"); err != nil || k != 3 {
+		t.Fatalf(`Level("1e+08") = %d, %v`, k, err)
+	}
+	if got := s.Format(2, 3); got != "100000000" {
+		t.Fatalf("label of 1e8: %q", got)
+	}
+	for i, want := range []string{"64", "true", "1.5"} {
+		if got := s.Format(i, vals[i]); got != want {
+			t.Fatalf("Format(%d) = %q, want %q", i, got, want)
+		}
+		v, err := s.ParseValue(i, want)
+		if err != nil || v != vals[i] {
+			t.Fatalf("ParseValue(%d, %q) = %v, %v", i, want, v, err)
+		}
+	}
+	if _, err := s.FromMap(map[string]any{"units": 17.0, "flag": true, "mixed": "a", "drop": 0.1}); err == nil ||
+		!strings.Contains(err.Error(), `"units": 17 is not one of its choices [16,32,64]`) {
+		t.Fatalf("17: %v", err)
+	}
+	d, ok := s.Defaults()
+	if ok || d != nil {
+		t.Fatalf("defaults are partial, got %v %v", d, ok)
+	}
+	// The space's JSON keeps the types, and parses back to the same space.
+	doc, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(doc), `"choices":[16,32,64]`) || !strings.Contains(string(doc), `"choices":[true,false]`) ||
+		!strings.Contains(string(doc), `"choices":["a",1.5,false,100000000]`) || !strings.Contains(string(doc), `"default":32`) {
+		t.Fatalf("space JSON lost types: %s", doc)
+	}
+	again := mustParse(t, string(doc))
+	if again.Params[0].Choices[1] != 32.0 || again.Params[1].Choices[0] != true {
+		t.Fatalf("round trip: %#v %#v", again.Params[0].Choices, again.Params[1].Choices)
+	}
+	// Go callers may give ints; they become JSON numbers, and the
+	// caller's slice is left alone.
+	mine := []any{1, 2, 3}
+	g, err := New(Minimize, []Param{{Name: "k", Type: Categorical, Choices: mine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g.Params[0].Choices[2] != 3.0 || mine[2] != 3 {
+		t.Fatalf("normalized %#v, caller's %#v", g.Params[0].Choices, mine)
+	}
+}
+
+func TestBadChoicesNameParameter(t *testing.T) {
+	for name, c := range map[string]struct{ choices, want string }{
+		"null":           {`[1, null]`, `parameter "u": choice #2: null is not a choice`},
+		"object":         {`["a", {"b": 1}]`, `parameter "u": choice #2: map[b:1]`},
+		"array":          {`[[1, 2]]`, `parameter "u": choice #1: [1 2]`},
+		"duplicate":      {`[16, 32, 16]`, `parameter "u": choice 16 appears twice`},
+		"same number":    {`[1, 1.0]`, `parameter "u": choice 1 appears twice`},
+		"same text form": {`[16, "16"]`, `parameter "u": choices 16 and "16" are both written "16"`},
+		"bool and text":  {`[true, "true"]`, `parameter "u": choices true and "true" are both written "true"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := Parse([]byte(`{"params":[{"name":"u","type":"categorical","choices":` + c.choices + `}]}`))
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

@@ -48,7 +48,10 @@ func OpenPostgres(ctx context.Context, dsn string) (Store, error) {
 		if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':xbo-migrate'))`); err != nil {
 			return err
 		}
-		return migrate(ctx, q, migrations, "migrations/postgres")
+		if err := migrate(ctx, q, migrations, "migrations/postgres"); err != nil {
+			return err
+		}
+		return upgradeData(ctx, q)
 	})
 	if err != nil {
 		pool.Close()

@@ -150,7 +150,12 @@ func OpenSQLite(ctx context.Context, file string) (Store, error) {
 	read.SetMaxOpenConns(8)
 	b := &sqliteBackend{write: write, read: read}
 	s := &sqlStore{b: b}
-	if err := s.withTx(ctx, true, func(q tx) error { return migrate(ctx, q, migrations, "migrations/sqlite") }); err != nil {
+	if err := s.withTx(ctx, true, func(q tx) error {
+		if err := migrate(ctx, q, migrations, "migrations/sqlite"); err != nil {
+			return err
+		}
+		return upgradeData(ctx, q)
+	}); err != nil {
 		b.close()
 		return nil, fmt.Errorf("store: sqlite %s: %w", file, err)
 	}

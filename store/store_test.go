@@ -2,6 +2,7 @@ package store_test
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -882,5 +883,91 @@ func TestPostgresSurvivesTerminatedConnections(t *testing.T) {
 		if _, err := s.Study(ctx, "s"); err != nil {
 			t.Fatalf("round %d: read after the kill: %v", round, err)
 		}
+	}
+}
+
+// Trials stored before categorical choices kept their JSON types hold text
+// forms ("32", "true"); opening the database rewrites them to the typed
+// choices their study's space declares, once, on both backends. A value
+// that already has its type, string choices and other studies stay as they
+// are.
+func TestOpenTypesOldCategoricalValues(t *testing.T) {
+	const typedSpace = `{"objective":"minimize","params":[{"name":"units","type":"categorical","choices":[16,32,64]},
+		{"name":"flag","type":"categorical","choices":[true,false]},{"name":"opt","type":"categorical","choices":["sgd","adam"]}]}`
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			ctx := context.Background()
+			s, dsn := storetest.Open(t, backend)
+			if _, err := s.CreateStudy(ctx, store.NewStudy{Name: "old", Direction: "minimize", Space: json.RawMessage(typedSpace), Now: t0}); err != nil {
+				t.Fatal(err)
+			}
+			mkStudy(t, s, "plain")
+			add := func(study string, params map[string]any) {
+				t.Helper()
+				if _, err := s.AddTrial(ctx, study, store.NewTrial{Params: params, Now: t0}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			add("old", map[string]any{"units": "32", "flag": "true", "opt": "adam"}) // as an older xbo stored it
+			add("old", map[string]any{"units": 64.0, "flag": false, "opt": "sgd"})   // typed already
+			add("plain", map[string]any{"x": 0.5})
+			before, _, err := s.Trials(ctx, "old", store.TrialQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			// The upgrade ran when the (empty) database was created: undo its
+			// record so that opening runs it on the old rows.
+			switch backend {
+			case "sqlite":
+				db, err := sql.Open("sqlite", dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = db.ExecContext(ctx, `DELETE FROM data_upgrades WHERE name = 'typed-choices'`)
+				db.Close()
+				if err != nil {
+					t.Fatal(err)
+				}
+			default:
+				conn, err := pgx.Connect(ctx, dsn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = conn.Exec(ctx, `DELETE FROM data_upgrades WHERE name = 'typed-choices'`)
+				conn.Close(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			s2, err := store.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s2.Close()
+			after, _, err := s2.Trials(ctx, "old", store.TrialQuery{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := json.Marshal([]map[string]any{after[0].Params, after[1].Params})
+			if want := `[{"flag":true,"opt":"adam","units":32},{"flag":false,"opt":"sgd","units":64}]`; string(got) != want {
+				t.Fatalf("params after the upgrade %s, want %s", got, want)
+			}
+			if after[0].Version != before[0].Version || after[1].Version != before[1].Version {
+				t.Errorf("versions changed: %d,%d -> %d,%d", before[0].Version, before[1].Version, after[0].Version, after[1].Version)
+			}
+			plain, _, err := s2.Trials(ctx, "plain", store.TrialQuery{})
+			if err != nil || len(plain) != 1 || plain[0].Params["x"] != 0.5 {
+				t.Fatalf("other study: %+v %v", plain, err)
+			}
+			// The history reads both rows as the same choices as before.
+			h, err := store.LoadHistory(ctx, s2, "old")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fmt.Sprint(h.Trials[0].Params, h.Trials[1].Params) != "[1 0 1] [2 1 0]" {
+				t.Fatalf("history params %v %v", h.Trials[0].Params, h.Trials[1].Params)
+			}
+		})
 	}
 }

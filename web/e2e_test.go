@@ -30,11 +30,13 @@ import (
 )
 
 // demoSpace has a log, a linear and a categorical parameter so that every
-// axis kind of the dashboard is drawn.
+// axis kind of the dashboard is drawn, and a categorical with numeric
+// choices, which the dashboard must not take for category indices.
 const demoSpace = `{"objective":"minimize","params":[
 	{"name":"lr","type":"float","low":0.001,"high":10,"log":true},
 	{"name":"mom","type":"float","low":0,"high":1},
-	{"name":"opt","type":"categorical","choices":["sgd","adam"]}]}`
+	{"name":"opt","type":"categorical","choices":["sgd","adam"]},
+	{"name":"batch","type":"categorical","choices":[16,64]}]}`
 
 func demoObjective(t *client.Trial) (float64, error) {
 	lr, err := t.Float("lr")
@@ -49,7 +51,11 @@ func demoObjective(t *client.Trial) (float64, error) {
 	if t.Params["opt"] == "adam" {
 		v += 0.4
 	}
-	return v, nil
+	batch, ok := t.Params["batch"].(float64)
+	if !ok {
+		return 0, fmt.Errorf("batch %#v is not a number", t.Params["batch"])
+	}
+	return v + batch/640, nil
 }
 
 type harness struct {
@@ -291,6 +297,22 @@ func TestDashboardEndToEnd(t *testing.T) {
 	if par.Lines != 24 || par.Axis0 != "log" || par.Axis2 != "category" {
 		t.Fatalf("parallel coordinates: %+v", par)
 	}
+	// The numeric choices' axis names them as text, and every line meets
+	// it at one of them (a number would be read as a category index).
+	var batch struct {
+		Axis  []any `json:"axis"`
+		Lines []any `json:"lines"`
+		Table []any `json:"table"`
+	}
+	h.eval(`(() => { const o = xbo.charts['parallel-chart'].getOption(); return {axis: o.parallelAxis[3].data, lines: o.series[0].data.map((r) => r[3]), table: [...document.querySelectorAll('#trials-table tbody tr')].map((r) => r.cells[6].textContent)}; })()`, &batch)
+	if fmt.Sprint(batch.Axis) != "[16 64]" || len(batch.Lines) != 24 || len(batch.Table) != 24 {
+		t.Fatalf("batch axis %v, %d lines, %d table cells", batch.Axis, len(batch.Lines), len(batch.Table))
+	}
+	for i, v := range append(append(batch.Axis, batch.Lines...), batch.Table...) {
+		if s, ok := v.(string); !ok || (s != "16" && s != "64") {
+			t.Fatalf("batch value %d is %#v, want the text \"16\" or \"64\"", i, v)
+		}
+	}
 
 	// PDP of lr: the page's numbers are the API's, on a log axis.
 	h.wait("PDP drawn", `document.querySelectorAll('#pdp-data td[data-v=mean]').length === 20`, 30*time.Second)
@@ -459,7 +481,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	// Shapley names every parameter with the explained configuration's value.
 	var axis []string
 	h.eval(`xbo.charts['proposal-chart'].getOption().xAxis[0].data`, &axis)
-	if len(axis) != 3 || !strings.HasPrefix(axis[0], "lr=") {
+	if len(axis) != 4 || !strings.HasPrefix(axis[0], "lr=") || (axis[3] != "batch=16" && axis[3] != "batch=64") {
 		t.Fatalf("Shapley axis %v", axis)
 	}
 	// Importance whiskers stay inside the plot.

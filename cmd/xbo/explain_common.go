@@ -241,14 +241,16 @@ func printJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-func gridLabel(grid []float64, labels []string, i int) string {
+// gridLabel shows grid value i: a categorical's choice (labels, typed) in
+// its text form, a number otherwise.
+func gridLabel(grid []float64, labels []any, i int) string {
 	if labels != nil && i < len(labels) {
-		return labels[i]
+		return space.ChoiceLabel(labels[i])
 	}
 	return strconv.FormatFloat(grid[i], 'g', 6, 64)
 }
 
-func writeCurveTable(w io.Writer, grid []float64, labels []string, mean, sd, lower, upper []float64) error {
+func writeCurveTable(w io.Writer, grid []float64, labels []any, mean, sd, lower, upper []float64) error {
 	if len(mean) != len(grid) {
 		return errors.New("curve and grid differ in length")
 	}

@@ -149,7 +149,7 @@ func writeSlice(env *cliEnv, in *historyFlags, h *history.History, s *explain.Sl
 	if in.svg != "" {
 		p, _ := h.Space.Index(s.Param)
 		panel := pdp.Panel{Title: "SLICE through one configuration (not a PDP): " + s.Param,
-			X: s.Grid, Mean: s.Mean, Lower: s.Lower, Upper: s.Upper, Labels: s.Labels,
+			X: s.Grid, Mean: s.Mean, Lower: s.Lower, Upper: s.Upper, Labels: pdp.LabelTexts(s.Labels),
 			Scale: h.Space.Params[p].ToUnit, XLabel: s.Param,
 			YLabel: fmt.Sprintf("posterior mean, others fixed (%g%% band)", 100*s.Level)}
 		panel.Rug, panel.Best = rugAndBest(h, p)

@@ -40,8 +40,8 @@ func TestUnknownCommandIsUsageError(t *testing.T) {
 
 // An unknown command is named alone, not with the flags after it.
 func TestUnknownCommandNamesOnlyTheCommand(t *testing.T) {
-	code, _, errOut := runCLI(t, "run", "--space", "s.json")
-	if code != 2 || !strings.Contains(errOut, `unknown command "run" `) || strings.Contains(errOut, "--space") {
+	code, _, errOut := runCLI(t, "tune", "--space", "s.json")
+	if code != 2 || !strings.Contains(errOut, `unknown command "tune" `) || strings.Contains(errOut, "--space") {
 		t.Fatalf("exit %d stderr %q", code, errOut)
 	}
 }

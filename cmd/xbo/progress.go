@@ -47,3 +47,11 @@ func (p *progress) finish() {
 		_ = p.bar.Finish()
 	}
 }
+
+// clear takes the bar off the terminal so that a line can be printed; the
+// next update draws it again.
+func (p *progress) clear() {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+}

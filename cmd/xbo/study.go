@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -37,17 +38,7 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	db := dbFlag(fs)
 	name := fs.String("name", "", "study name (required)")
 	spacePath := fs.String("space", "", "search space file, JSON or YAML (required)")
-	var cfg opt.Settings
-	fs.StringVar(&cfg.Strategy, "strategy", "", "ei (default), lcb, pi, pvar, random, or BOBAX: bax, bobax, bobax-prob, eibax, bo-rs, a-bobax")
-	fs.IntVar(&cfg.K, "k", 0, "BOBAX: EIG_PDP every k-th model-based proposal (default 2)")
-	fs.Float64Var(&cfg.PDTolerance, "pd-tolerance", 0, "a-bobax: target mean PD band half-width, objective units (required for a-bobax)")
-	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
-	fs.StringVar(&cfg.Kernel, "kernel", "", "matern52 (default), matern32 or se")
-	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
-	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
-	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
-	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: believer (default: the model's mean), best, mean, worst")
-	seed := fs.Int64("seed", -1, "random seed (default: chosen at random and stored)")
+	settings := optimizerFlags(fs)
 	pruner := fs.String("pruner", "", `pruner as JSON, e.g. '{"type":"median","n_warmup_steps":5}' (types none, median, percentile, asha, hyperband; docs/api.md)`)
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
@@ -59,15 +50,11 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	if *seed >= 0 {
-		s := uint64(*seed)
-		cfg.Seed = &s
-	}
 	spaceJSON, err := os.ReadFile(*spacePath)
 	if err != nil {
 		return err
 	}
-	optJSON, err := json.Marshal(cfg)
+	optJSON, err := json.Marshal(settings())
 	if err != nil {
 		return err
 	}
@@ -86,6 +73,30 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	fmt.Fprintf(env.stdout, "created study %q (%s, %d parameters, optimizer %s, pruner %s)\n", created.Name, created.Direction, sp.Dim(), created.Optimizer, created.Pruner)
 	return nil
+}
+
+// optimizerFlags adds the flags that configure a new study's optimizer (xbo
+// study create, xbo run) to fs; settings reads them once fs is parsed.
+func optimizerFlags(fs *flag.FlagSet) (settings func() opt.Settings) {
+	var cfg opt.Settings
+	fs.StringVar(&cfg.Strategy, "strategy", "", "ei (default), lcb, pi, pvar, random, or BOBAX: bax, bobax, bobax-prob, eibax, bo-rs, a-bobax")
+	fs.IntVar(&cfg.K, "k", 0, "BOBAX: EIG_PDP every k-th model-based proposal (default 2)")
+	fs.Float64Var(&cfg.PDTolerance, "pd-tolerance", 0, "a-bobax: target mean PD band half-width, objective units (required for a-bobax)")
+	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
+	fs.StringVar(&cfg.Kernel, "kernel", "", "matern52 (default), matern32 or se")
+	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
+	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
+	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
+	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: believer (default: the model's mean), best, mean, worst")
+	seed := fs.Int64("seed", -1, "random seed (default: chosen at random and stored)")
+	return func() opt.Settings {
+		out := cfg
+		if *seed >= 0 {
+			s := uint64(*seed)
+			out.Seed = &s
+		}
+		return out
+	}
 }
 
 func runStudyList(ctx context.Context, args []string, env *cliEnv) error {
@@ -133,6 +144,7 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 	asJSON := fs.Bool("json", false, "write every trial as JSON instead (all states, all fields)")
 	failed := fs.Bool("failed", false, "CSV: include failed trials too (with an empty value)")
 	out := fs.String("o", "", "output file (default stdout)")
+	spaceOut := fs.String("space-out", "", "also write the study's space JSON here: with it the CSV reads back into xbo explain --data and xbo import --csv, choices with their types")
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		*name, args = args[0], args[1:]
 	}
@@ -147,6 +159,20 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	defer st.Close()
+	if *spaceOut != "" {
+		study, err := st.Study(ctx, *name)
+		if err != nil {
+			return err
+		}
+		var doc bytes.Buffer
+		if err := json.Indent(&doc, study.Space, "", "  "); err != nil {
+			return fmt.Errorf("stored space of %q: %w", *name, err)
+		}
+		doc.WriteByte('\n')
+		if err := writeFile(*spaceOut, func(w io.Writer) error { _, err := w.Write(doc.Bytes()); return err }); err != nil {
+			return err
+		}
+	}
 	if *asJSON {
 		study, err := st.Study(ctx, *name)
 		if err != nil {

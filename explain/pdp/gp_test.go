@@ -212,7 +212,7 @@ func TestSharedPredictionEqualsPointByPoint(t *testing.T) {
 	sp, err := space.New(space.Minimize, []space.Param{
 		{Name: "lr", Type: space.Float, Low: 1e-4, High: 1, Log: true},
 		{Name: "layers", Type: space.Int, Low: 1, High: 6},
-		{Name: "opt", Type: space.Categorical, Choices: []string{"sgd", "adam", "rms"}},
+		{Name: "opt", Type: space.Categorical, Choices: []any{"sgd", "adam", "rms"}},
 		{Name: "momentum", Type: space.Float, Low: 0, High: 1, Condition: &space.Condition{Parent: "opt", Values: []any{"sgd"}}},
 		{Name: "dropout", Type: space.Float, Low: 0, High: 0.5},
 	})

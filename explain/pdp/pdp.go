@@ -147,9 +147,10 @@ type Result struct {
 	Param2 string    `json:"param2,omitempty"`
 	Grid   []float64 `json:"grid"` // natural values; level indices for categoricals
 	Grid2  []float64 `json:"grid2,omitempty"`
-	// Labels and Labels2 name the grid values of categorical parameters.
-	Labels  []string    `json:"labels,omitempty"`
-	Labels2 []string    `json:"labels2,omitempty"`
+	// Labels and Labels2 are the choices at the grid values of categorical
+	// parameters, with their JSON types (strings, numbers, booleans).
+	Labels  []any       `json:"labels,omitempty"`
+	Labels2 []any       `json:"labels2,omitempty"`
 	Mean    []float64   `json:"mean"`
 	SD      []float64   `json:"sd"`
 	Lower   []float64   `json:"lower"`
@@ -783,11 +784,24 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 	return r, nil
 }
 
-func labels(sp *space.Space, p int) []string {
+func labels(sp *space.Space, p int) []any {
 	if sp.Params[p].Type != space.Categorical {
 		return nil
 	}
 	return slices.Clone(sp.Params[p].Choices)
+}
+
+// LabelTexts gives categorical grid labels (Result.Labels) their text
+// forms, for tables and plots.
+func LabelTexts(labels []any) []string {
+	if labels == nil {
+		return nil
+	}
+	out := make([]string, len(labels))
+	for i, l := range labels {
+		out[i] = space.ChoiceLabel(l)
+	}
+	return out
 }
 
 // NearestGrid returns the index of the grid point (of a one-parameter ICE)

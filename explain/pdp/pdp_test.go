@@ -237,7 +237,7 @@ func TestConditionalAndCategorical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(res.Grid, []float64{0, 1, 2}) || !slices.Equal(res.Labels, []string{"sgd", "adam", "rms"}) {
+	if !slices.Equal(res.Grid, []float64{0, 1, 2}) || !slices.Equal(res.Labels, []any{"sgd", "adam", "rms"}) {
 		t.Fatalf("categorical grid %v %v", res.Grid, res.Labels)
 	}
 	// The momentum child must be switched on exactly at the sgd grid point.

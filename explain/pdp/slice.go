@@ -24,7 +24,7 @@ type Slice struct {
 	Param   string         `json:"param"`
 	Through map[string]any `json:"through"` // the fixed configuration
 	Grid    []float64      `json:"grid"`
-	Labels  []string       `json:"labels,omitempty"`
+	Labels  []any          `json:"labels,omitempty"`
 	Mean    []float64      `json:"mean"`
 	SD      []float64      `json:"sd"`
 	Lower   []float64      `json:"lower"`

@@ -40,7 +40,7 @@ func PanelOf(r *Result, title string) (Panel, error) {
 	if r == nil || r.Param2 != "" {
 		return Panel{}, errors.New("pdp: svg: a line panel needs a one-parameter result")
 	}
-	return Panel{Title: title, X: r.Grid, Mean: r.Mean, Lower: r.Lower, Upper: r.Upper, Labels: r.Labels,
+	return Panel{Title: title, X: r.Grid, Mean: r.Mean, Lower: r.Lower, Upper: r.Upper, Labels: LabelTexts(r.Labels),
 		XLabel: r.Param, YLabel: fmt.Sprintf("partial dependence (%g%% band, %s)", 100*r.Level, r.Band)}, nil
 }
 

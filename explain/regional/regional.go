@@ -98,8 +98,8 @@ type Split struct {
 	Param        string   `json:"param"`
 	Kind         string   `json:"kind"`                   // "numeric" or "categorical"
 	Threshold    *float64 `json:"threshold,omitempty"`    // natural value, numeric splits
-	LeftLevels   []string `json:"left_levels,omitempty"`  // categorical splits
-	RightLevels  []string `json:"right_levels,omitempty"` // the node's other levels
+	LeftLevels   []any    `json:"left_levels,omitempty"`  // categorical splits: choices, typed as in the space
+	RightLevels  []any    `json:"right_levels,omitempty"` // the node's other levels
 	InactiveLeft bool     `json:"inactive_left,omitempty"`
 	// InactiveRight says that configurations with Param switched off were
 	// in the node and went right (categorical splits).
@@ -148,10 +148,13 @@ func (s *Split) Describe(left bool) string {
 			return s.Param + " > " + t
 		}
 	}
-	names := slices.Clone(s.LeftLevels)
-	inactive := s.InactiveLeft
+	levels, inactive := s.LeftLevels, s.InactiveLeft
 	if !left {
-		names, inactive = slices.Clone(s.RightLevels), s.InactiveRight
+		levels, inactive = s.RightLevels, s.InactiveRight
+	}
+	names := make([]string, 0, len(levels)+1)
+	for _, l := range levels {
+		names = append(names, space.ChoiceLabel(l))
 	}
 	if inactive {
 		if len(names) == 0 {

@@ -313,7 +313,7 @@ func TestCategoricalSplits(t *testing.T) {
 		}
 		left := map[bool]bool{}
 		for _, name := range s.LeftLevels {
-			left[high(slices.Index(choices, name))] = true
+			left[high(slices.Index(choices, name.(string)))] = true
 		}
 		if len(left) != 1 || len(s.LeftLevels) == 0 || len(s.LeftLevels) == k {
 			t.Errorf("K=%d: left levels %v mix the groups", k, s.LeftLevels)

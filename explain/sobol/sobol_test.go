@@ -107,7 +107,7 @@ func TestLinearMixedTypes(t *testing.T) {
 		{Name: "lin", Type: space.Float, Low: 0, High: 1},
 		{Name: "log", Type: space.Float, Low: 1, High: math.Exp(2), Log: true},
 		{Name: "int", Type: space.Int, Low: 1, High: 5},
-		{Name: "cat", Type: space.Categorical, Choices: []string{"x", "y", "z"}},
+		{Name: "cat", Type: space.Categorical, Choices: []any{"x", "y", "z"}},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +148,7 @@ func TestLinearMixedTypes(t *testing.T) {
 // ½·Var(1+2c)/V = 1/7 (the package doc's definition).
 func TestConditional(t *testing.T) {
 	sp, err := space.New(space.Minimize, []space.Param{
-		{Name: "switch", Type: space.Categorical, Choices: []string{"off", "on"}},
+		{Name: "switch", Type: space.Categorical, Choices: []any{"off", "on"}},
 		{Name: "child", Type: space.Float, Low: 0, High: 1, Condition: &space.Condition{Parent: "switch", Values: []any{"on"}}},
 	})
 	if err != nil {

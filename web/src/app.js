@@ -68,6 +68,12 @@ function status(text) { $('status').textContent = text; }
 
 function params() { return state.space ? state.space.params : []; }
 function param(name) { return params().find((p) => p.name === name); }
+// A parameter's value as text: a categorical's choice as written (choices
+// keep their JSON types: 16, true, "adam"), a number rounded by fmt.
+function paramText(name, v) {
+  const p = param(name);
+  return p && p.type === 'categorical' && v !== undefined && v !== null ? String(v) : fmt(v);
+}
 function minimize() { return !state.space || state.space.objective !== 'maximize'; }
 function valueName() { return `objective value (${minimize() ? 'minimized' : 'maximized'}; study units)`; }
 function axisName(p) {
@@ -78,7 +84,9 @@ function axisName(p) {
 // The axis of a parameter: log axes for log parameters, categories for categoricals.
 function paramAxis(p, extra) {
   const base = { name: axisName(p), nameLocation: 'middle', nameGap: 28, ...extra };
-  if (p.type === 'categorical') return { ...base, type: 'category', data: p.choices };
+  // Category names are the choices' text forms: a numeric choice given as
+  // a number would be read as a category index.
+  if (p.type === 'categorical') return { ...base, type: 'category', data: p.choices.map(String) };
   return { ...base, type: p.log ? 'log' : 'value', min: p.low, max: p.high, logBase: 10 };
 }
 
@@ -301,7 +309,7 @@ function renderTable(all) {
   $('next-page').disabled = state.page >= pages - 1;
   $('trials-table').tBodies[0].innerHTML = page.map((t) =>
     `<tr tabindex="0" data-number="${t.number}" aria-selected="${state.selected === t.number}">` +
-    cols.map((c) => `<td>${esc(fmt(cell(t, c.key)))}</td>`).join('') + '</tr>').join('');
+    cols.map((c) => `<td>${esc(c.key.startsWith('p:') ? paramText(c.key.slice(2), cell(t, c.key)) : fmt(cell(t, c.key)))}</td>`).join('') + '</tr>').join('');
 }
 
 $('trials-table').addEventListener('click', (e) => {
@@ -350,7 +358,8 @@ function renderParallel(all) {
   axes.push({ dim: ps.length, name: 'value', type: 'value', scale: true, nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length) });
   const data = done.map((t) => [...ps.map((p) => {
     const v = t.params[p.name];
-    return v === undefined ? null : v;
+    if (v === undefined) return null;
+    return p.type === 'categorical' ? String(v) : v;
   }), t.value]);
   const vals = done.map((t) => t.value);
   chart('parallel-chart').setOption({
@@ -440,7 +449,7 @@ function drawPDP(r, title) {
   const c = chart('pdp-chart');
   const complete = sortedTrials().filter((t) => t.state === 'complete');
   const best = state.best;
-  const labelOf = (p, v, labels, i) => (p.type === 'categorical' ? (labels ? labels[i] : p.choices[v]) : v);
+  const labelOf = (p, v, labels, i) => (p.type === 'categorical' ? String(labels ? labels[i] : p.choices[v]) : v);
   if (r.param2) {
     const p2 = param(r.param2);
     const n2 = r.grid2.length;
@@ -617,7 +626,7 @@ async function refreshShapley() {
       tooltip: { trigger: 'axis' }, legend: { data: outs.map((o) => o.output), top: 0 },
       grid: { left: 70, right: 20, top: 30, bottom: ex.params.length > 4 ? 80 : 45 },
       // Every parameter, with the explained configuration's value.
-      xAxis: { type: 'category', data: ex.params.map((name) => (r.point && r.point[name] !== undefined && r.point[name] !== null ? `${name}=${fmt(r.point[name])}` : `${name} (off)`)),
+      xAxis: { type: 'category', data: ex.params.map((name) => (r.point && r.point[name] !== undefined && r.point[name] !== null ? `${name}=${paramText(name, r.point[name])}` : `${name} (off)`)),
         axisLabel: { interval: 0, rotate: ex.params.length > 4 ? 30 : 0 }, name: 'parameter = value', nameLocation: 'middle', nameGap: ex.params.length > 4 ? 58 : 28 },
       yAxis: { type: 'value', name: 'Shapley value (study units)', nameLocation: 'middle', nameGap: 50 },
       series,

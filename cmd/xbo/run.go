@@ -1,0 +1,387 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"xbo/client"
+	"xbo/explain"
+	"xbo/opt"
+	"xbo/runner"
+	"xbo/server"
+	"xbo/space"
+	"xbo/store"
+)
+
+func init() {
+	register(command{name: "run", summary: "tune any command: run it with each proposed configuration and read its result", run: runRun})
+}
+
+const runUsage = `Usage:
+  xbo run --space space.json --trials N [--workers K] [--name S]
+          [--db xbo.db | --url URL] [--dashboard 127.0.0.1:8080]
+          [--trial-timeout D] [--grace 10s] [--echo] -- CMD ARGS...
+
+Runs CMD once per trial with a proposed configuration: {name} in ARGS is
+replaced by the parameter's value, and the environment holds
+XBO_PARAM_<NAME> (the name upper-cased, other characters than letters and
+digits turned into _), XBO_TRIAL and XBO_STUDY. The result is the last
+{"value": v} line CMD prints on standard output, or else the last number it
+prints; lines {"step": s, "value": v} are intermediate values. A non-zero
+exit, no result or a result that is not finite fails the trial with the
+tail of standard error as the reason.
+
+--trials is the study's total of finished trials: run the same command
+again (after Ctrl-C, or with a larger --trials) to resume. Ctrl-C stops the
+running commands (SIGTERM, then SIGKILL after --grace) and fails their
+trials as "interrupted"; every result already told is kept.
+
+Flags:
+`
+
+func runRun(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	spacePath := fs.String("space", "", "search space file, JSON or YAML (needed to create the study; checked against it when it exists)")
+	trialsN := fs.Int("trials", 0, "finished trials (complete or failed) the study should have in the end (required)")
+	workers := fs.Int("workers", 1, "commands running at once")
+	name := fs.String("name", "", "study name (default: the space file's name without its extension)")
+	db := fs.String("db", "xbo.db", "SQLite file, or postgres://..., for the service xbo run starts in its own process")
+	remote := fs.String("url", "", "use the xbo serve at this URL instead of --db")
+	token := fs.String("token", os.Getenv("XBO_TOKEN"), "bearer token for --url (default $XBO_TOKEN)")
+	dashboard := fs.String("dashboard", "", "also serve the dashboard and the API on this address while the run lasts (embedded store only)")
+	timeout := fs.Duration("trial-timeout", 0, "stop a command that runs longer than this and fail its trial (0: no limit)")
+	grace := fs.Duration("grace", 10*time.Second, "time a stopped command has between SIGTERM and SIGKILL")
+	echo := fs.Bool("echo", false, "copy the commands' output to standard error, each line prefixed with [trial N stdout] or [trial N stderr]")
+	settings := optimizerFlags(fs)
+	pruner := fs.String("pruner", "", `a new study's pruner as JSON, e.g. '{"type":"median","n_warmup_steps":5}': a command whose intermediate values ({"step": s, "value": v} lines) the pruner stops gets SIGTERM and its trial ends pruned (docs/api.md, "Pruners")`)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), runUsage)
+		fs.PrintDefaults()
+	}
+	// Everything after "--" is the command, flags of its own included.
+	var command []string
+	for i, a := range args {
+		if a == "--" {
+			args, command = args[:i], args[i+1:]
+			break
+		}
+	}
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	switch {
+	case len(command) == 0:
+		return usagef("no command: give it after --, e.g. xbo run --space s.json --trials 20 -- python3 train.py --lr {lr}")
+	case *trialsN < 1:
+		return usagef("--trials N (at least 1) is required: the study's total of finished trials")
+	case *workers < 1 || *workers > 1024:
+		return usagef("--workers %d must be between 1 and 1024", *workers)
+	case *timeout < 0 || *grace <= 0:
+		return usagef("--trial-timeout must not be negative and --grace must be positive")
+	case *remote != "" && set["db"]:
+		return usagef("give --db or --url, not both")
+	case *remote != "" && *dashboard != "":
+		return usagef("--dashboard serves the embedded store; with --url the server's own dashboard shows the run")
+	}
+	if *name == "" {
+		if *spacePath == "" {
+			return usagef("--name or --space is required")
+		}
+		base := filepath.Base(*spacePath)
+		*name = strings.TrimSuffix(base, filepath.Ext(base))
+	}
+	// A mistyped program creates no study.
+	if _, err := exec.LookPath(command[0]); err != nil {
+		return fmt.Errorf("command %q: %w", command[0], err)
+	}
+	var sp *space.Space
+	if *spacePath != "" {
+		var err error
+		if sp, err = space.Load(*spacePath); err != nil {
+			return usageError{err}
+		}
+	}
+
+	svc, err := openRunService(ctx, runService{db: *db, url: *remote, token: *token, dashboard: *dashboard, timeout: *timeout, grace: *grace})
+	if err != nil {
+		return err
+	}
+	defer svc.close()
+
+	if *pruner != "" && !json.Valid([]byte(*pruner)) {
+		return usagef("--pruner: not valid JSON: %s", *pruner)
+	}
+	if err := ensureStudy(ctx, svc.c, *name, sp, settings, json.RawMessage(*pruner), env); err != nil {
+		return err
+	}
+	study, err := svc.c.Study(ctx, *name)
+	if err != nil {
+		return err
+	}
+	where := svc.where
+	fmt.Fprintf(env.stderr, "xbo run: study %q (%s): %d of %d trials finished; up to %d command(s) at once\n",
+		*name, where, study.Counts["complete"]+study.Counts["failed"]+study.Counts["pruned"], *trialsN, *workers)
+	if svc.dashboard != "" {
+		fmt.Fprintf(env.stderr, "dashboard: %s/#study=%s\n", svc.dashboard, url.QueryEscape(*name))
+	}
+
+	pr := newRunProgress(env, *trialsN)
+	cfg := runner.Config{Client: svc.c, Study: *name, Command: command, Trials: *trialsN, Workers: *workers,
+		Timeout: *timeout, Grace: *grace, Events: pr.event}
+	if *echo {
+		cfg.Echo = pr.echo
+	}
+	sum, runErr := runner.Run(ctx, cfg)
+	pr.finish()
+	if runErr != nil && sum.Complete+sum.Failed == 0 && !errors.Is(runErr, runner.ErrInterrupted) {
+		return runErr // it did not start
+	}
+	printTuningSummary(env.stderr, env.stdout, sum, *name, svc)
+	if sum.ReportErrors > 0 {
+		fmt.Fprintf(env.stderr, "warning: %d intermediate values were not recorded; the first: %v\n", sum.ReportErrors, sum.FirstReportError)
+	}
+	if errors.Is(runErr, runner.ErrInterrupted) {
+		return fmt.Errorf("%w; run the same command again to resume", runErr)
+	}
+	return runErr
+}
+
+// runService is where xbo run finds its study: a remote xbo serve (url), or
+// the service started in this process on the store db.
+type runService struct {
+	db, url, token, dashboard string
+	timeout, grace            time.Duration
+}
+
+// openedService is the client and what must be closed after the run.
+type openedService struct {
+	c         *client.Client
+	where     string // the store or URL, for messages
+	dashboard string // the dashboard's base URL, when there is one
+	explain   string // how to explain the study afterwards ("" when remote)
+	close     func()
+}
+
+// openRunService connects to the remote server, or opens the store and
+// starts the service in this process (and on the dashboard address): the
+// run then talks to it through package client either way.
+func openRunService(ctx context.Context, rs runService) (*openedService, error) {
+	if rs.url != "" {
+		base := strings.TrimRight(rs.url, "/")
+		c := client.New(base, client.WithToken(rs.token), client.WithWorker(runner.WorkerID()))
+		return &openedService{c: c, where: base, dashboard: base, close: func() {}}, nil
+	}
+	var ln net.Listener
+	if rs.dashboard != "" {
+		// Listen first: a run that cannot serve leaves no new database.
+		var err error
+		if ln, err = net.Listen("tcp", rs.dashboard); err != nil {
+			return nil, fmt.Errorf("dashboard: %w", err)
+		}
+	}
+	st, err := store.Open(ctx, rs.db)
+	if err != nil {
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	engine, err := explain.New(explain.Config{})
+	if err != nil {
+		st.Close()
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	// A trial held by a run that was killed expires once its command would
+	// have been stopped anyway; without a trial timeout, the next run on
+	// this machine fails it (runner: abandoned trials).
+	expiry := time.Duration(0)
+	if rs.timeout > 0 {
+		expiry = rs.timeout + rs.grace + time.Minute
+	}
+	srv, err := server.New(server.Config{Store: st, TrialTimeout: expiry, Engine: engine,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		engine.Close()
+		st.Close()
+		if ln != nil {
+			ln.Close()
+		}
+		return nil, err
+	}
+	where := rs.db
+	if strings.HasPrefix(where, "postgres") {
+		where = "PostgreSQL"
+	}
+	out := &openedService{c: client.New("http://in-process", client.WithHandler(srv), client.WithWorker(runner.WorkerID())), where: where,
+		explain: rs.db}
+	var hs *http.Server
+	var served sync.WaitGroup
+	if ln != nil {
+		hs = &http.Server{Handler: srv, ReadHeaderTimeout: 10 * time.Second}
+		served.Add(1)
+		go func() {
+			defer served.Done()
+			hs.Serve(ln)
+		}()
+		out.dashboard = "http://" + ln.Addr().String()
+	}
+	out.close = func() {
+		if hs != nil {
+			srv.Drain()
+			shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			hs.Shutdown(shut)
+			cancel()
+			served.Wait()
+		}
+		engine.Close()
+		st.Close()
+	}
+	return out, nil
+}
+
+// ensureStudy creates the study when it does not exist, and otherwise
+// checks that it has the given space (a run must not add trials of one
+// space to a study of another).
+func ensureStudy(ctx context.Context, c *client.Client, name string, sp *space.Space, settings func() opt.Settings, pruner json.RawMessage, env *cliEnv) error {
+	st, err := c.Study(ctx, name)
+	switch {
+	case err == nil:
+		if sp != nil {
+			stored, err := space.Parse(st.Space)
+			if err != nil {
+				return fmt.Errorf("stored space of %q: %w", name, err)
+			}
+			a, _ := json.Marshal(stored)
+			b, _ := json.Marshal(sp)
+			if string(a) != string(b) {
+				return usagef("study %q exists with another space (%s); give another --name, or the study's own space", name, a)
+			}
+		}
+		if given, _ := json.Marshal(settings()); string(given) != "{}" || len(pruner) > 0 {
+			fmt.Fprintf(env.stderr, "warning: study %q exists: it keeps its optimizer and pruner, the optimizer and pruner flags are ignored\n", name)
+		}
+		return nil
+	case client.IsStatus(err, http.StatusNotFound):
+		if sp == nil {
+			return usagef("study %q does not exist: give --space to create it", name)
+		}
+		if _, err := c.CreateStudy(ctx, client.StudySpec{Name: name, Space: sp, Optimizer: settings(), Pruner: prunerSpec(pruner)}); err != nil {
+			if client.IsStatus(err, http.StatusBadRequest) {
+				return usageError{err}
+			}
+			return err
+		}
+		return nil
+	default:
+		return err
+	}
+}
+
+// prunerSpec is a StudySpec.Pruner: nil (none) when not given.
+func prunerSpec(pruner json.RawMessage) any {
+	if len(pruner) == 0 {
+		return nil
+	}
+	return pruner
+}
+
+// runProgress shows a run's progress: a bar on a terminal, otherwise one
+// line per finished trial; failures are always printed.
+type runProgress struct {
+	env   *cliEnv
+	total int
+	bar   *progress
+	mu    sync.Mutex // echo lines come from several commands at once
+}
+
+func newRunProgress(env *cliEnv, total int) *runProgress {
+	return &runProgress{env: env, total: total, bar: newProgress(env, "trials")}
+}
+
+// maxShown bounds a failure's reason on the console (the trial keeps it
+// whole: xbo study export --json, the dashboard).
+const maxShown = 400
+
+func (p *runProgress) event(e runner.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	best := "none yet"
+	if e.Best != nil {
+		best = fmt.Sprintf("%.6g (trial %d)", *e.Best.Value, e.Best.Number)
+	}
+	if e.State != "complete" {
+		reason := strings.Join(strings.Fields(e.Reason), " ")
+		if len(reason) > maxShown {
+			reason = reason[:maxShown] + "…"
+		}
+		p.bar.clear()
+		fmt.Fprintf(p.env.stderr, "trial %d failed: %s\n", e.Trial, reason)
+	} else if !p.env.isTerminal {
+		fmt.Fprintf(p.env.stderr, "trial %d: %.6g; best %s; %d/%d finished, %d running\n", e.Trial, e.Value, best, e.Finished, p.total, e.Running)
+	}
+	if e.Finished >= 0 {
+		p.bar.describe(fmt.Sprintf("best %s, %d running", best, e.Running))
+		p.bar.set(min(e.Finished, p.total), p.total)
+	}
+}
+
+func (p *runProgress) echo(trial int64, stream string, line []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bar.clear()
+	fmt.Fprintf(p.env.stderr, "[trial %d %s] %s\n", trial, stream, line)
+}
+
+func (p *runProgress) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bar.finish()
+}
+
+// printTuningSummary prints what the run did (stderr) and its best trial as
+// JSON (stdout), then how to look at the study.
+func printTuningSummary(stderr, stdout io.Writer, sum runner.Summary, name string, svc *openedService) {
+	if sum.Abandoned > 0 {
+		fmt.Fprintf(stderr, "%d trials left running by an earlier xbo run that was killed were failed\n", sum.Abandoned)
+	}
+	fmt.Fprintf(stderr, "this run: %d complete, %d pruned, %d failed (%d interrupted); the study has %d finished trials\n",
+		sum.Complete, sum.Pruned, sum.Failed, sum.Interrupted, sum.Finished)
+	if sum.Best != nil {
+		line, _ := json.Marshal(map[string]any{"best": map[string]any{"trial": sum.Best.Number, "value": *sum.Best.Value, "params": sum.Best.Params}})
+		fmt.Fprintf(stdout, "%s\n", line)
+	}
+	switch {
+	case svc.explain != "":
+		fmt.Fprintf(stderr, "explain it: xbo explain report --study %s --db %s --out report.html\n", shellQuote(name), shellQuote(svc.explain))
+		fmt.Fprintf(stderr, "or watch it: xbo serve --db %s, then open http://127.0.0.1:8080/#study=%s\n", shellQuote(svc.explain), url.QueryEscape(name))
+	case svc.dashboard != "":
+		fmt.Fprintf(stderr, "dashboard: %s/#study=%s\n", svc.dashboard, url.QueryEscape(name))
+	}
+}
+
+// shellQuote quotes a word for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./:=@%+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

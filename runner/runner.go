@@ -1,0 +1,600 @@
+// Package runner tunes any command: it asks the study for a configuration,
+// runs the command with it, reads the command's result from its output and
+// tells it, with several commands running at once (xbo run; DESIGN.md,
+// "Python": the Go binary offers xbo run to tune any command).
+//
+// The study is reached through package client, whether it lives in a
+// remote xbo serve or in the service that xbo run starts in its own process
+// on the embedded store: one path for both.
+//
+// A command sees a configuration two ways: each argument's {name}
+// placeholders are replaced by the parameter's value, and the environment
+// holds XBO_PARAM_<NAME> for every active parameter (EnvName), XBO_TRIAL
+// (the trial's number) and XBO_STUDY. Values are the text forms of the
+// trials CSV (space.Space.Format): floats in full precision, integers as
+// integers, a categorical's choice as written (16, true, adam). An inactive
+// parameter's variable is absent and its placeholder becomes empty.
+//
+// The command's result is what its standard output says (scanOutput): the
+// last {"value": v} JSON line, or else the last number printed; JSON lines
+// {"step": s, "value": v} are intermediate values, reported to the study as
+// they come. A command that exits with a non-zero status, prints no result
+// or a result that is not finite fails its trial, with the tail of its
+// standard error in the reason.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"xbo/client"
+	"xbo/space"
+)
+
+// Config says what to run and how often.
+type Config struct {
+	// Client reaches the study's service; its worker id should be
+	// WorkerID(), which lets a later run recognize trials this process
+	// left running if it was killed.
+	Client *client.Client
+	// Study must exist.
+	Study string
+	// Command is the program and its arguments, with {name} placeholders.
+	Command []string
+	// Trials is the total of finished trials (complete, failed or pruned)
+	// the study should have: a run that starts on a study with some
+	// finished trials runs only the rest, so the same command resumes.
+	// Trials failed as "interrupted" (stopped by Ctrl-C) do not count:
+	// they were not evaluations.
+	Trials int
+	// Workers is how many commands run at once (default 1).
+	Workers int
+	// Timeout stops a command that runs longer (0: no limit); its trial
+	// fails.
+	Timeout time.Duration
+	// Grace is how long a command may take to exit after SIGTERM before it
+	// gets SIGKILL (default 10 s).
+	Grace time.Duration
+	// Env is the commands' base environment (nil: this process's).
+	Env []string
+	// StopAfterFailures stops the run when the first this-many trials it
+	// ran all failed, which says the command is broken, not the
+	// configurations (default 3; negative: never).
+	StopAfterFailures int
+	// Events, when set, is called after every trial this run finishes, one
+	// call at a time.
+	Events func(Event)
+	// Echo, when set, gets every line a command prints, cut to MaxLine.
+	Echo func(trial int64, stream string, line []byte)
+}
+
+// Event is a trial that ended, with the run's progress.
+type Event struct {
+	Trial  int64
+	Params map[string]any
+	// State is "complete", "failed" or "pruned".
+	State  string
+	Value  float64 // NaN unless complete
+	Reason string  // why it failed
+	// Finished counts the study's finished trials toward Config.Trials (−1
+	// when the study could not be read), Running the commands this run has
+	// running.
+	Finished, Running int
+	// Best is the best complete trial of this run so far (nil: none).
+	Best *client.Trial
+}
+
+// Summary is what a run did.
+type Summary struct {
+	// Complete, Failed and Pruned count the trials this run finished;
+	// Interrupted those among the failed that it stopped because it was
+	// interrupted.
+	Complete, Failed, Pruned, Interrupted int
+	// Finished is the study's finished trials at the end, as counted
+	// toward Config.Trials.
+	Finished int
+	// Best is the best complete trial of this run (nil: none).
+	Best *client.Trial
+	// Abandoned counts trials that earlier runs on this machine left
+	// running when they were killed: they were failed at the start.
+	Abandoned int
+	// ReportErrors counts intermediate values the service did not take;
+	// FirstReportError is the first such error.
+	ReportErrors     int
+	FirstReportError error
+}
+
+// ErrInterrupted is returned, wrapped, when the run stopped before the
+// study had its trials because its context ended.
+var ErrInterrupted = errors.New("interrupted")
+
+// WorkerID names this process in the trials it asks for:
+// xbo-run/<host>/<pid>.
+func WorkerID() string {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		host = "unknown-host"
+	}
+	return "xbo-run/" + host + "/" + strconv.Itoa(os.Getpid())
+}
+
+// EnvName is the environment variable that carries a parameter:
+// XBO_PARAM_ followed by the name in upper case with every character other
+// than an ASCII letter or digit replaced by "_" (batch-size →
+// XBO_PARAM_BATCH_SIZE).
+func EnvName(param string) string {
+	var b strings.Builder
+	b.WriteString("XBO_PARAM_")
+	for _, r := range strings.ToUpper(param) {
+		if r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			b.WriteRune(r)
+		} else {
+			b.WriteByte('_')
+		}
+	}
+	return b.String()
+}
+
+// run is one Run's state.
+type run struct {
+	cfg  Config
+	c    *client.Client
+	sp   *space.Space
+	env  []string // names of the parameters' variables, in space order
+	base []string
+
+	claim sync.Mutex // one ask at a time, after a look at the study's counts
+
+	mu        sync.Mutex // guards what follows
+	sum       Summary
+	stopped   int // trials failed as interrupted before this run
+	running   int
+	ranFirst  int // trials of this run among its first StopAfterFailures
+	failFirst int // failures among them
+	fatal     error
+	lastFail  string
+}
+
+// Run runs commands until the study has cfg.Trials finished trials, ctx
+// ends (the running commands are then stopped and their trials failed with
+// the reason "interrupted"; the error wraps ErrInterrupted) or the first
+// trials all fail. Every outcome is told before Run returns, so stopping
+// loses nothing that was told, and the same call resumes the study.
+func Run(ctx context.Context, cfg Config) (Summary, error) {
+	if cfg.Client == nil {
+		return Summary{}, errors.New("runner: no client")
+	}
+	if len(cfg.Command) == 0 || cfg.Command[0] == "" {
+		return Summary{}, errors.New("runner: no command")
+	}
+	if cfg.Trials < 1 {
+		return Summary{}, fmt.Errorf("runner: trials %d must be at least 1", cfg.Trials)
+	}
+	if cfg.Workers == 0 {
+		cfg.Workers = 1
+	}
+	if cfg.Workers < 1 || cfg.Workers > 1024 {
+		return Summary{}, fmt.Errorf("runner: workers %d must be between 1 and 1024", cfg.Workers)
+	}
+	if cfg.Timeout < 0 || cfg.Grace < 0 {
+		return Summary{}, errors.New("runner: timeout and grace must not be negative")
+	}
+	if cfg.Grace == 0 {
+		cfg.Grace = 10 * time.Second
+	}
+	if cfg.StopAfterFailures == 0 {
+		cfg.StopAfterFailures = 3
+	}
+	if cfg.Env == nil {
+		cfg.Env = os.Environ()
+	}
+	if _, err := exec.LookPath(cfg.Command[0]); err != nil {
+		return Summary{}, fmt.Errorf("runner: command %q: %w", cfg.Command[0], err)
+	}
+	st, err := cfg.Client.Study(ctx, cfg.Study)
+	if err != nil {
+		return Summary{}, fmt.Errorf("runner: study %q: %w", cfg.Study, err)
+	}
+	sp, err := space.Parse(st.Space)
+	if err != nil {
+		return Summary{}, fmt.Errorf("runner: space of study %q: %w", cfg.Study, err)
+	}
+	r := &run{cfg: cfg, c: cfg.Client, sp: sp}
+	if r.env, err = envNames(sp); err != nil {
+		return Summary{}, err
+	}
+	r.base = withoutXBOParams(cfg.Env)
+	if r.sum.Abandoned, err = r.failAbandoned(ctx); err != nil {
+		return Summary{}, err
+	}
+	if r.stopped, err = r.countInterrupted(ctx); err != nil {
+		return Summary{}, err
+	}
+
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	for range cfg.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				t, err := r.next(runCtx)
+				if err != nil {
+					r.stop(err, cancel)
+					return
+				}
+				if t == nil {
+					return
+				}
+				if err := r.trial(runCtx, ctx, t); err != nil {
+					r.stop(err, cancel)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if st, err := r.c.Study(context.WithoutCancel(ctx), cfg.Study); err == nil {
+		r.sum.Finished = r.counted(st)
+	}
+	switch {
+	case r.fatal != nil:
+		return r.sum, r.fatal
+	case ctx.Err() != nil && r.sum.Finished < cfg.Trials:
+		return r.sum, fmt.Errorf("runner: %w with %d of %d trials finished", ErrInterrupted, r.sum.Finished, cfg.Trials)
+	}
+	return r.sum, nil
+}
+
+// stop ends the run on an error: the running commands are interrupted.
+func (r *run) stop(err error, cancel context.CancelFunc) {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return
+	}
+	r.mu.Lock()
+	if r.fatal == nil {
+		r.fatal = err
+	}
+	r.mu.Unlock()
+	cancel()
+}
+
+// counted is how many of a study's finished trials count toward
+// Config.Trials: complete, failed and pruned ones, but not those failed as
+// interrupted. Callers hold r.mu or run before the workers start.
+func (r *run) counted(st *client.Study) int {
+	return st.Counts["complete"] + st.Counts["failed"] + st.Counts["pruned"] - r.stopped - r.sum.Interrupted
+}
+
+// countInterrupted counts the trials earlier runs failed as interrupted.
+func (r *run) countInterrupted(ctx context.Context) (int, error) {
+	failed, err := r.c.Trials(ctx, r.cfg.Study, "failed")
+	if err != nil {
+		return 0, fmt.Errorf("runner: list failed trials of %q: %w", r.cfg.Study, err)
+	}
+	n := 0
+	for _, t := range failed {
+		if t.FailReason == reasonInterrupted {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// reasonInterrupted is the reason of a trial whose command was stopped
+// because the run was.
+const reasonInterrupted = "interrupted"
+
+// next asks for the next trial, or returns nil when the study has (or will
+// have, with the trials running now) enough finished trials. Trials running
+// in other processes count: several xbo run on one study share the total.
+func (r *run) next(ctx context.Context) (*client.Trial, error) {
+	r.claim.Lock()
+	defer r.claim.Unlock()
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	st, err := r.c.Study(ctx, r.cfg.Study)
+	if err != nil {
+		return nil, fmt.Errorf("runner: study %q: %w", r.cfg.Study, err)
+	}
+	r.mu.Lock()
+	enough := r.counted(st)+st.Counts["running"] >= r.cfg.Trials
+	r.mu.Unlock()
+	if enough {
+		return nil, nil
+	}
+	t, err := r.c.Ask(ctx, r.cfg.Study)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil
+		}
+		return nil, fmt.Errorf("runner: ask %q: %w", r.cfg.Study, err)
+	}
+	return t, nil
+}
+
+// trial runs one trial's command and tells its outcome. runCtx stops the
+// command; the tell runs even after ctx ended, so no outcome is lost.
+func (r *run) trial(runCtx, ctx context.Context, t *client.Trial) error {
+	args, env, err := r.prepare(t)
+	r.mu.Lock()
+	r.running++
+	r.mu.Unlock()
+	var ex execution
+	if err != nil {
+		ex.startErr = err
+	} else {
+		var echo func(string, []byte)
+		if r.cfg.Echo != nil {
+			echo = func(stream string, line []byte) { r.cfg.Echo(t.Number, stream, line) }
+		}
+		ex = execute(runCtx, args, env, r.cfg.Timeout, r.cfg.Grace,
+			func(iv Intermediate) bool { return r.report(runCtx, t.Number, iv) }, echo)
+	}
+	state, value, reason := r.outcome(ex)
+	tellCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+	defer cancel()
+	switch state {
+	case "complete":
+		err = r.c.Tell(tellCtx, r.cfg.Study, t.Number, value)
+	case "pruned":
+		err = r.c.Prune(tellCtx, r.cfg.Study, t.Number)
+	default:
+		err = r.c.Fail(tellCtx, r.cfg.Study, t.Number, reason)
+	}
+	r.mu.Lock()
+	r.running--
+	r.mu.Unlock()
+	if err != nil {
+		return fmt.Errorf("runner: tell trial %d: %w", t.Number, err)
+	}
+	return r.record(ctx, t, state, value, reason, ex.stopped == interrupted)
+}
+
+// record counts a told trial, sends its event and stops a run whose first
+// trials all failed.
+func (r *run) record(ctx context.Context, t *client.Trial, state string, value float64, reason string, wasInterrupted bool) error {
+	st, err := r.c.Study(context.WithoutCancel(ctx), r.cfg.Study)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case state == "complete":
+		r.sum.Complete++
+		if r.sum.Best == nil || r.better(value, *r.sum.Best.Value) {
+			best := *t
+			best.Value, best.State = &value, state
+			r.sum.Best = &best
+		}
+	case state == "pruned":
+		r.sum.Pruned++
+	case wasInterrupted:
+		r.sum.Failed++
+		r.sum.Interrupted++
+	default:
+		r.sum.Failed++
+	}
+	fin := -1
+	if err == nil {
+		fin = r.counted(st)
+	}
+	if !wasInterrupted && r.cfg.StopAfterFailures > 0 && r.ranFirst < r.cfg.StopAfterFailures {
+		r.ranFirst++
+		if state == "failed" {
+			r.failFirst++
+			r.lastFail = reason
+		}
+	}
+	if r.cfg.Events != nil {
+		r.cfg.Events(Event{Trial: t.Number, Params: t.Params, State: state, Value: value, Reason: reason,
+			Finished: fin, Running: r.running, Best: r.sum.Best})
+	}
+	if r.cfg.StopAfterFailures > 0 && r.failFirst == r.cfg.StopAfterFailures {
+		r.failFirst++ // say it once
+		return fmt.Errorf("runner: the first %d trials all failed, so the command seems broken; the last one: %s", r.cfg.StopAfterFailures, r.lastFail)
+	}
+	return nil
+}
+
+func (r *run) better(a, b float64) bool {
+	if r.sp.Objective == space.Maximize {
+		return a > b
+	}
+	return a < b
+}
+
+// report sends an intermediate value and answers whether the study's
+// pruner says to stop the trial; the command is then stopped (SIGTERM, then
+// SIGKILL after the grace period: execute, stop "pruned") and outcome tells
+// the trial pruned. A report the service refuses is counted, and the trial
+// goes on.
+func (r *run) report(ctx context.Context, number int64, iv Intermediate) bool {
+	prune, err := r.c.Report(ctx, r.cfg.Study, number, iv.Step, iv.Value)
+	if err != nil && ctx.Err() == nil {
+		r.mu.Lock()
+		r.sum.ReportErrors++
+		if r.sum.FirstReportError == nil {
+			r.sum.FirstReportError = fmt.Errorf("trial %d, step %d: %w", number, iv.Step, err)
+		}
+		r.mu.Unlock()
+	}
+	return err == nil && prune
+}
+
+// outcome turns how a command ended into the trial's state, value and
+// reason.
+func (r *run) outcome(ex execution) (state string, value float64, reason string) {
+	fail := func(msg string) (string, float64, string) {
+		return "failed", math.NaN(), withStderr(msg, ex.stderr)
+	}
+	switch {
+	case ex.startErr != nil:
+		return fail("could not start the command: " + ex.startErr.Error())
+	case ex.stopped == interrupted:
+		return "failed", math.NaN(), reasonInterrupted
+	case ex.stopped == timedOut:
+		return fail(fmt.Sprintf("timed out after %v", r.cfg.Timeout))
+	case ex.stopped == pruned:
+		// The service keeps the last intermediate value as its value.
+		return "pruned", math.NaN(), "pruned by the study's pruner"
+	case ex.waitErr != nil:
+		return fail(exitText(ex.waitErr))
+	case ex.readErr != nil:
+		return fail("reading its output: " + ex.readErr.Error())
+	case !ex.out.Found:
+		return fail(`printed no result (no number on standard output and no {"value": v} line)`)
+	case math.IsNaN(ex.out.Value) || math.IsInf(ex.out.Value, 0):
+		return fail(fmt.Sprintf("its result %v is not a finite number", ex.out.Value))
+	}
+	return "complete", ex.out.Value, ""
+}
+
+// exitText says how a command ended: its exit status or the signal that
+// killed it.
+func exitText(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() >= 0 {
+		return fmt.Sprintf("exit status %d", ee.ExitCode())
+	}
+	return err.Error() // "signal: killed"
+}
+
+// withStderr appends the tail of standard error to a failure, keeping the
+// whole under MaxReason bytes (the end of standard error says most).
+func withStderr(msg, stderr string) string {
+	if stderr == "" {
+		return msg
+	}
+	msg += "; stderr: "
+	if room := MaxReason - len(msg) - len("…"); len(stderr) > room {
+		cut := len(stderr) - max(room, 0)
+		for cut < len(stderr) && !utf8.RuneStart(stderr[cut]) {
+			cut++
+		}
+		stderr = "…" + stderr[cut:]
+	}
+	return msg + stderr
+}
+
+// envNames gives each parameter its variable and refuses two parameters
+// that would share one.
+func envNames(sp *space.Space) ([]string, error) {
+	names := make([]string, sp.Dim())
+	owner := map[string]string{}
+	for i, p := range sp.Params {
+		names[i] = EnvName(p.Name)
+		if other, taken := owner[names[i]]; taken {
+			return nil, fmt.Errorf("runner: parameters %q and %q would both be passed as %s; rename one", other, p.Name, names[i])
+		}
+		owner[names[i]] = p.Name
+	}
+	return names, nil
+}
+
+// withoutXBOParams drops XBO_PARAM_* variables from the base environment:
+// a command must not see a value of a parameter that is inactive in its
+// trial because the shell that started xbo run had one.
+func withoutXBOParams(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		if !strings.HasPrefix(kv, "XBO_PARAM_") && !strings.HasPrefix(kv, "XBO_TRIAL=") && !strings.HasPrefix(kv, "XBO_STUDY=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// prepare makes a trial's argument list and environment.
+func (r *run) prepare(t *client.Trial) (args, env []string, err error) {
+	vals, err := r.sp.FromMap(t.Params)
+	if err != nil {
+		return nil, nil, fmt.Errorf("trial %d: %w", t.Number, err)
+	}
+	text := make(map[string]string, len(vals))
+	env = append([]string(nil), r.base...)
+	for i, p := range r.sp.Params {
+		text[p.Name] = r.sp.Format(i, vals[i])
+		if !math.IsNaN(vals[i]) {
+			env = append(env, r.env[i]+"="+text[p.Name])
+		}
+	}
+	env = append(env, "XBO_TRIAL="+strconv.FormatInt(t.Number, 10), "XBO_STUDY="+r.cfg.Study)
+	args = make([]string, len(r.cfg.Command))
+	for i, a := range r.cfg.Command {
+		args[i] = substitute(a, text)
+	}
+	return args, env, nil
+}
+
+// substitute replaces every {name} of a known parameter in arg by its
+// value; other braces are left as they are.
+func substitute(arg string, values map[string]string) string {
+	if !strings.Contains(arg, "{") {
+		return arg
+	}
+	var b strings.Builder
+	for {
+		open := strings.IndexByte(arg, '{')
+		if open < 0 {
+			break
+		}
+		end := strings.IndexByte(arg[open+1:], '}')
+		if end < 0 {
+			break
+		}
+		name := arg[open+1 : open+1+end]
+		v, known := values[name]
+		if !known {
+			b.WriteString(arg[:open+1])
+			arg = arg[open+1:]
+			continue
+		}
+		b.WriteString(arg[:open])
+		b.WriteString(v)
+		arg = arg[open+1+end+1:]
+	}
+	b.WriteString(arg)
+	return b.String()
+}
+
+// failAbandoned fails the trials that an earlier xbo run on this machine
+// left running when it was killed (its process is gone): they would
+// otherwise stay running, and count, until the service's trial timeout.
+func (r *run) failAbandoned(ctx context.Context) (int, error) {
+	running, err := r.c.Trials(ctx, r.cfg.Study, "running")
+	if err != nil {
+		return 0, fmt.Errorf("runner: list running trials of %q: %w", r.cfg.Study, err)
+	}
+	me := WorkerID()
+	prefix := me[:strings.LastIndexByte(me, '/')+1]
+	n := 0
+	for _, t := range running {
+		pidText, ours := strings.CutPrefix(t.Worker, prefix)
+		if !ours || t.Worker == me {
+			continue
+		}
+		pid, err := strconv.Atoi(pidText)
+		if err != nil || pid <= 0 || alive(pid) {
+			continue
+		}
+		reason := fmt.Sprintf("abandoned: xbo run (process %d) stopped without telling its result", pid)
+		if err := r.c.Fail(ctx, r.cfg.Study, t.Number, reason); err != nil && !client.IsStatus(err, 409) {
+			return n, fmt.Errorf("runner: fail abandoned trial %d: %w", t.Number, err)
+		}
+		n++
+	}
+	return n, nil
+}
