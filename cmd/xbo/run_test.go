@@ -181,7 +181,7 @@ esac`
 			t.Errorf("trial %d: %s %v, x %v", tr.Number, tr.State, tr.Value, tr.Params["x"])
 		}
 	}
-	if !strings.Contains(errOut, "trial 0 failed: exit status 3; stderr: …") || !strings.Contains(errOut, "this run: 2 complete, 4 failed (0 interrupted)") {
+	if !strings.Contains(errOut, "trial 0 failed: exit status 3; stderr: …") || !strings.Contains(errOut, "this run: 2 complete, 0 pruned, 4 failed (0 interrupted)") {
 		t.Errorf("console:\n%s", errOut)
 	}
 
