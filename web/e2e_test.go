@@ -437,7 +437,7 @@ func runDemo(t *testing.T, h *harness) {
 	}
 }
 
-func readDemo(t *testing.T, h *harness, study string) demo {
+func readStudy(t *testing.T, h *harness, study string) demo {
 	ctx := context.Background()
 	all, err := h.c.Trials(ctx, study)
 	if err != nil {
@@ -471,7 +471,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	h := startServer(t)
 	ctx := context.Background()
 	runDemo(t, h)
-	d := readDemo(t, h, "demo")
+	d := readStudy(t, h, "demo")
 	acqs := map[string]int{}
 	for _, tr := range d.trials {
 		acqs[tr.Acquisition]++
@@ -496,6 +496,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 	checkCompare(t, h)
 	checkLive(t, h)
 	checkStates(t, h)
+	h.pageErrors()
+	checkWide(t, h)
 	h.pageErrors()
 
 	// a-BOBAX: the band half-width the optimizer notes on its proposals.
@@ -645,7 +647,7 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 	// The Proposal panel is not empty before a trial is chosen: it explains
 	// the best trial, with the API's numbers.
 	h.wait("Shapley of the best trial", `document.querySelectorAll('#proposal-data td[data-v=phi]').length > 0`, 30*time.Second)
-	checkShapley(t, h, d.best.Number, "xbo.shapley", "proposal-data")
+	checkShapley(t, h, "demo", d.best.Number, "xbo.shapley", "proposal-data")
 
 	// PDP of lr: the page's numbers are the API's, on a log axis.
 	h.wait("PDP drawn", `document.querySelectorAll('#pdp-data td[data-v=mean]').length === 20`, 30*time.Second)
@@ -717,14 +719,7 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 	// lines are the parameters contributing most, in that order.
 	h.run("click paths", 5*time.Second, chromedp.Click(chromedp.CSS(`#paths-go`)))
 	h.wait("paths drawn", `document.querySelectorAll('#paths-data td[data-v=phi]').length > 0`, 60*time.Second)
-	var paths struct {
-		Params    []string `json:"params"`
-		Proposals int      `json:"proposals"`
-		Steps     []struct {
-			Trial       int64                `json:"trial"`
-			Explanation *shapley.Explanation `json:"explanation"`
-		} `json:"steps"`
-	}
+	var paths pathsAnswer
 	if err := h.c.Explain(ctx, "demo", "paths", nil, &paths); err != nil {
 		t.Fatal(err)
 	}
@@ -746,7 +741,6 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 			t.Fatalf("paths %s: page shows %d trials; API %d proposals", output, len(trials), len(paths.Steps))
 		}
 		// The lines: parameters by decreasing mean |φ| (all three here).
-		weight := make([]float64, len(paths.Params))
 		var want []float64
 		for i, st := range paths.Steps {
 			if trials[i] != st.Trial {
@@ -757,21 +751,14 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 				t.Fatalf("paths: trial %d has no %s output", st.Trial, output)
 			}
 			want = append(want, a.Phi...)
-			for j, v := range a.Phi {
-				weight[j] += math.Abs(v)
-			}
 		}
-		order := make([]int, len(paths.Params))
-		for j := range order {
-			order[j] = j
-		}
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(weight[b], weight[a]) })
+		order := paths.byContribution(output)
 		if len(lines) != len(paths.Params) {
 			t.Fatalf("paths %s: %d lines for %d parameters", output, len(lines), len(paths.Params))
 		}
 		for k, j := range order {
 			if lines[k].Name != paths.Params[j] {
-				t.Fatalf("paths %s: line %d is %s, want %s (mean |φ| order %v of %v)", output, k, lines[k].Name, paths.Params[j], weight, paths.Params)
+				t.Fatalf("paths %s: line %d is %s, want %s (order %v of %v)", output, k, lines[k].Name, paths.Params[j], order, paths.Params)
 			}
 			for i, st := range paths.Steps {
 				a, _ := st.Explanation.Output(output)
@@ -820,17 +807,45 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 	}
 }
 
+// pathsAnswer is the API's desirability paths.
+type pathsAnswer struct {
+	Params    []string `json:"params"`
+	Proposals int      `json:"proposals"`
+	Steps     []struct {
+		Trial       int64                `json:"trial"`
+		Explanation *shapley.Explanation `json:"explanation"`
+	} `json:"steps"`
+}
+
+// byContribution orders the parameters by decreasing mean |φ| of an
+// output over the steps (ties by position): the order of the page's lines.
+func (p *pathsAnswer) byContribution(output string) []int {
+	weight := make([]float64, len(p.Params))
+	for _, st := range p.Steps {
+		a, _ := st.Explanation.Output(output)
+		for j, v := range a.Phi {
+			weight[j] += math.Abs(v)
+		}
+	}
+	order := make([]int, len(p.Params))
+	for j := range order {
+		order[j] = j
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(weight[b], weight[a]) })
+	return order
+}
+
 // checkShapley compares the Shapley values a panel drew for trial n (the
 // answer it kept in answer, its table) with the API's, and checks that the
 // chart names every parameter with the trial's value.
-func checkShapley(t *testing.T, h *harness, n int64, answer, table string) {
+func checkShapley(t *testing.T, h *harness, study string, n int64, answer, table string) {
 	t.Helper()
 	var sh struct {
 		Trial       int64                `json:"trial"`
 		Point       map[string]any       `json:"point"`
 		Explanation *shapley.Explanation `json:"explanation"`
 	}
-	if err := h.c.Explain(context.Background(), "demo", "shapley", url.Values{"trial": {strconv.FormatInt(n, 10)}}, &sh); err != nil {
+	if err := h.c.Explain(context.Background(), study, "shapley", url.Values{"trial": {strconv.FormatInt(n, 10)}}, &sh); err != nil {
 		t.Fatal(err)
 	}
 	var got struct {
@@ -853,14 +868,44 @@ func checkShapley(t *testing.T, h *harness, n int64, answer, table string) {
 	chartID := strings.TrimSuffix(table, "-data") + "-chart"
 	var axis []string
 	h.eval(`xbo.charts['`+chartID+`'].getOption().xAxis[0].data`, &axis)
-	if len(axis) != 3 || !strings.HasPrefix(axis[0], "lr=") || axis[2] != "opt="+fmt.Sprint(sh.Point["opt"]) {
-		t.Fatalf("%s: Shapley axis %v for the point %v", chartID, axis, sh.Point)
+	if len(axis) != len(sh.Explanation.Params) {
+		t.Fatalf("%s: Shapley axis %v for parameters %v", chartID, axis, sh.Explanation.Params)
+	}
+	for j, name := range sh.Explanation.Params {
+		v, ok := sh.Point[name]
+		want := name + " (off)"
+		if ok && v != nil {
+			want = name + "=" + pageText(v)
+		}
+		if axis[j] != want {
+			t.Fatalf("%s: Shapley axis label %q, want %q (point %v)", chartID, axis[j], want, sh.Point)
+		}
 	}
 }
 
 // checkTrialView opens trials from the trace (a click on its point), the
 // parallel coordinates (the click event of a line) and the table (Enter on
 // a row), and checks what the trial view shows against the API.
+// pageText is how the page writes a value of the API: numbers to five
+// significant digits (exponent form beyond 1e5 and below 1e-3), strings as
+// they are, anything else as JSON.
+func pageText(v any) string {
+	switch x := v.(type) {
+	case string:
+		return x
+	case float64:
+		if x != 0 && (math.Abs(x) >= 1e5 || math.Abs(x) < 1e-3) {
+			m, e, _ := strings.Cut(strconv.FormatFloat(x, 'e', 3, 64), "e")
+			n, _ := strconv.Atoi(e)
+			return fmt.Sprintf("%se%+d", m, n)
+		}
+		f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 5, 64), 64)
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
 func checkTrialView(t *testing.T, h *harness, d demo) {
 	h.show("overview")
 	// The trace: a real click on the worst trial's point.
@@ -868,9 +913,9 @@ func checkTrialView(t *testing.T, h *harness, d demo) {
 	h.eval(fmt.Sprintf(`(() => { const c = xbo.charts['trace-chart']; c.getDom().scrollIntoView(); const p = c.convertToPixel({seriesIndex: 0}, [%d, %v]); const r = c.getDom().getBoundingClientRect(); return [r.left + p[0], r.top + p[1]]; })()`, d.worst.Number, *d.worst.Value), &xy)
 	h.run("click the trace", 5*time.Second, chromedp.MouseClickXY(xy[0], xy[1]))
 	openedTrial(t, h, d.worst.Number)
-	checkTrialFacts(t, h, d, d.worst)
+	checkTrialFacts(t, h, d.worst)
 	h.wait("trial's Shapley drawn", fmt.Sprintf(`xbo.trialShapley && xbo.trialShapley.trial === %d && document.querySelectorAll('#trial-shapley-data td[data-v=phi]').length > 0`, d.worst.Number), 30*time.Second)
-	checkShapley(t, h, d.worst.Number, "xbo.trialShapley", "trial-shapley-data")
+	checkShapley(t, h, "demo", d.worst.Number, "xbo.trialShapley", "trial-shapley-data")
 	h.audit("trial view")
 	h.shoot("trial")
 
@@ -881,7 +926,7 @@ func checkTrialView(t *testing.T, h *harness, d demo) {
 	setControl(h, "trial-number", strconv.FormatInt(d.failed.Number, 10), "input")
 	h.run("enter", 5*time.Second, chromedp.KeyEvent("\r"))
 	openedTrial(t, h, d.failed.Number)
-	checkTrialFacts(t, h, d, d.failed)
+	checkTrialFacts(t, h, d.failed)
 	h.screenshot("trial-failed")
 
 	// The parallel coordinates: the click event of line i opens the trial
@@ -910,7 +955,7 @@ func openedTrial(t *testing.T, h *harness, n int64) {
 }
 
 // checkTrialFacts compares the trial view with the API's trial.
-func checkTrialFacts(t *testing.T, h *harness, d demo, tr client.Trial) {
+func checkTrialFacts(t *testing.T, h *harness, tr client.Trial) {
 	t.Helper()
 	var facts map[string]string
 	h.eval(`Object.fromEntries([...document.querySelectorAll('#trial-facts tr')].map(tr => [tr.dataset.k, tr.cells[1].textContent]))`, &facts)
@@ -941,8 +986,9 @@ func checkTrialFacts(t *testing.T, h *harness, d demo, tr client.Trial) {
 		t.Fatalf("trial %d: duration %s ms, API %s ms", tr.Number, exact.Ms, want)
 	}
 	// Parameters and user attributes with their JSON types.
+	// An inactive parameter is shown as such, with the JSON value null.
 	var ps map[string]json.RawMessage
-	h.eval(`Object.fromEntries([...document.querySelectorAll('#trial-params tbody tr')].map(tr => [tr.dataset.param, JSON.parse(tr.cells[2].dataset.json)]))`, &ps)
+	h.eval(`Object.fromEntries([...document.querySelectorAll('#trial-params tbody tr')].map(tr => [tr.dataset.param, tr.cells[2].textContent === 'inactive' ? null : JSON.parse(tr.cells[2].dataset.json)]))`, &ps)
 	if !sameJSON(ps, tr.Params) {
 		t.Fatalf("trial %d: parameters %s on the page, API %v", tr.Number, ps, tr.Params)
 	}
@@ -954,16 +1000,17 @@ func checkTrialFacts(t *testing.T, h *harness, d demo, tr client.Trial) {
 	// The intermediate-value curve.
 	var curve [][2]float64
 	h.eval(`xbo.charts['trial-curve-chart'].getOption().series[0].data`, &curve)
-	want := make([][2]float64, len(tr.Intermediate))
-	for i, iv := range tr.Intermediate {
-		want[i] = [2]float64{float64(iv.Step), iv.Value}
+	want := make([][2]float64, 0, len(tr.Intermediate))
+	for _, iv := range tr.Intermediate {
+		want = append(want, [2]float64{float64(iv.Step), iv.Value})
 	}
-	if len(want) == 0 || !slices.Equal(curve, want) {
+	if !slices.Equal(curve, want) {
 		t.Fatalf("trial %d: intermediate curve %v, API %v", tr.Number, curve, want)
 	}
 }
 
-// sameJSON says whether a page's decoded JSON values equal the API's.
+// sameJSON says whether a page's decoded JSON values equal the API's; a
+// null on the page stands for a name the API leaves out.
 func sameJSON(page map[string]json.RawMessage, api map[string]any) bool {
 	got := map[string]any{}
 	for k, raw := range page {
@@ -971,7 +1018,9 @@ func sameJSON(page map[string]json.RawMessage, api map[string]any) bool {
 		if err := json.Unmarshal(raw, &v); err != nil {
 			return false
 		}
-		got[k] = v
+		if v != nil {
+			got[k] = v
+		}
 	}
 	if len(got) == 0 && len(api) == 0 {
 		return true
@@ -1220,6 +1269,165 @@ func checkStates(t *testing.T, h *harness) {
 	if st != unknown {
 		t.Fatalf("trial 9999's state shows %q", st)
 	}
+}
+
+// wideSpace has a parameter of every kind: a log float, an int,
+// categorical choices that are numbers, booleans and strings, and a
+// parameter active only under one choice.
+const wideSpace = `{"objective":"maximize","params":[
+	{"name":"learning_rate","type":"float","low":0.0001,"high":1,"log":true},
+	{"name":"layers","type":"int","low":1,"high":8},
+	{"name":"batch","type":"categorical","choices":[16,32,64]},
+	{"name":"batch_norm","type":"categorical","choices":[true,false]},
+	{"name":"optimizer","type":"categorical","choices":["sgd","adam"]},
+	{"name":"momentum","type":"float","low":0,"high":0.99,"condition":{"parent":"optimizer","values":["sgd"]}}]}`
+
+// checkWide: a maximize study over wideSpace. The page writes every value
+// by its JSON type (as the API sends it), filters and draws categorical
+// levels whatever their type, shows an inactive parameter as such, and
+// draws the desirability paths of the four parameters contributing most
+// with the other two summed.
+func checkWide(t *testing.T, h *harness) {
+	ctx := context.Background()
+	if _, err := h.c.CreateStudy(ctx, client.StudySpec{Name: "wide", Space: json.RawMessage(wideSpace),
+		Optimizer: map[string]any{"strategy": "ei", "seed": 7, "initial_size": 6, "candidates": 200}}); err != nil {
+		t.Fatal(err)
+	}
+	err := client.New(h.base, client.WithWorker("w")).Optimize(ctx, "wide", 12, func(_ context.Context, tr *client.Trial) (float64, error) {
+		lr, err := tr.Float("learning_rate")
+		if err != nil {
+			return 0, err
+		}
+		layers, err := tr.Float("layers")
+		if err != nil {
+			return 0, err
+		}
+		return -math.Pow(math.Log10(lr)+2, 2) - 0.1*math.Abs(layers-4), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := readStudy(t, h, "wide")
+	st, err := h.c.Study(ctx, "wide")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sp struct {
+		Params []struct {
+			Name    string `json:"name"`
+			Choices []any  `json:"choices"`
+		} `json:"params"`
+	}
+	if err := json.Unmarshal(st.Space, &sp); err != nil {
+		t.Fatal(err)
+	}
+	h.run("open wide", 20*time.Second, chromedp.Navigate("about:blank"), chromedp.Navigate(h.base+"/#study=wide"))
+	h.wait("wide rendered", `document.body.dataset.ready === 'wide'`, 15*time.Second)
+	var best struct {
+		Best float64 `json:"best"`
+	}
+	h.eval(`window.xbo.trace`, &best)
+	if best.Best != *d.best.Value {
+		t.Fatalf("maximize study: trace best %v, API best %v", best.Best, *d.best.Value)
+	}
+	// The table writes each parameter as the API sends it.
+	var cells map[string]map[string]string
+	h.eval(`(() => { const keys = [...document.querySelectorAll('#trials-table th button')].map(b => b.dataset.key);
+		return Object.fromEntries([...document.querySelectorAll('#trials-table tbody tr')].map(tr => [tr.dataset.number, Object.fromEntries(keys.map((k, i) => [k, tr.cells[i].textContent]))])); })()`, &cells)
+	for _, tr := range d.trials {
+		for _, p := range sp.Params {
+			want := ""
+			if v, ok := tr.Params[p.Name]; ok {
+				want = pageText(v)
+			}
+			if got := cells[strconv.FormatInt(tr.Number, 10)]["p:"+p.Name]; got != want {
+				t.Fatalf("wide: trial %d's %s shows %q, API %v", tr.Number, p.Name, got, tr.Params[p.Name])
+			}
+		}
+	}
+	// Each categorical filters by its level, whatever the level's type;
+	// the parallel coordinates place a level at its index.
+	var par [][]any
+	h.eval(`xbo.charts['parallel-chart'].getOption().series[0].data`, &par)
+	for j, p := range sp.Params {
+		if len(p.Choices) == 0 {
+			continue
+		}
+		for i, c := range p.Choices {
+			setControl(h, "param-filter", p.Name, "change")
+			setControl(h, "param-choice", strconv.Itoa(i), "change")
+			if got, want := rowNumbers(h), numbersWhere(d, func(tr client.Trial) bool { return sameLevel(c, tr.Params[p.Name]) }); !slices.Equal(got, want) || len(want) == 0 {
+				t.Fatalf("wide: %s = %v: rows %v, want %v", p.Name, c, got, want)
+			}
+		}
+		for k, tr := range d.trials { // every wide trial is complete, in number order
+			if par[k][j] != float64(slices.IndexFunc(p.Choices, func(c any) bool { return sameLevel(c, tr.Params[p.Name]) })) {
+				t.Fatalf("wide: parallel coordinates put trial %d's %s (%v) at %v", tr.Number, p.Name, tr.Params[p.Name], par[k][j])
+			}
+		}
+	}
+	h.run("clear filters", 5*time.Second, chromedp.Click(chromedp.CSS(`#filters-clear`)))
+	h.shoot("wide-overview")
+	// A trial whose momentum is inactive (optimizer adam).
+	inactive := slices.IndexFunc(d.trials, func(tr client.Trial) bool { _, ok := tr.Params["momentum"]; return !ok })
+	if inactive < 0 {
+		t.Fatal("wide: no trial with momentum inactive")
+	}
+	tr := d.trials[inactive]
+	h.run("open a trial", 5*time.Second, chromedp.Navigate(h.base+fmt.Sprintf("/#study=wide&trial=%d", tr.Number)))
+	openedTrial(t, h, tr.Number)
+	checkTrialFacts(t, h, tr)
+	h.wait("wide trial's Shapley", fmt.Sprintf(`xbo.trialShapley && xbo.trialShapley.trial === %d`, tr.Number), 30*time.Second)
+	checkShapley(t, h, "wide", tr.Number, "xbo.trialShapley", "trial-shapley-data")
+	h.shoot("wide-trial")
+	// Desirability paths: four lines in distinct colours, the rest summed.
+	h.show("explain")
+	h.run("click paths", 5*time.Second, chromedp.Click(chromedp.CSS(`#paths-go`)))
+	h.wait("paths drawn", `xbo.paths && xbo.pathsDrawn && document.querySelectorAll('#paths-data td[data-v=phi]').length > 0`, 60*time.Second)
+	var paths pathsAnswer
+	if err := h.c.Explain(ctx, "wide", "paths", nil, &paths); err != nil {
+		t.Fatal(err)
+	}
+	order := paths.byContribution(shapley.OutputCB)
+	var lines []struct {
+		Name   string       `json:"name"`
+		Colour string       `json:"colour"`
+		Data   [][2]float64 `json:"data"`
+	}
+	h.eval(`xbo.charts['paths-chart'].getOption().series.map(s => ({name: s.name, colour: s.color, data: s.data}))`, &lines)
+	if len(paths.Params) != 6 || len(lines) != 5 || lines[4].Name != "other 2 (sum)" {
+		t.Fatalf("wide paths: %d lines %v for parameters %v", len(lines), lines, paths.Params)
+	}
+	colours := map[string]bool{}
+	for k, line := range lines {
+		colours[line.Colour] = true
+		for i, st := range paths.Steps {
+			a, _ := st.Explanation.Output(shapley.OutputCB)
+			want := 0.0
+			if k < 4 {
+				want = a.Phi[order[k]]
+				if line.Name != paths.Params[order[k]] {
+					t.Fatalf("wide paths: line %d is %s, want %s (order %v of %v)", k, line.Name, paths.Params[order[k]], order, paths.Params)
+				}
+			} else {
+				want = a.Phi[order[4]] + a.Phi[order[5]]
+			}
+			if line.Data[i][0] != float64(st.Trial) || math.Abs(line.Data[i][1]-want) > 1e-12*math.Max(1, math.Abs(want)) {
+				t.Fatalf("wide paths: line %s at trial %d is %v, API %v", line.Name, st.Trial, line.Data[i], want)
+			}
+		}
+	}
+	if len(colours) != 5 {
+		t.Fatalf("wide paths: colours %v are not distinct", colours)
+	}
+	h.audit("wide explanations")
+	h.shoot("wide-explain")
+}
+
+// sameLevel says whether a trial's value is a categorical choice: the same
+// JSON value, or its spelling (a server may send the level 64 as "64").
+func sameLevel(choice, v any) bool {
+	return reflect.DeepEqual(choice, v) || pageText(choice) == pageText(v)
 }
 
 // checkBig opens a study of 10,000 trials: the first render, and each view

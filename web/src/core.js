@@ -98,8 +98,13 @@ export function axisName(p) {
   return `${p.name} (${p.type}, ${p.log ? 'log scale' : 'linear scale'}, [${fmt(p.low)}, ${fmt(p.high)}])`;
 }
 // A categorical parameter's choices may be strings, numbers or booleans:
-// charts place a level by its index and label it by its value.
-export function choiceIndex(p, v) { return p.choices.findIndex((c) => c === v); }
+// charts place a level by its index and label it by its value. A value is
+// the choice it equals, or else the one it spells (a server may send a
+// trial's level 64 as "64").
+export function choiceIndex(p, v) {
+  const i = p.choices.findIndex((c) => c === v);
+  return i >= 0 ? i : p.choices.findIndex((c) => fmtValue(c) === fmtValue(v));
+}
 export function choiceLabels(p) { return p.choices.map(fmtValue); }
 // The axis of a parameter: log axes for log parameters, categories for categoricals.
 export function paramAxis(p, extra) {

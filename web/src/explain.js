@@ -33,7 +33,7 @@ export async function refreshPDP() {
   try {
     if (pdpMode() === 'regional') {
       const r = await explainGET('pdp', `explain/regional?param=${encodeURIComponent(a)}`);
-      if (gen !== state.gen) return;
+      if (!r || gen !== state.gen) return;
       state.regional = r;
       state.leaf = null;
       renderTree(r);
@@ -43,7 +43,7 @@ export async function refreshPDP() {
       $('tree').innerHTML = '';
       const q = `param=${encodeURIComponent(a)}` + (b && b !== a ? `&param=${encodeURIComponent(b)}` : '') + (ice && !(b && b !== a) ? '&ice=true' : '');
       const r = await explainGET('pdp', `explain/pdp?${q}`);
-      if (gen !== state.gen) return;
+      if (!r || gen !== state.gen) return;
       drawPDP(r, 'global PDP');
       setNote('pdp-note', `${Math.round(r.level * 100)}% band (${r.band}), ${r.samples} Monte Carlo samples; ${r.units}${r.note ? '. ' + r.note : ''}`);
     }
@@ -159,7 +159,7 @@ export async function refreshImportance() {
   setNote('importance-note', 'computing…');
   try {
     const r = await explainGET('importance', 'explain/importance' + (good ? '?cap_quantile=0.25' : ''));
-    if (gen !== state.gen) return;
+    if (!r || gen !== state.gen) return;
     window.xbo.importance = r;
     const main = Object.entries(r.main).map(([k, e]) => ({ k, ...e })).sort((a, b) => b.fraction - a.fraction);
     const pairs = Object.entries(r.pairs || {}).map(([k, e]) => ({ k: k.replace(',', ' × '), ...e })).sort((a, b) => b.fraction - a.fraction).slice(0, 5);
@@ -230,7 +230,7 @@ async function loadPaths() {
   $('paths-go').disabled = true;
   try {
     const r = await explainGET('paths', 'explain/paths');
-    if (gen !== state.gen) return;
+    if (!r || gen !== state.gen) return;
     window.xbo.paths = r;
     drawPaths();
   } catch (e) {

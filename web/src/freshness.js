@@ -26,7 +26,9 @@ function surrogateText(s) {
 }
 
 // explainGET fetches an explanation for a panel, shows the engine's progress
-// while it computes and records what the answer describes.
+// while it computes and records what the answer describes. It returns null
+// when another request for the panel was made meanwhile: only the newest
+// answer is drawn, whatever order the answers arrive in.
 export async function explainGET(panel, path) {
   const study = state.study.name;
   const started = performance.now();
@@ -46,6 +48,7 @@ export async function explainGET(panel, path) {
   }, STATUS_POLL_MS);
   try {
     const r = await api(studyURL(path));
+    if (state.computing[panel] !== token) return null; // a newer request for the panel was made
     state.explained[panel] = { trials: r.trials, fingerprint: r.fingerprint, version: state.version, ms: performance.now() - started, at: Date.now(), about: r };
     return r;
   } finally {

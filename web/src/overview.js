@@ -81,7 +81,8 @@ export function renderParallel(all) {
   const ps = params();
   // Full names, never truncated; they alternate in height so neighbours do
   // not overlap.
-  const nameStyle = (i) => ({ nameTruncate: { maxWidth: null }, nameTextStyle: { padding: [0, 0, i % 2 ? 14 : 0, 0] } });
+  const nameStyle = (i) => ({ nameTruncate: { maxWidth: 10000 }, // null would mean the space between axes
+    nameTextStyle: { padding: [0, 0, i % 2 ? 14 : 0, 0] } });
   const axes = ps.map((p, i) => ({ dim: i, ...paramAxis(p), nameLocation: 'end', nameGap: 12, name: p.name + (p.log ? ' (log)' : ''), ...nameStyle(i) }));
   axes.push({ dim: ps.length, name: 'value', type: 'value', scale: true, nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length) });
   const data = done.map((t) => [...ps.map((p) => axisValue(p, t.params[p.name])), t.value]);
@@ -91,8 +92,9 @@ export function renderParallel(all) {
     aria: { enabled: true },
     animation: false,
     parallelAxis: axes,
-    // The colour scale has a margin of its own, clear of the value axis.
-    parallel: { left: 50, right: 130, top: 50, bottom: 30 },
+    // The colour scale has a margin of its own, clear of the value axis;
+    // the first axis's name (centred on it, about 8 px a letter) fits left.
+    parallel: { left: Math.max(50, 4 * (axes[0] ? axes[0].name.length : 0)), right: 130, top: 50, bottom: 30 },
     visualMap: {
       type: 'continuous', dimension: ps.length, min: vals.length ? Math.min(...vals) : 0, max: vals.length ? Math.max(...vals) : 1,
       inRange: { color: minimize() ? VIRIDIS.slice().reverse() : VIRIDIS }, right: 10, top: 'middle', calculable: true,

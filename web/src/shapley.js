@@ -16,7 +16,7 @@ export async function explainTrial(panel, n, stillWanted) {
   setNote(`${panel}-note`, `explaining trial ${n}…`);
   try {
     const r = await explainGET(panel, `explain/shapley?trial=${n}`);
-    if (gen !== state.gen || !stillWanted()) return null;
+    if (!r || gen !== state.gen || !stillWanted()) return null;
     drawShapley(panel, r);
     return r;
   } catch (e) {
