@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -290,6 +291,44 @@ func (h *harness) audit(what string) {
 	}
 	if len(bad) > 0 {
 		h.t.FailNow()
+	}
+}
+
+// reachable presses Tab from the skip link until the focus comes back to
+// it (or 150 presses) and fails unless every one of want was focused on
+// the way: an id, "view:" and a view link's view, "row:" and a table row's
+// trial, "sort:" and a column's key, or the tag and text ("summary:Columns").
+func (h *harness) reachable(what string, want ...string) {
+	h.t.Helper()
+	h.eval(`(() => { document.querySelector('.skip').focus(); return true; })()`, new(bool))
+	seen := map[string]bool{}
+	presses := 0
+	for ; presses < 150; presses++ {
+		h.run("tab", 5*time.Second, chromedp.KeyEvent("\t"))
+		var d string
+		h.eval(`(() => { const e = document.activeElement;
+			if (!e || e === document.body) return 'body';
+			if (e.classList.contains('skip')) return 'skip';
+			if (e.dataset.view) return 'view:' + e.dataset.view;
+			if (e.dataset.number) return 'row:' + e.dataset.number;
+			if (e.dataset.key) return 'sort:' + e.dataset.key;
+			if (e.id) return e.id;
+			if (e.tagName === 'INPUT') return 'input:' + e.value;
+			return e.tagName.toLowerCase() + ':' + e.textContent.trim().slice(0, 40); })()`, &d)
+		if d == "skip" {
+			break
+		}
+		seen[d] = true
+	}
+	var missing []string
+	for _, w := range want {
+		if !seen[w] && !(strings.HasSuffix(w, ":*") && slices.ContainsFunc(slices.Collect(maps.Keys(seen)), func(k string) bool { return strings.HasPrefix(k, strings.TrimSuffix(w, "*")) })) {
+			missing = append(missing, w)
+		}
+	}
+	h.t.Logf("keyboard, %s: %d Tab presses reach %d controls", what, presses, len(seen))
+	if len(missing) > 0 {
+		h.t.Fatalf("keyboard, %s: Tab never reaches %v (it reaches %v)", what, missing, slices.Sorted(maps.Keys(seen)))
 	}
 }
 
@@ -638,6 +677,8 @@ func checkOverview(t *testing.T, h *harness, d demo) {
 		t.Fatalf("parallel coordinates: %+v", par)
 	}
 	h.audit("overview")
+	h.reachable("overview", "view:explain", "view:history", "view:compare", "state-filter", "value-min", "value-max", "param-filter",
+		"filters-clear", "summary:Columns", "sort:value", "sort:duration", "row:*")
 	h.shoot("overview")
 }
 
@@ -687,6 +728,7 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 	}
 	checkImportance(nil)
 	h.audit("explanations")
+	h.reachable("explanations", "pdp-param", "pdp-param2", "pdp-ice", "pdp-refresh", "good-region", "proposal-trial", "proposal-go", "paths-go", "summary:PDP data")
 	h.shoot("explain")
 	h.run("good region", 5*time.Second, chromedp.Click(chromedp.CSS(`#good-region`)))
 	h.wait("good-region importance", `document.getElementById('importance-note').textContent.startsWith('good region')`, 30*time.Second)
@@ -917,6 +959,7 @@ func checkTrialView(t *testing.T, h *harness, d demo) {
 	h.wait("trial's Shapley drawn", fmt.Sprintf(`xbo.trialShapley && xbo.trialShapley.trial === %d && document.querySelectorAll('#trial-shapley-data td[data-v=phi]').length > 0`, d.worst.Number), 30*time.Second)
 	checkShapley(t, h, "demo", d.worst.Number, "xbo.trialShapley", "trial-shapley-data")
 	h.audit("trial view")
+	h.reachable("trial view", "view:overview", "view:trial", "trial-prev", "trial-number", "trial-go", "trial-next", "trial-shapley-go", "summary:Shapley data")
 	h.shoot("trial")
 
 	// Keyboard: Next trial, then the failed trial by its number and Enter.
@@ -997,9 +1040,9 @@ func checkTrialFacts(t *testing.T, h *harness, tr client.Trial) {
 	if !sameJSON(attrs, tr.UserAttrs) {
 		t.Fatalf("trial %d: user attributes %s on the page, API %v", tr.Number, attrs, tr.UserAttrs)
 	}
-	// The intermediate-value curve.
+	// The intermediate-value curve; none is drawn without values.
 	var curve [][2]float64
-	h.eval(`xbo.charts['trial-curve-chart'].getOption().series[0].data`, &curve)
+	h.eval(`document.getElementById('trial-curve-chart').hidden ? [] : xbo.charts['trial-curve-chart'].getOption().series[0].data`, &curve)
 	want := make([][2]float64, 0, len(tr.Intermediate))
 	for _, iv := range tr.Intermediate {
 		want = append(want, [2]float64{float64(iv.Step), iv.Value})
@@ -1126,6 +1169,7 @@ func checkHistory(t *testing.T, h *harness, d demo) {
 		t.Fatalf("intermediate curve of the failed trial: %v", got)
 	}
 	h.audit("history")
+	h.reachable("history", "view:overview", "summary:Timeline data")
 	h.shoot("history")
 	// The trial of the tip opens on a click.
 	n, err := strconv.ParseInt(strings.Fields(tip)[1], 10, 64)
@@ -1175,6 +1219,7 @@ func checkCompare(t *testing.T, h *harness) {
 	h.run("log axis", 5*time.Second, chromedp.Click(chromedp.CSS(`#compare-log`)))
 	h.wait("log axis", `xbo.charts['compare-chart'].getOption().yAxis[0].type === 'log'`, 5*time.Second)
 	h.audit("compare")
+	h.reachable("compare", "input:demo-random", "compare-log", "summary:Comparison data")
 	h.shoot("compare")
 }
 

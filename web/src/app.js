@@ -138,6 +138,7 @@ async function openStudy(name) {
   $('proposal-data').innerHTML = '';
   $('proposal-trial').value = '';
   for (const id of ['paths-chart', 'proposal-chart']) if (window.xbo.charts[id]) window.xbo.charts[id].clear();
+  $('paths-chart').hidden = true;
   for (const b of document.querySelectorAll('#studies button')) b.setAttribute('aria-current', String(b.dataset.study === name));
   fillParamSelects();
   fillTableControls();

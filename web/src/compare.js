@@ -1,6 +1,6 @@
 // The Compare view: the best-so-far traces of two or more studies on one
 // chart, each in its own study's direction, with a table of their bests.
-import { $, SERIES_COLOURS, api, bestSoFar, chart, esc, fmt, setNote, state, studyURL, usable } from './core.js';
+import { $, EDGE_AXIS, SERIES_COLOURS, api, bestSoFar, chart, esc, fmt, setNote, state, studyURL, usable } from './core.js';
 
 const PAGE = 10000; // trials per request (the API's limit)
 const MAX_TRIALS = 100000; // complete trials read per study
@@ -96,7 +96,7 @@ export async function renderCompare() {
     legend: { data: drawn.map((l) => l.name), top: 0 },
     tooltip: { trigger: 'axis', valueFormatter: fmt },
     grid: { left: 70, right: 20, top: 30, bottom: 45 },
-    xAxis: { type: 'value', name: 'trial number', nameLocation: 'middle', nameGap: 26, min: 0 },
+    xAxis: { type: 'value', name: 'trial number', nameLocation: 'middle', nameGap: 26, min: 0, ...EDGE_AXIS },
     yAxis: { type: log ? 'log' : 'value', name: 'best value so far (study units)', nameLocation: 'middle', nameGap: 50, scale: true, axisLabel: { formatter: fmt } },
     dataZoom: [{ type: 'inside' }],
     series: drawn.map((l, i) => ({ name: l.name, type: 'line', step: 'end', showSymbol: false, data: l.line, color: SERIES_COLOURS[i % SERIES_COLOURS.length], lineStyle: { width: 2, type: i % 2 ? 'dashed' : 'solid' } })),

@@ -16,6 +16,9 @@ echarts.use([LineChart, LinesChart, ScatterChart, BarChart, HeatmapChart, Parall
 export const C = { blue: '#0072B2', orange: '#E69F00', green: '#009E73', red: '#D55E00', purple: '#CC79A7', sky: '#56B4E9', yellow: '#F0E442', grey: '#999999', black: '#000000' };
 // Distinct colours for lines that must be told apart (one per parameter or study).
 export const SERIES_COLOURS = [C.blue, C.orange, C.green, C.red, C.purple, C.sky, C.black];
+// An axis drawn at the edge of the plot, not where the other axis is zero
+// (which would put it inside the plot when values straddle zero).
+export const EDGE_AXIS = { axisLine: { onZero: false } };
 export const VIRIDIS = ['#440154', '#3b528b', '#21918c', '#5ec962', '#fde725'];
 
 // Trial states the API names (docs/api.md), in the order the filters list
@@ -34,12 +37,30 @@ export const state = {
 };
 window.xbo = { state, charts: {}, timings: {}, explained: state.explained };
 
+// Charts are made when first drawn (each made chart costs a little on
+// every frame); onChart registers what to attach to a chart when it is.
+const onMake = {};
+export function onChart(id, attach) { onMake[id] = attach; }
 export function chart(id) {
   let c = window.xbo.charts[id];
   if (!c) {
     c = echarts.init($(id), null, { renderer: 'canvas' });
     window.xbo.charts[id] = c;
+    if (onMake[id]) onMake[id](c);
   }
+  return c;
+}
+
+// chartIf shows a chart's element when there is something to draw and
+// returns its chart (laid out again if it was hidden); otherwise it hides
+// the element (no empty axes) and returns null.
+export function chartIf(id, show) {
+  const el = $(id);
+  const was = el.hidden;
+  el.hidden = !show;
+  if (!show) return null;
+  const c = chart(id);
+  if (was) c.resize();
   return c;
 }
 

@@ -3,7 +3,7 @@
 // desirability paths of the whole run, and a-BOBAX's band width. Every
 // explanation is the API's document (GET explain/…), drawn as it is.
 import {
-  $, C, SERIES_COLOURS, VIRIDIS, axisName, chart, errorBars, esc, fmt, fmtValue, minimize, param, paramAxis, params, setNote,
+  $, C, EDGE_AXIS, SERIES_COLOURS, VIRIDIS, axisName, chart, chartIf, errorBars, esc, fmt, fmtValue, minimize, param, paramAxis, params, setNote,
   sortedTrials, state, trialNote, usable,
 } from './core.js';
 import { explainGET, freshPanel } from './freshness.js';
@@ -132,7 +132,7 @@ function drawPDP(r, title) {
       tooltip: { trigger: 'axis', valueFormatter: fmt },
       legend: { data: cat ? ['PD mean'] : ['PD mean', `${Math.round(r.level * 100)}% band`, 'evaluated (rug)', ...(r.ice ? ['ICE'] : [])], top: 22 },
       grid: { left: 70, right: 20, top: 56, bottom: 55 },
-      xAxis: cat ? { type: 'category', data: xs, name: axisName(p), nameLocation: 'middle', nameGap: 30 } : paramAxis(p),
+      xAxis: cat ? { type: 'category', data: xs, name: axisName(p), nameLocation: 'middle', nameGap: 30, ...EDGE_AXIS } : paramAxis(p, EDGE_AXIS),
       yAxis: { type: 'value', name: `partial dependence (study units, ${minimize() ? 'lower' : 'higher'} is better)`, nameLocation: 'middle', nameGap: 50, min: lo - 0.02 * (hi - lo), max: hi + 0.02 * (hi - lo), axisLabel: { formatter: fmt } },
       series,
     }, true);
@@ -270,7 +270,7 @@ function drawPaths() {
       data: steps.map((s) => [s.trial, rest.reduce((a, j) => a + attr(s).phi[j], 0)]),
     });
   }
-  chart('paths-chart').setOption({
+  chartIf('paths-chart', true).setOption({
     aria: { enabled: true }, animation: false,
     tooltip: { trigger: 'axis', valueFormatter: fmt }, legend: { data: series.map((x) => x.name), top: 0 },
     grid: { left: 70, right: 20, top: 30, bottom: 45 },

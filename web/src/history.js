@@ -3,7 +3,7 @@
 // how trials progressed (every trial's intermediate values, pruned trials
 // marked).
 import {
-  $, C, chart, durationMs, esc, fmt, fmtDuration, fmtInstant, openTrial, setNote, state, stateColour, timeMs, usable,
+  $, C, EDGE_AXIS, chart, chartIf, onChart, durationMs, esc, fmt, fmtDuration, fmtInstant, openTrial, setNote, state, stateColour, timeMs, usable,
   valueName,
 } from './core.js';
 
@@ -120,8 +120,7 @@ function showTip(b, x, y) {
   tip.style.left = `${Math.min(x + 14, box.clientWidth - tip.offsetWidth - 4)}px`;
   tip.style.top = `${y + 14}px`;
 }
-{
-  const c = chart('timeline-chart');
+onChart('timeline-chart', (c) => {
   const zr = c.getZr();
   zr.on('mousemove', (e) => {
     const b = barAt(c, e.offsetX, e.offsetY);
@@ -130,7 +129,7 @@ function showTip(b, x, y) {
   });
   zr.on('globalout', () => showTip(null));
   zr.on('click', (e) => { const b = barAt(c, e.offsetX, e.offsetY); if (b) openTrial(b[2]); });
-}
+});
 
 // --------------------------------------------------------------------- EDF
 
@@ -149,8 +148,8 @@ export function renderEDF(all) {
     aria: { enabled: true }, animation: false,
     tooltip: { trigger: 'axis', valueFormatter: fmt },
     grid: { left: 70, right: 20, top: 20, bottom: 50 },
-    xAxis: { type: 'value', name: valueName(), nameLocation: 'middle', nameGap: 30, scale: true, axisLabel: { formatter: fmt } },
-    yAxis: { type: 'value', name: 'fraction of trials ≤ x', nameLocation: 'middle', nameGap: 45, min: 0, max: 1 },
+    xAxis: { type: 'value', name: valueName(), nameLocation: 'middle', nameGap: 30, scale: true, axisLabel: { formatter: fmt }, ...EDGE_AXIS },
+    yAxis: { type: 'value', name: 'fraction of trials ≤ x', nameLocation: 'middle', nameGap: 45, min: 0, max: 1, ...EDGE_AXIS },
     series: [{
       name: 'EDF', type: 'line', step: 'end', showSymbol: false, color: C.blue, data, lineStyle: { width: 2 },
       markLine: median === null ? undefined : { symbol: 'none', silent: true, lineStyle: { color: C.grey, type: 'dashed' }, label: { formatter: 'median' }, data: [{ xAxis: median }] },
@@ -196,22 +195,18 @@ export function renderCurves(all) {
     lineStyle: { width: s === 'pruned' ? 1.5 : 1, type: s === 'pruned' ? 'dashed' : 'solid', opacity: Math.max(0.25, Math.min(0.9, 40 / Math.max(1, byState.get(s).trials))) },
   }));
   if (stops.length) series.push({ name: 'pruned here', type: 'scatter', data: stops, symbol: CROSS, symbolSize: 10, color: C.black, z: 5 });
-  // No curves: no empty axes, only the note.
-  const el = $('curves-chart');
-  const wasHidden = el.hidden;
-  el.hidden = withValues.length === 0;
-  if (el.hidden) return;
-  if (wasHidden) chart('curves-chart').resize();
-  chart('curves-chart').setOption({
+  const c = chartIf('curves-chart', withValues.length > 0);
+  if (!c) return;
+  c.setOption({
     aria: { enabled: true }, animation: false,
     legend: { data: series.map((s) => s.name), top: 0 },
     tooltip: { trigger: 'item', formatter: (p) => `trial ${p.value[2]} (${esc(p.seriesName)}): step ${p.value[0]}, value ${fmt(p.value[1])}` },
     grid: { left: 70, right: 20, top: 30, bottom: 50 },
-    xAxis: { type: 'value', name: 'step', nameLocation: 'middle', nameGap: 28, minInterval: 1, scale: true },
+    xAxis: { type: 'value', name: 'step', nameLocation: 'middle', nameGap: 28, minInterval: 1, scale: true, ...EDGE_AXIS },
     yAxis: { type: 'value', name: 'intermediate value (study units)', nameLocation: 'middle', nameGap: 50, scale: true, axisLabel: { formatter: fmt } },
     dataZoom: [{ type: 'inside' }],
     series,
   }, true);
 }
 
-chart('curves-chart').on('click', (p) => { if (p.value && Number.isInteger(p.value[2])) openTrial(p.value[2]); });
+onChart('curves-chart', (c) => c.on('click', (p) => { if (p.value && Number.isInteger(p.value[2])) openTrial(p.value[2]); }));

@@ -2,7 +2,7 @@
 // parallel coordinates (the trials table is in table.js). A point of the
 // trace or a line of the parallel coordinates opens its trial.
 import {
-  $, C, VIRIDIS, axisValue, bestSoFar, better, chart, esc, fmt, minimize, openTrial, paramAxis, params,
+  $, C, EDGE_AXIS, VIRIDIS, axisValue, bestSoFar, better, chart, esc, fmt, minimize, onChart, openTrial, paramAxis, params,
   setNote, state, usable, valueName,
 } from './core.js';
 
@@ -54,7 +54,7 @@ export function renderTrace(all) {
     tooltip: { trigger: 'item', formatter: (p) => `trial ${p.value[0]}: ${fmt(p.value[1])}` },
     legend: { data: ['value', 'best so far'], top: 0 },
     grid: { left: 70, right: 20, top: 30, bottom: 60 },
-    xAxis: { type: 'value', name: 'trial number', nameLocation: 'middle', nameGap: 26, min: 0 },
+    xAxis: { type: 'value', name: 'trial number', nameLocation: 'middle', nameGap: 26, min: 0, ...EDGE_AXIS },
     yAxis: { type: 'value', name: valueName(), nameLocation: 'middle', nameGap: 50, scale: true, axisLabel: { formatter: fmt } },
     dataZoom: [{ type: 'inside' }],
     series: [
@@ -107,5 +107,5 @@ export function renderParallel(all) {
 
 // The trial of each line of the parallel coordinates, in drawing order.
 let parallelTrials = [];
-chart('parallel-chart').on('click', (p) => { const n = parallelTrials[p.dataIndex]; if (n !== undefined) openTrial(n); });
-chart('trace-chart').on('click', (p) => { if (p.seriesName === 'value' && p.value) openTrial(p.value[0]); });
+onChart('parallel-chart', (c) => c.on('click', (p) => { const n = parallelTrials[p.dataIndex]; if (n !== undefined) openTrial(n); }));
+onChart('trace-chart', (c) => c.on('click', (p) => { if (p.seriesName === 'value' && p.value) openTrial(p.value[0]); }));

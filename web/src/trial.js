@@ -3,7 +3,7 @@
 // timestamps and duration, worker, what chose it and its note — its
 // intermediate-value curve, and the Shapley explanation of its proposal.
 import {
-  $, chart, durationMs, esc, fmt, fmtDuration, fmtTime, fmtValue, jsonType, openTrial, params, setNote,
+  $, EDGE_AXIS, chart, chartIf, durationMs, esc, fmt, fmtDuration, fmtTime, fmtValue, jsonType, openTrial, params, setNote,
   better, sortedTrials, state, stateColour, trialNote, usable,
 } from './core.js';
 import { freshPanel } from './freshness.js';
@@ -32,9 +32,11 @@ function row(label, html, key) { return `<tr data-k="${key}"><th scope="row">${e
 
 export function renderTrial(n) {
   const t = state.trials.get(n);
+  // The number box is set when another trial is shown, not when this one
+  // is drawn again (trials arrived) while the user may be typing in it.
+  if (shown !== n) $('trial-number').value = String(n);
   shown = n;
   $('trial-h').textContent = `Trial ${n}`;
-  $('trial-number').value = String(n);
   const numbers = sortedTrials().map((x) => x.number);
   const at = numbers.indexOf(n);
   $('trial-prev').disabled = at <= 0;
@@ -62,6 +64,7 @@ export function renderTrial(n) {
     row('duration', dur === null ? '—' : `<span data-ms="${dur}">${esc(fmtDuration(dur))}</span>`, 'duration'),
     t.deadline && !t.finished_at ? row('deadline', esc(fmtTime(t.deadline)), 'deadline') : '',
     t.requeued_from !== undefined && t.requeued_from !== null ? row('requeued from', `<a href="#${esc(`study=${encodeURIComponent(state.study.name)}&trial=${t.requeued_from}`)}">trial ${t.requeued_from}</a>`, 'requeued_from') : '',
+    row('intermediate values', (t.intermediate || []).length ? `${t.intermediate.length} (see below)` : 'none reported', 'intermediate'),
     row('version', String(t.version), 'version'),
   ].join('') + '</tbody>';
   // Typed parameters: the space's type and the value's JSON type.
@@ -85,17 +88,22 @@ export function renderTrial(n) {
 
 function renderCurve(t) {
   const iv = (t.intermediate || []).slice().sort((a, b) => a.step - b.step);
-  $('trial-curve-panel').hidden = false;
+  // Without values the panel is left out and the facts say so; the Shapley
+  // panel then takes the row.
+  $('trial-curve-panel').hidden = iv.length === 0;
+  $('trial-shapley-panel').classList.toggle('wide', iv.length === 0);
   setNote('trial-curve-note', iv.length ? `${iv.length} intermediate value${iv.length === 1 ? '' : 's'} reported` : 'no intermediate values reported');
-  chart('trial-curve-chart').setOption({
+  $('trial-curve-data').innerHTML = iv.length ? '<thead><tr><th scope="col">step</th><th scope="col">value</th></tr></thead><tbody>' +
+    iv.map((p) => `<tr><td>${p.step}</td><td data-v="iv" data-x="${p.value}">${fmt(p.value)}</td></tr>`).join('') + '</tbody>' : '';
+  const c = chartIf('trial-curve-chart', iv.length > 0);
+  if (!c) return;
+  c.setOption({
     aria: { enabled: true }, animation: false, tooltip: { trigger: 'axis', valueFormatter: fmt },
     grid: { left: 70, right: 20, top: 20, bottom: 45 },
-    xAxis: { type: 'value', name: 'step', nameLocation: 'middle', nameGap: 26, minInterval: 1, scale: true },
+    xAxis: { type: 'value', name: 'step', nameLocation: 'middle', nameGap: 26, minInterval: 1, scale: true, ...EDGE_AXIS },
     yAxis: { type: 'value', name: 'intermediate value (study units)', nameLocation: 'middle', nameGap: 50, scale: true, axisLabel: { formatter: fmt } },
     series: [{ name: `trial ${t.number}`, type: 'line', data: iv.map((p) => [p.step, p.value]), color: stateColour(t.state), symbolSize: 6 }],
   }, true);
-  $('trial-curve-data').innerHTML = iv.length ? '<thead><tr><th scope="col">step</th><th scope="col">value</th></tr></thead><tbody>' +
-    iv.map((p) => `<tr><td>${p.step}</td><td data-v="iv" data-x="${p.value}">${fmt(p.value)}</td></tr>`).join('') + '</tbody>' : '';
 }
 
 // The Shapley values are computed once per shown trial (a click recomputes
