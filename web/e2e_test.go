@@ -326,6 +326,7 @@ func (h *harness) reachable(what string, want ...string) {
 			missing = append(missing, w)
 		}
 	}
+	h.eval(`(() => { document.activeElement.blur(); return true; })()`, new(bool))
 	h.t.Logf("keyboard, %s: %d Tab presses reach %d controls", what, presses, len(seen))
 	if len(missing) > 0 {
 		h.t.Fatalf("keyboard, %s: Tab never reaches %v (it reaches %v)", what, missing, slices.Sorted(maps.Keys(seen)))
