@@ -1032,7 +1032,7 @@ func checkTrialFacts(t *testing.T, h *harness, tr client.Trial) {
 	// Parameters and user attributes with their JSON types.
 	// An inactive parameter is shown as such, with the JSON value null.
 	var ps map[string]json.RawMessage
-	h.eval(`Object.fromEntries([...document.querySelectorAll('#trial-params tbody tr')].map(tr => [tr.dataset.param, tr.cells[2].textContent === 'inactive' ? null : JSON.parse(tr.cells[2].dataset.json)]))`, &ps)
+	h.eval(`Object.fromEntries([...document.querySelectorAll('#trial-params tbody tr')].map(tr => [tr.dataset.param, tr.cells[2].textContent.startsWith('inactive') ? null : JSON.parse(tr.cells[2].dataset.json)]))`, &ps)
 	if !sameJSON(ps, tr.Params) {
 		t.Fatalf("trial %d: parameters %s on the page, API %v", tr.Number, ps, tr.Params)
 	}
@@ -1423,6 +1423,11 @@ func checkWide(t *testing.T, h *harness) {
 	h.run("open a trial", 5*time.Second, chromedp.Navigate(h.base+fmt.Sprintf("/#study=wide&trial=%d", tr.Number)))
 	openedTrial(t, h, tr.Number)
 	checkTrialFacts(t, h, tr)
+	var off string
+	h.eval(`document.querySelector('#trial-params tr[data-param=momentum] td:last-child').textContent`, &off)
+	if off != "inactive (active when optimizer is sgd)" {
+		t.Fatalf("wide: trial %d's momentum shows %q", tr.Number, off)
+	}
 	h.wait("wide trial's Shapley", fmt.Sprintf(`xbo.trialShapley && xbo.trialShapley.trial === %d`, tr.Number), 30*time.Second)
 	checkShapley(t, h, "wide", tr.Number, "xbo.trialShapley", "trial-shapley-data")
 	h.shoot("wide-trial")

@@ -16,6 +16,12 @@ freshPanel('trial-shapley', () => explainShown(), false, 'Explain this trial');
 let shown = null;
 let explainedFor = '';
 
+// inactiveText says that a parameter is off, and when it would be on.
+function inactiveText(p) {
+  const c = p.condition;
+  return c && c.parent ? `inactive (active when ${c.parent} is ${(c.values || []).map(fmtValue).join(' or ')})` : 'inactive';
+}
+
 // rankText places a complete trial among the others: 1 is the best.
 function rankText(t) {
   if (!usable(t)) return '';
@@ -72,7 +78,7 @@ export function renderTrial(n) {
     params().map((p) => {
       const v = t.params[p.name];
       const type = p.type === 'categorical' ? `categorical (${jsonType(v)})` : `${p.type}${p.log ? ', log' : ''}`;
-      return `<tr data-param="${esc(p.name)}"><th scope="row">${esc(p.name)}</th><td>${esc(type)}</td><td data-json="${esc(JSON.stringify(v ?? null))}">${v === undefined ? 'inactive' : esc(fmtValue(v))}</td></tr>`;
+      return `<tr data-param="${esc(p.name)}"><th scope="row">${esc(p.name)}</th><td>${esc(type)}</td><td data-json="${esc(JSON.stringify(v ?? null))}">${v === undefined ? esc(inactiveText(p)) : esc(fmtValue(v))}</td></tr>`;
     }).join('') + '</tbody>';
   const attrs = Object.entries(t.user_attrs || {});
   $('trial-attrs').innerHTML = '<caption>User attributes</caption>' + (attrs.length
