@@ -76,6 +76,7 @@ async function route() {
     state.selected = trial;
     proposeTrial(trial);
     stale.add('trial');
+    for (const tr of document.querySelectorAll('#trials-table tbody tr')) tr.setAttribute('aria-selected', String(Number(tr.dataset.number) === trial));
   }
   if (view === 'compare') stale.add('compare'); // its studies may have changed
   showView(view);
