@@ -1,0 +1,198 @@
+// What every view of the dashboard shares: the page state, the API, charts,
+// number and value formatting, the study's space and trial helpers.
+import * as echarts from 'echarts/core';
+import { LineChart, LinesChart, ScatterChart, BarChart, HeatmapChart, ParallelChart, CustomChart } from 'echarts/charts';
+import {
+  GridComponent, TooltipComponent, LegendComponent, VisualMapComponent, ParallelComponent,
+  MarkLineComponent, MarkPointComponent, DataZoomComponent, AriaComponent, TitleComponent,
+} from 'echarts/components';
+import { CanvasRenderer } from 'echarts/renderers';
+
+echarts.use([LineChart, LinesChart, ScatterChart, BarChart, HeatmapChart, ParallelChart, CustomChart,
+  GridComponent, TooltipComponent, LegendComponent, VisualMapComponent, ParallelComponent,
+  MarkLineComponent, MarkPointComponent, DataZoomComponent, AriaComponent, TitleComponent, CanvasRenderer]);
+
+// Okabe–Ito colours: distinguishable with the common colour-vision deficiencies.
+export const C = { blue: '#0072B2', orange: '#E69F00', green: '#009E73', red: '#D55E00', purple: '#CC79A7', sky: '#56B4E9', yellow: '#F0E442', grey: '#999999', black: '#000000' };
+// Distinct colours for lines that must be told apart (one per parameter or study).
+export const SERIES_COLOURS = [C.blue, C.orange, C.green, C.red, C.purple, C.sky, C.black];
+// An axis drawn at the edge of the plot, not where the other axis is zero
+// (which would put it inside the plot when values straddle zero).
+export const EDGE_AXIS = { axisLine: { onZero: false } };
+export const VIRIDIS = ['#440154', '#3b528b', '#21918c', '#5ec962', '#fde725'];
+
+// Trial states the API names (docs/api.md), in the order the filters list
+// them, each with its colour. A state this page does not know yet is still
+// shown, in OTHER_STATE_COLOUR, under its own name.
+export const KNOWN_STATES = ['complete', 'pruned', 'failed', 'running', 'pending', 'expired'];
+const STATE_COLOURS = { complete: C.blue, pruned: C.orange, failed: C.red, running: C.green, pending: C.sky, expired: C.grey };
+const OTHER_STATE_COLOUR = C.purple;
+export function stateColour(s) { return STATE_COLOURS[s] || OTHER_STATE_COLOUR; }
+
+export const $ = (id) => document.getElementById(id);
+export const state = {
+  studies: [], study: null, space: null, trials: new Map(), version: 0, timer: null,
+  sortKey: 'number', sortDir: 1, page: 0, selected: null, view: 'overview',
+  leaf: null, regional: null, gen: 0, best: null, explained: {}, computing: {},
+};
+window.xbo = { state, charts: {}, timings: {}, explained: state.explained };
+
+// Charts are made when first drawn (each made chart costs a little on
+// every frame); onChart registers what to attach to a chart when it is.
+const onMake = {};
+export function onChart(id, attach) { onMake[id] = attach; }
+export function chart(id) {
+  let c = window.xbo.charts[id];
+  if (!c) {
+    c = echarts.init($(id), null, { renderer: 'canvas' });
+    window.xbo.charts[id] = c;
+    if (onMake[id]) onMake[id](c);
+  }
+  return c;
+}
+
+// chartIf shows a chart's element when there is something to draw and
+// returns its chart (laid out again if it was hidden); otherwise it hides
+// the element (no empty axes) and returns null.
+export function chartIf(id, show) {
+  const el = $(id);
+  const was = el.hidden;
+  el.hidden = !show;
+  if (!show) return null;
+  const c = chart(id);
+  if (was) c.resize();
+  return c;
+}
+
+// resizeCharts lays out again the charts inside el whose size is not their
+// element's (a view just shown: its charts may have been drawn while it was
+// hidden, at zero size).
+export function resizeCharts(el) {
+  for (const [id, c] of Object.entries(window.xbo.charts)) {
+    const dom = $(id);
+    if (el.contains(dom) && (c.getWidth() !== dom.clientWidth || c.getHeight() !== dom.clientHeight)) c.resize();
+  }
+}
+window.addEventListener('resize', () => Object.values(window.xbo.charts).forEach((c) => c.resize()));
+
+export async function api(path) {
+  const r = await fetch(path, { headers: { Accept: 'application/json' } });
+  const body = await r.json().catch(() => ({}));
+  if (!r.ok) throw new Error(body.error || `${r.status} ${r.statusText}`);
+  return body;
+}
+export function studyURL(path, study) { return `/api/studies/${encodeURIComponent(study || state.study.name)}/${path}`; }
+
+// fmt shows a number to five significant digits (exponent form when very
+// large or small); anything else as text.
+export function fmt(v) {
+  if (v === null || v === undefined || Number.isNaN(v)) return '';
+  if (typeof v !== 'number') return String(v);
+  if (v !== 0 && (Math.abs(v) >= 1e5 || Math.abs(v) < 1e-3)) return v.toExponential(3);
+  return String(Number(v.toPrecision(5)));
+}
+// fmtValue shows a parameter or attribute value by its JSON type: numbers
+// to five digits, strings as they are, booleans, null and objects as JSON.
+export function fmtValue(v) {
+  if (v === undefined) return '';
+  if (typeof v === 'number') return fmt(v);
+  if (typeof v === 'string') return v;
+  return JSON.stringify(v);
+}
+export function jsonType(v) {
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  return typeof v;
+}
+export function esc(s) { return String(s).replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' }[c])); }
+export function setNote(id, text, isError) { const el = $(id); el.textContent = text || ''; el.classList.toggle('error', !!isError); }
+export function status(text) { $('status').textContent = text; }
+
+export function params() { return state.space ? state.space.params : []; }
+export function param(name) { return params().find((p) => p.name === name); }
+export function minimize() { return !state.space || state.space.objective !== 'maximize'; }
+export function better(a, b) { return minimize() ? a < b : a > b; }
+export function valueName() { return `objective value (${minimize() ? 'minimized' : 'maximized'}; study units)`; }
+export function axisName(p) {
+  if (!p) return '';
+  if (p.type === 'categorical') return `${p.name} (categorical)`;
+  return `${p.name} (${p.type}, ${p.log ? 'log scale' : 'linear scale'}, [${fmt(p.low)}, ${fmt(p.high)}])`;
+}
+// A categorical parameter's choices may be strings, numbers or booleans:
+// charts place a level by its index and label it by its value. A value is
+// the choice it equals, or else the one it spells (a server may send a
+// trial's level 64 as "64").
+export function choiceIndex(p, v) {
+  const i = p.choices.findIndex((c) => c === v);
+  return i >= 0 ? i : p.choices.findIndex((c) => fmtValue(c) === fmtValue(v));
+}
+export function choiceLabels(p) { return p.choices.map(fmtValue); }
+// The axis of a parameter: log axes for log parameters, categories for categoricals.
+export function paramAxis(p, extra) {
+  const base = { name: axisName(p), nameLocation: 'middle', nameGap: 28, ...extra };
+  if (p.type === 'categorical') return { ...base, type: 'category', data: choiceLabels(p) };
+  return { ...base, type: p.log ? 'log' : 'value', min: p.low, max: p.high, logBase: 10 };
+}
+// axisValue is where a trial's value of p goes on paramAxis(p); null when
+// the parameter is inactive.
+export function axisValue(p, v) {
+  if (v === undefined || v === null) return null;
+  if (p.type !== 'categorical') return v;
+  const i = choiceIndex(p, v);
+  return i < 0 ? null : i;
+}
+
+export function sortedTrials() { return [...state.trials.values()].sort((a, b) => a.number - b.number); }
+export function usable(t) { return t.state === 'complete' && Number.isFinite(t.value); }
+export function trialHash(n) { return `study=${encodeURIComponent(state.study.name)}&trial=${n}`; }
+export function openTrial(n) { location.hash = trialHash(n); }
+
+export function timeMs(s) { const v = s ? Date.parse(s) : NaN; return Number.isFinite(v) ? v : null; }
+// durationMs is how long a trial ran: from its hand-out to its result
+// (null when it was never started or has not finished).
+export function durationMs(t) {
+  const a = timeMs(t.started_at), b = timeMs(t.finished_at);
+  return a !== null && b !== null ? b - a : null;
+}
+export function fmtDuration(ms) {
+  if (ms === null || ms === undefined) return '';
+  if (ms < 1000) return `${Math.round(ms)} ms`;
+  const s = ms / 1000;
+  if (s < 60) return `${Number(s.toPrecision(3))} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${Math.round(s - 60 * m)} s`;
+  return `${Math.floor(m / 60)} h ${m % 60} min`;
+}
+export function fmtInstant(ms) { return new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC'); }
+export function fmtTime(s) { const ms = timeMs(s); return ms === null ? '' : fmtInstant(ms); }
+// note is what the optimizer wrote about a proposal (meta.note).
+export function trialNote(t) { return t.meta && typeof t.meta === 'object' && typeof t.meta.note === 'string' ? t.meta.note : ''; }
+
+// Error bars drawn as a custom series: a whisker from lower to upper.
+export function errorBars(name, data) {
+  return {
+    name, type: 'custom', data, z: 10, tooltip: { show: false },
+    renderItem: (_, api) => {
+      const x = api.value(0), lo = api.coord([x, api.value(1)]), hi = api.coord([x, api.value(2)]);
+      const w = api.size([1, 0])[0] * 0.12;
+      const style = { stroke: C.black, lineWidth: 1.2 };
+      return { type: 'group', children: [
+        { type: 'line', shape: { x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1] }, style },
+        { type: 'line', shape: { x1: lo[0] - w, y1: lo[1], x2: lo[0] + w, y2: lo[1] }, style },
+        { type: 'line', shape: { x1: hi[0] - w, y1: hi[1], x2: hi[0] + w, y2: hi[1] }, style },
+      ] };
+    },
+  };
+}
+
+// bestSoFar is the step line of the best value after each complete trial,
+// in the direction of minimizeIt; the last point closes the line at the last trial.
+export function bestSoFar(done, minimizeIt) {
+  const out = [];
+  let b = null;
+  for (const t of done) {
+    if (b === null || (minimizeIt ? t.value < b : t.value > b)) { b = t.value; out.push([t.number, b]); }
+  }
+  if (done.length) out.push([done[done.length - 1].number, b]);
+  return { line: out, best: b };
+}

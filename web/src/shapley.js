@@ -1,0 +1,69 @@
+// The Shapley explanation of one configuration (GET explain/shapley,
+// ShapleyMBO, paper 004), drawn by the Proposal panel and the trial view.
+import { $, C, chart, esc, fmt, fmtValue, setNote, state } from './core.js';
+import { explainGET } from './freshness.js';
+
+const OUTPUT_COLOURS = [C.blue, C.orange, C.green, C.purple];
+// Acquisition labels of trials no surrogate chose (opt/settings.go, notProposals).
+const NOT_PROPOSALS = new Set(['initial-design', 'random', 'random-fallback', 'design', 'initial', 'init', 'enqueued', 'imported', 'requeue']);
+
+// explainTrial fetches trial n's Shapley values for the panel whose elements
+// are `${panel}-note`, `-chart` and `-data`, and draws them while
+// stillWanted() says the panel still shows trial n. It returns the answer,
+// or null when the study or the trial changed meanwhile or the request failed.
+export async function explainTrial(panel, n, stillWanted) {
+  const gen = state.gen;
+  setNote(`${panel}-note`, `explaining trial ${n}…`);
+  try {
+    const r = await explainGET(panel, `explain/shapley?trial=${n}`);
+    if (!r || gen !== state.gen || !stillWanted()) return null;
+    drawShapley(panel, r);
+    return r;
+  } catch (e) {
+    if (gen === state.gen && stillWanted()) setNote(`${panel}-note`, `Shapley values of trial ${n}: ${e.message}`, true);
+    return null;
+  }
+}
+
+function drawShapley(panel, r) {
+  const ex = r.explanation;
+  const outs = ex.outputs;
+  const n = r.trial;
+  const t = state.trials.get(n);
+  setNote(`${panel}-note`, `trial ${n}${t ? ` (${t.state}${t.value !== undefined ? ', value ' + fmt(t.value) : ''}, ${t.acquisition || ''})` : ''}: ${ex.method} Shapley values, ${Math.round(ex.level * 100)}% intervals; ` +
+    outs.map((o) => `${o.output}: prediction ${fmt(o.prediction)} = average ${fmt(o.average)} + ${fmt(o.payout)}`).join('; ') +
+    (t && NOT_PROPOSALS.has(t.acquisition) ? `. No surrogate chose this configuration (${t.acquisition}): the values say how the surrogate sees it now, not why it was proposed.` : ''));
+  const series = outs.map((o, k) => ({ name: o.output, type: 'bar', data: o.phi, color: OUTPUT_COLOURS[k % OUTPUT_COLOURS.length] }));
+  // Whiskers of every output, placed over its bar in the group.
+  const nOut = outs.length;
+  series.push({
+    name: 'interval', type: 'custom', z: 10, tooltip: { show: false },
+    data: outs.flatMap((o, k) => o.phi.map((_, j) => [j, o.lower[j], o.upper[j], k])),
+    renderItem: (_, api) => {
+      const j = api.value(0), k = api.value(3);
+      const band = api.size([1, 0])[0] * 0.8;
+      const dx = -band / 2 + band * (k + 0.5) / nOut;
+      const lo = api.coord([j, api.value(1)]), hi = api.coord([j, api.value(2)]);
+      const style = { stroke: C.black, lineWidth: 1.2 };
+      return { type: 'group', children: [
+        { type: 'line', shape: { x1: lo[0] + dx, y1: lo[1], x2: hi[0] + dx, y2: hi[1] }, style },
+        { type: 'line', shape: { x1: lo[0] + dx - 3, y1: lo[1], x2: lo[0] + dx + 3, y2: lo[1] }, style },
+        { type: 'line', shape: { x1: hi[0] + dx - 3, y1: hi[1], x2: hi[0] + dx + 3, y2: hi[1] }, style },
+      ] };
+    },
+  });
+  const many = ex.params.length > 4;
+  chart(`${panel}-chart`).setOption({
+    aria: { enabled: true }, animation: false,
+    tooltip: { trigger: 'axis', valueFormatter: fmt }, legend: { data: outs.map((o) => o.output), top: 0 },
+    grid: { left: 70, right: 20, top: 30, bottom: many ? 80 : 45 },
+    // Every parameter, with the explained configuration's value.
+    xAxis: { type: 'category', data: ex.params.map((name) => (r.point && r.point[name] !== undefined && r.point[name] !== null ? `${name}=${fmtValue(r.point[name])}` : `${name} (off)`)),
+      axisLabel: { interval: 0, rotate: many ? 30 : 0 }, name: 'parameter = value', nameLocation: 'middle', nameGap: many ? 58 : 28 },
+    yAxis: { type: 'value', name: 'Shapley value (study units)', nameLocation: 'middle', nameGap: 50, axisLabel: { formatter: fmt } },
+    series,
+  }, true);
+  $(`${panel}-data`).innerHTML = `<caption class="sr-only">Shapley values of trial ${n} with their intervals</caption><thead><tr><th scope="col">output</th>` +
+    ex.params.map((p) => `<th scope="col">${esc(p)} = ${esc(r.point && p in r.point ? fmtValue(r.point[p]) : 'off')}</th>`).join('') + '</tr></thead><tbody>' +
+    outs.map((o) => `<tr><th scope="row">${esc(o.output)}</th>${o.phi.map((v, j) => `<td data-v="phi">${v} [${o.lower[j]}, ${o.upper[j]}]</td>`).join('')}</tr>`).join('') + '</tbody>';
+}
