@@ -440,7 +440,7 @@ func runDemo(t *testing.T, h *harness) {
 					return
 				}
 				for step := int64(1); step <= 3; step++ {
-					if err := c.Report(ctx, "demo", tr.Number, step, v+1/float64(step)); err != nil {
+					if _, err := c.Report(ctx, "demo", tr.Number, step, v+1/float64(step)); err != nil {
 						errs <- err
 						return
 					}
@@ -469,7 +469,7 @@ func runDemo(t *testing.T, h *harness) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Report(ctx, "demo", tr.Number, 1, 7.5); err != nil {
+	if _, err := c.Report(ctx, "demo", tr.Number, 1, 7.5); err != nil {
 		t.Fatal(err)
 	}
 	if err := c.Fail(ctx, "demo", tr.Number, failReason); err != nil {
@@ -1263,7 +1263,7 @@ func checkStates(t *testing.T, h *harness) {
 		t.Fatal(err)
 	}
 	for step, v := range []float64{4, 3.5} {
-		if err := c.Report(ctx, "demo", tr.Number, int64(step+1), v); err != nil {
+		if _, err := c.Report(ctx, "demo", tr.Number, int64(step+1), v); err != nil {
 			t.Fatal(err)
 		}
 	}
