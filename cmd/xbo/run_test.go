@@ -472,15 +472,24 @@ func TestRunRemoteAndDashboard(t *testing.T) {
 	if base == "" {
 		t.Fatal("no dashboard address printed")
 	}
+	// The address is printed before the first trial is handed out: the
+	// study shows it running within a few seconds.
 	for path, want := range map[string]string{"/": "<html", "/api/studies/d": `"running":1`} {
-		resp, err := http.Get(base + path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		b, _ := io.ReadAll(resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode != 200 || !strings.Contains(strings.ToLower(string(b)), strings.ToLower(want)) {
-			t.Fatalf("GET %s: %d %.200s", path, resp.StatusCode, b)
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			resp, err := http.Get(base + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode == 200 && strings.Contains(strings.ToLower(string(b)), strings.ToLower(want)) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("GET %s: %d %.300s", path, resp.StatusCode, b)
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
 	}
 	os.WriteFile(gate, nil, 0o644)
