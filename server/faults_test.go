@@ -497,15 +497,15 @@ func faultDiskFull(t *testing.T, bin string) {
 	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=32m", "tmpfs", disk).CombinedOutput(); err != nil {
 		t.Skipf("cannot mount a small tmpfs (needs root): %v: %s", err, out)
 	}
-	addr := freeAddr(t)
-	srv := serveProcess(t, bin, dir, addr, "--db", filepath.Join(disk, "xbo.db"), "--trial-timeout", faultTrialTimeout.String())
+	// Cleanups run last first: the server is stopped before the unmount.
 	t.Cleanup(func() {
-		srv.Process.Kill()
-		srv.Wait()
 		if out, err := exec.Command("umount", disk).CombinedOutput(); err != nil {
 			t.Errorf("umount %s: %v: %s", disk, err, out)
 		}
 	})
+	addr := freeAddr(t)
+	srv := serveProcess(t, bin, dir, addr, "--db", filepath.Join(disk, "xbo.db"), "--trial-timeout", faultTrialTimeout.String())
+	t.Cleanup(func() { srv.Process.Kill(); srv.Wait() })
 	url := "http://" + addr
 	createFaultStudy(t, ctx, url)
 	// Two retries: a tell that meets the full disk fails and is counted.
