@@ -69,6 +69,14 @@ func (b *postgresBackend) begin(ctx context.Context, write bool) (tx, error) {
 	}
 	t, err := b.pool.BeginTx(ctx, pgx.TxOptions{AccessMode: mode})
 	if err != nil {
+		if b.lostConnection(err) {
+			// The pool handed out a connection that had died: when the
+			// server terminated one backend it usually terminated all of
+			// them (a restart, an administrator), and withTx's retries would
+			// each draw another dead idle connection. Close them all; those
+			// in use are closed when released.
+			b.pool.Reset()
+		}
 		return nil, err
 	}
 	return pgTx{t}, nil

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"github.com/jackc/pgx/v5"
 	"math"
-	"net/url"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -836,47 +835,40 @@ func TestImportStudy(t *testing.T) {
 // connections instead of failing (issue 21, D7: 106 asks and 45 tells got
 // 500s after 6 backend kills).
 func TestPostgresSurvivesTerminatedConnections(t *testing.T) {
-	dsn := storetest.PostgresDSN(t)
-	u, err := url.Parse(dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	app := fmt.Sprintf("xbo-kill-test-%d", time.Now().UnixNano())
-	q := u.Query()
-	q.Set("application_name", app)
-	u.RawQuery = q.Encode()
+	pg := storetest.NamedPostgres(t)
 	ctx := context.Background()
-	s, err := store.Open(ctx, u.String())
+	s, err := store.Open(ctx, pg.DSN)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
 	mkStudy(t, s, "s")
-	base := os.Getenv("XBO_TEST_POSTGRES")
-	if base == "" {
-		base = storetest.DefaultDSN
-	}
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	kill := func() int {
-		var n int
-		if err := admin.QueryRow(ctx, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, app).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	kill := func() int { return pg.Terminate(t) }
+	// More dead idle connections than withTx has attempts: each retry must
+	// not draw another dead one.
+	const deadIdle = 6
 	for round := range 5 {
 		// Warm the pool with several connections, then kill them all.
-		for range 4 {
-			if _, err := s.Studies(ctx); err != nil {
-				t.Fatal(err)
+		for try := 0; pg.Count(t) < deadIdle; try++ {
+			if try == 50 {
+				t.Fatalf("round %d: the pool did not grow to %d connections", round, deadIdle)
 			}
+			var wg sync.WaitGroup
+			for range 2 * deadIdle {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for range 10 {
+						if _, err := s.Studies(ctx); err != nil {
+							t.Error(err)
+						}
+					}
+				}()
+			}
+			wg.Wait()
 		}
-		if n := kill(); n == 0 {
-			t.Fatalf("round %d: no connection of the store to terminate", round)
+		if n := kill(); n < deadIdle {
+			t.Fatalf("round %d: %d connections of the store terminated, want at least %d", round, n, deadIdle)
 		}
 		tr := ask(t, s, "s", "w", t0, 0)
 		if _, _, err := s.Tell(ctx, "s", tr.Number, store.Result{State: store.Complete, Value: float64(round), Now: t0}); err != nil {

@@ -29,10 +29,7 @@ const DefaultDSN = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 // PostgresDSN returns a data source for a fresh schema, dropped at cleanup.
 func PostgresDSN(t testing.TB) string {
 	t.Helper()
-	base := os.Getenv("XBO_TEST_POSTGRES")
-	if base == "" {
-		base = DefaultDSN
-	}
+	base := baseDSN()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, base)
@@ -68,6 +65,70 @@ func PostgresDSN(t testing.TB) string {
 	q.Set("search_path", schema)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+func baseDSN() string {
+	if base := os.Getenv("XBO_TEST_POSTGRES"); base != "" {
+		return base
+	}
+	return DefaultDSN
+}
+
+// Backends is the data source of a private schema (PostgresDSN) whose
+// connections carry an application name of their own, with an
+// administrator's connection that counts or terminates exactly those
+// backends: connection faults for one store or server, leaving every other
+// client of the database alone.
+type Backends struct {
+	DSN   string
+	app   string
+	admin *pgx.Conn
+}
+
+// NamedPostgres returns fresh Backends; the schema is dropped and the
+// administrator's connection closed at cleanup.
+func NamedPostgres(t testing.TB) *Backends {
+	t.Helper()
+	u, err := url.Parse(PostgresDSN(t))
+	if err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	app := fmt.Sprintf("xbo_test_app_%d_%08x", time.Now().Unix(), rand.Uint32())
+	q := u.Query()
+	q.Set("application_name", app)
+	u.RawQuery = q.Encode()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, baseDSN())
+	if err != nil {
+		t.Fatalf("storetest: administrator connection: %v", err)
+	}
+	t.Cleanup(func() { admin.Close(context.Background()) })
+	return &Backends{DSN: u.String(), app: app, admin: admin}
+}
+
+// Count is the number of open connections with the DSN's application name.
+func (b *Backends) Count(t testing.TB) int {
+	t.Helper()
+	return b.query(t, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`)
+}
+
+// Terminate ends every backend of a connection with the DSN's application
+// name (pg_terminate_backend) and returns how many there were.
+func (b *Backends) Terminate(t testing.TB) int {
+	t.Helper()
+	return b.query(t, `SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`)
+}
+
+func (b *Backends) query(t testing.TB, sql string) int {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var n int
+	if err := b.admin.QueryRow(ctx, sql, b.app).Scan(&n); err != nil {
+		t.Fatalf("storetest: %v", err)
+	}
+	return n
 }
 
 // Quantile is the q-quantile of d in milliseconds (the sample at rank
