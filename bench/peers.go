@@ -24,6 +24,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"xbo/internal/atomicfile"
 	"xbo/opt"
 	"xbo/space"
 )
@@ -505,7 +506,7 @@ func peerRun(ctx context.Context, p *Problem, method string, workers int, seed u
 		if err := os.MkdirAll(o.Cache, 0o755); err != nil {
 			return run, err
 		}
-		if err := writeFileAtomic(cachePath, data); err != nil {
+		if err := atomicfile.WriteBytes(cachePath, data); err != nil {
 			return run, err
 		}
 	}
@@ -542,23 +543,6 @@ func xboDigest(cfg *opt.Config) (string, error) {
 		fmt.Fprintf(h, "%+v", *cfg)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
-}
-
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".peer-*")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }
 
 // tracker keeps the regret of the best observed configuration: with noise,

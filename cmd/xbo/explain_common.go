@@ -8,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -17,6 +15,7 @@ import (
 	"xbo/explain"
 	"xbo/explain/pdp"
 	"xbo/history"
+	"xbo/internal/atomicfile"
 	"xbo/space"
 	"xbo/store"
 	"xbo/trials"
@@ -195,35 +194,7 @@ func panelOf(h *history.History, r *pdp.Result, title string) (pdp.Panel, error)
 // renamed into place only when it is complete: a failure or a kill never
 // leaves a truncated file that looks whole.
 func writeFile(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	fail := func(err error) error {
-		f.Close()
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := write(f); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	if err := os.Chmod(tmp, 0o644); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return nil
+	return atomicfile.Write(path, write)
 }
 
 // writeOut writes to the file path (atomically, see writeFile), or to
