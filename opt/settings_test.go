@@ -51,3 +51,32 @@ func TestFromHistory(t *testing.T) {
 		t.Errorf("the recorded proposal's note was not read back")
 	}
 }
+
+// The search and long-study settings reach the optimizer's configuration,
+// and bad combinations are refused by New.
+func TestSettingsSearchAndSubset(t *testing.T) {
+	st, err := ParseSettings(json.RawMessage(`{"local_candidates":-1,"exact_points":30,"mean_points":40}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := mustSpace(t, square2)
+	o, err := st.New(s, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := o.Config(); c.LocalCandidates != 0 || c.ExactPoints != 30 || c.MeanPoints != 40 {
+		t.Errorf("config local %d exact %d mean %d, want 0 (off), 30, 40", c.LocalCandidates, c.ExactPoints, c.MeanPoints)
+	}
+	if d, err := (Settings{}).New(s, nil, 0); err != nil || d.Config().LocalCandidates != defaultLocalCandidates || d.Config().ExactPoints != 256 || d.Config().MeanPoints != 1000 {
+		t.Errorf("defaults: %+v, %v", d.Config(), err)
+	}
+	for _, bad := range []string{`{"exact_points":50,"mean_points":40}`, `{"local_candidates":200000}`, `{"mean_points":6000}`} {
+		st, err := ParseSettings(json.RawMessage(bad))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := st.New(s, nil, 0); err == nil {
+			t.Errorf("%s accepted", bad)
+		}
+	}
+}
