@@ -298,6 +298,8 @@ func statusOf(err error) int {
 		return http.StatusConflict
 	case errors.Is(err, store.ErrInvalid):
 		return http.StatusBadRequest
+	case errors.Is(err, store.ErrStorageFull):
+		return http.StatusInsufficientStorage
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
 	}
@@ -317,7 +319,7 @@ func writeJSON(w http.ResponseWriter, status int, v any) error {
 
 func writeError(w http.ResponseWriter, status int, err error) {
 	msg := err.Error()
-	if status >= 500 {
+	if status == http.StatusInternalServerError {
 		msg = "internal error: " + msg
 	}
 	body, _ := json.Marshal(map[string]string{"error": msg})

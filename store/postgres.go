@@ -164,6 +164,12 @@ func (b *postgresBackend) isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
+// storageFull: SQLSTATE 53100 disk_full.
+func (b *postgresBackend) storageFull(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "53100"
+}
+
 func (b *postgresBackend) close() error {
 	b.pool.Close()
 	return nil

@@ -67,6 +67,9 @@ type backend interface {
 	// lock through a proposal would stall every tell).
 	optimisticAsk() bool
 	isUniqueViolation(err error) bool
+	// storageFull reports whether err means the disk or the database's size
+	// limit is full.
+	storageFull(err error) bool
 	// lostConnection reports whether err means the connection died before
 	// the transaction committed (the server rolled it back), so the whole
 	// transaction can run again on a fresh connection.
@@ -100,7 +103,10 @@ func (s *sqlStore) withTx(ctx context.Context, write bool, fn func(q tx) error) 
 		var ce commitError
 		if err == nil || errors.As(err, &ce) || attempt >= txRetries || ctx.Err() != nil || !s.b.lostConnection(err) {
 			if errors.As(err, &ce) {
-				return ce.err
+				err = ce.err
+			}
+			if err != nil && s.b.storageFull(err) {
+				return fmt.Errorf("%w (%w)", ErrStorageFull, err)
 			}
 			return err
 		}

@@ -217,6 +217,13 @@ func (b *sqliteBackend) isUniqueViolation(err error) bool {
 	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
+// storageFull: SQLITE_FULL, a full disk or PRAGMA max_page_count reached
+// (the primary code is the low byte of an extended code).
+func (b *sqliteBackend) storageFull(err error) bool {
+	var se *sqlite.Error
+	return errors.As(err, &se) && se.Code()&0xff == sqlite3.SQLITE_FULL
+}
+
 func (b *sqliteBackend) close() error {
 	b.closeOnce.Do(func() {
 		if b.stop != nil {

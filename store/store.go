@@ -77,6 +77,10 @@ var (
 	ErrExists   = errors.New("already exists")
 	ErrConflict = errors.New("conflict")
 	ErrInvalid  = errors.New("invalid")
+	// ErrStorageFull: the database's disk (or its size limit) is full.
+	// Nothing of the failed operation was stored; it can be retried once
+	// space is freed.
+	ErrStorageFull = errors.New("the store's disk is full: free space, then retry")
 )
 
 // Study is a tuning study. Space, Optimizer and Pruner are JSON documents
