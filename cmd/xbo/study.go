@@ -83,7 +83,7 @@ func optimizerFlags(fs *flag.FlagSet) (settings func() opt.Settings) {
 	fs.IntVar(&cfg.K, "k", 0, "BOBAX: EIG_PDP every k-th model-based proposal (default 2)")
 	fs.Float64Var(&cfg.PDTolerance, "pd-tolerance", 0, "a-bobax: target mean PD band half-width, objective units (required for a-bobax)")
 	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
-	fs.StringVar(&cfg.Kernel, "kernel", "", "matern52 (default), matern32 or se")
+	fs.StringVar(&cfg.Kernel, "kernel", "", "GP kernel of the optimizer: matern32 (default), matern52 or se")
 	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
 	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
 	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
