@@ -21,8 +21,8 @@
 //     lie never enters the hyperparameter fit, only the conditioning. With 7
 //     trials always pending (8 workers; `xbo bench peers --workers 8`) "best"
 //     made every running trial a fake optimum that EI proposed next to: median
-//     regret over 10 seeds Branin 1.26 (2 seeds) and Hartmann6 0.26 (issue
-//     18's figure) against 1.5e-4 and 5.6e-5 with the believer (Optuna TPE
+//     regret over 10 seeds (Matérn-5/2) Branin 1.26 (2 seeds) and Hartmann6
+//     0.26 (issue 18's figure) against 1.5e-4 and 5.6e-5 with the believer (Optuna TPE
 //     with constant liar: 0.089 and 0.14). Candidates within MinDistance
 //     (0.01 in the unit cube) of a pending or failed trial are ruled out,
 //     because a lie below the model's own prediction digs a dip right beside
@@ -789,11 +789,12 @@ func (o *Optimizer) searchAround(x [][]float64, y []float64, n int) acq.Maximize
 // step whose scale is drawn log-uniformly from [localMinStep, localMaxStep]
 // of the unit range (a fine polish and a jump to the neighbouring basin both
 // get proposed); one in three redraws one or two coordinates uniformly
-// (another basin along a few axes). On Styblinski-Tang d = 8 (budget 240, 10 seeds) the
-// median regret went from 55 without local candidates to 43 with the
-// Gaussian moves only and to 36 with the redraws; Hartmann6's from 8.1e-5
-// to 4.1e-5; Branin's from 8.4e-6 to 1.7e-5 (`xbo bench peers --methods xbo
-// --workers 1 --optimizer '{"local_candidates":-1}'`).
+// (another basin along a few axes). With Matérn-5/2 on Styblinski-Tang
+// d = 8 (budget 240, 10 seeds) the median regret went from 55 without local
+// candidates to 43 with the Gaussian moves only and to 36 with the redraws;
+// Hartmann6's from 8.1e-5 to 4.1e-5; Branin's from 8.4e-6 to 1.7e-5;
+// LCBench-phoneme's from 0.31 to 0.24 (`xbo bench peers
+// --methods xbo --workers 1 --optimizer '{"local_candidates":-1}'`).
 const (
 	localTop     = 5
 	localMinStep = 0.005
