@@ -22,11 +22,11 @@
 //     trials always pending (8 workers; `xbo bench peers --workers 8`) "best"
 //     made every running trial a fake optimum that EI proposed next to: median
 //     regret over 10 seeds (Matérn-5/2) Branin 1.26 (2 seeds) and Hartmann6
-//     0.26 (issue 18's figure) against 1.5e-4 and 5.6e-5 with the believer (Optuna TPE
-//     with constant liar: 0.089 and 0.14). Candidates within MinDistance
-//     (0.01 in the unit cube) of a pending or failed trial are ruled out,
-//     because a lie below the model's own prediction digs a dip right beside
-//     the pending point;
+//     0.26 (issue 18's figure) against 1.5e-4 and 5.6e-5 with the believer
+//     (Optuna TPE with constant liar: 0.089 and 0.14). Candidates within
+//     MinDistance (0.01 in the unit cube) of a pending or failed trial are
+//     ruled out, because a lie below the model's own prediction digs a dip
+//     right beside the pending point;
 //  4. maximize the acquisition (EI by default) with best-of-N random
 //     candidates (N = 1500 as in paper 002) and 500 perturbations of the
 //     best trials (see localCandidates), plus a local refinement of the best
@@ -43,7 +43,7 @@
 // completed trials the GP is a gp.Subset (hyperparameters and variance from
 // 256 trials, the mean from up to 1,000) whose hyperparameters are refitted
 // only as the data grows by a tenth, so a long study's ask stays bounded
-// (see fitSubset; BenchmarkAskLong).
+// (see fit; BenchmarkAskLong).
 //
 // On a noise-free objective EI keeps proposing points next to the incumbent:
 // in 4 runs each of Branin, Hartmann3 and Hartmann6 (budget 30·d) 234 of
@@ -232,7 +232,7 @@ type Config struct {
 	// ExactPoints is the number of completed trials up to which the GP is
 	// exact [gp.DefaultVariancePoints = 256]; beyond it a gp.Subset whose
 	// hyperparameters and variance use ExactPoints trials and whose mean
-	// uses MeanPoints [gp.DefaultMeanPoints = 1000] (see fitSubset).
+	// uses MeanPoints [gp.DefaultMeanPoints = 1000] (see fit).
 	ExactPoints int
 	MeanPoints  int
 	// MinNoise is the lower bound of the GP's fitted noise variance in
@@ -943,12 +943,18 @@ func (o *Optimizer) data(t int) ([][]float64, []float64) {
 // fit builds the surrogate on (x, y). With warm = true the GP is warm-started
 // from the previous fit and updates that state; otherwise (SurrogateAt) it is
 // a full fit seeded by the number of observations.
+//
+// Beyond ExactPoints observations the GP is a gp.Subset (see fitGP), so an
+// ask costs the same at T = 5,000 as at T = 1,000 instead of growing as T³.
+// Its hyperparameters, fitted on a bounded subset, move little from one ask
+// to the next: they are refitted (warm-started) only once the data grew by a
+// tenth since the last fit, with all GPRestarts starts once it grew by half,
+// and kept fixed in between. The choice depends only on the number of
+// observations, and every proposal records the hyperparameters it used, so
+// SurrogateOf rebuilds the same model.
 func (o *Optimizer) fit(x [][]float64, y []float64, warm bool) (surrogate.Model, *gp.Hyper, error) {
 	if o.cfg.Surrogate == "forest" {
-		fo := o.cfg.Forest
-		fo.Levels = o.levels
-		fo.Seed = o.seedFor(streamFit, len(x))
-		f, err := forest.Fit(x, y, fo)
+		f, err := forest.Fit(x, y, o.forestOptions(len(x)))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -962,71 +968,59 @@ func (o *Optimizer) fit(x [][]float64, y []float64, warm bool) (surrogate.Model,
 		Workers:  o.cfg.Workers,
 		MinNoise: o.cfg.MinNoise,
 	}
-	if len(x) > o.cfg.ExactPoints {
-		return o.fitSubset(x, y, opts, warm)
-	}
-	full := true
-	if warm && o.hyper != nil {
-		opts.Init = o.hyper
-		if o.cfg.FullRefitEvery > 0 && len(x)-o.lastFullAt < o.cfg.FullRefitEvery {
-			opts.Restarts = 1
-			full = false
-		}
-	}
-	g, err := gp.Fit(x, y, opts)
-	if err != nil {
-		return nil, nil, err
-	}
-	h := g.Hyper()
-	if warm {
-		o.hyper = &h
-		if full {
-			o.lastFullAt = len(x)
-		}
-	}
-	return g, &h, nil
-}
-
-// fitSubset fits the GP beyond ExactPoints completed trials: a gp.Subset
-// whose hyperparameters and variance come from ExactPoints of them and whose
-// mean from MeanPoints (the best quarter and a space-filling rest), so an
-// ask costs the same at T = 5,000 as at T = 1,000 instead of growing as T³.
-// The hyperparameters, fitted on a bounded subset, move little from one ask
-// to the next: they are refitted (warm-started) only once the data grew by
-// a tenth since the last fit, with all GPRestarts starts once it grew by
-// half, and kept fixed in between. The choice depends only on the number of
-// observations, so SurrogateOf rebuilds the same model.
-func (o *Optimizer) fitSubset(x [][]float64, y []float64, opts gp.Options, warm bool) (surrogate.Model, *gp.Hyper, error) {
+	subset := len(x) > o.cfg.ExactPoints
 	refit, full := true, true
 	if warm && o.hyper != nil {
 		opts.Init = o.hyper
 		switch {
-		case 10*(len(x)-o.lastFitAt) < o.lastFitAt:
+		case subset && 10*(len(x)-o.lastFitAt) < o.lastFitAt:
 			opts.Fixed, refit, full = o.hyper, false, false
-		case 2*(len(x)-o.lastFullAt) < o.lastFullAt:
+		case subset && 2*(len(x)-o.lastFullAt) < o.lastFullAt,
+			!subset && o.cfg.FullRefitEvery > 0 && len(x)-o.lastFullAt < o.cfg.FullRefitEvery:
 			opts.Restarts, full = 1, false
 		}
 	}
-	s, err := gp.FitSubset(context.Background(), x, y, o.subsetOptions(opts))
+	m, h, err := o.fitGP(x, y, opts)
 	if err != nil {
 		return nil, nil, err
 	}
-	h := s.Hyper()
 	if warm {
 		o.hyper = &h
-		if refit {
+		if refit && subset {
 			o.lastFitAt = len(x)
 		}
 		if full {
 			o.lastFullAt = len(x)
 		}
 	}
-	return s, &h, nil
+	return m, &h, nil
 }
 
-// subsetOptions are the gp.Subset settings of a fit beyond ExactPoints.
-func (o *Optimizer) subsetOptions(opts gp.Options) gp.SubsetOptions {
-	return gp.SubsetOptions{Options: opts, MeanPoints: o.cfg.MeanPoints, VariancePoints: o.cfg.ExactPoints}
+// fitGP fits the GP to (x, y) with opts: exact up to ExactPoints
+// observations, beyond them a gp.Subset whose hyperparameters and variance
+// come from ExactPoints of them and whose mean from MeanPoints (the best
+// quarter and a space-filling rest).
+func (o *Optimizer) fitGP(x [][]float64, y []float64, opts gp.Options) (surrogate.Model, gp.Hyper, error) {
+	if len(x) > o.cfg.ExactPoints {
+		s, err := gp.FitSubset(context.Background(), x, y, gp.SubsetOptions{Options: opts, MeanPoints: o.cfg.MeanPoints, VariancePoints: o.cfg.ExactPoints})
+		if err != nil {
+			return nil, gp.Hyper{}, err
+		}
+		return s, s.Hyper(), nil
+	}
+	g, err := gp.Fit(x, y, opts)
+	if err != nil {
+		return nil, gp.Hyper{}, err
+	}
+	return g, g.Hyper(), nil
+}
+
+// forestOptions are the forest's settings for a fit on n observations.
+func (o *Optimizer) forestOptions(n int) forest.Options {
+	fo := o.cfg.Forest
+	fo.Levels = o.levels
+	fo.Seed = o.seedFor(streamFit, n)
+	return fo
 }
 
 // condition adds the pending and failed trials to the proposal model with
@@ -1075,31 +1069,21 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 			lies[i] = lie
 		}
 	}
+	var c surrogate.Model
+	var err error
 	switch g := model.(type) {
 	case *gp.GP:
-		c, err := g.ConditionAll(px, lies)
-		if err != nil {
-			return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
-		}
-		return c, nil
+		c, err = g.ConditionAll(px, lies)
 	case *gp.Subset:
-		c, err := g.ConditionAll(px, lies)
-		if err != nil {
-			return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
-		}
-		return c, nil
+		c, err = g.ConditionAll(px, lies)
+	default:
+		// A forest has no cheap update: refit on the augmented data.
+		c, err = forest.Fit(append(slices.Clone(x), px...), append(slices.Clone(y), lies...), o.forestOptions(len(x)))
 	}
-	// A forest has no cheap update: refit on the augmented data.
-	ax := append(slices.Clone(x), px...)
-	ay := append(slices.Clone(y), lies...)
-	fo := o.cfg.Forest
-	fo.Levels = o.levels
-	fo.Seed = o.seedFor(streamFit, len(x))
-	f, err := forest.Fit(ax, ay, fo)
 	if err != nil {
 		return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
 	}
-	return f, nil
+	return c, nil
 }
 
 func (o *Optimizer) acquisition(model surrogate.Model, x [][]float64, y []float64, best float64, number int, rng *rand.Rand) (acq.Acquisition, error) {
@@ -1394,11 +1378,8 @@ func (o *Optimizer) snapshot(t int) ([][]float64, []float64, error) {
 // it touches no mutable optimizer state, so it runs without o.mu.
 func (o *Optimizer) fitSnapshot(x [][]float64, y []float64, hyper *gp.Hyper) (surrogate.Model, error) {
 	if o.cfg.Surrogate == "gp" && hyper != nil {
-		opts := gp.Options{Kernel: o.kernel, Levels: o.levels, Fixed: hyper, Workers: o.cfg.Workers}
-		if len(x) > o.cfg.ExactPoints {
-			return gp.FitSubset(context.Background(), x, y, o.subsetOptions(opts))
-		}
-		return gp.Fit(x, y, opts)
+		m, _, err := o.fitGP(x, y, gp.Options{Kernel: o.kernel, Levels: o.levels, Fixed: hyper, Workers: o.cfg.Workers})
+		return m, err
 	}
 	m, _, err := o.fit(x, y, false)
 	return m, err
