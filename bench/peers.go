@@ -545,8 +545,9 @@ func xboDigest(cfg *opt.Config) (string, error) {
 	return hex.EncodeToString(h.Sum(nil))[:12], nil
 }
 
-// tracker keeps the regret of the best observed configuration: with noise,
-// the configuration with the best noisy value, scored without noise.
+// tracker keeps the regret of the best observed configuration, for Run and
+// the peers runs alike: with noise, the configuration with the best noisy
+// value, scored without noise.
 type tracker struct {
 	p            *Problem
 	observe      func([]float64) float64
@@ -633,11 +634,7 @@ type peerSpec struct {
 
 func optunaRun(ctx context.Context, p *Problem, method string, workers int, seed uint64, python string, run *PeerRun) error {
 	spec := peerSpec{Sampler: method, Seed: seed, Budget: p.Budget, Workers: workers}
-	order, err := parentsFirst(p.Space)
-	if err != nil {
-		return err
-	}
-	for _, i := range order {
+	for _, i := range p.Space.Order() {
 		raw, err := json.Marshal(p.Space.Params[i])
 		if err != nil {
 			return err
@@ -725,31 +722,6 @@ func optunaRun(ctx context.Context, p *Problem, method string, workers int, seed
 	}
 	run.Regret = tr.regret
 	return nil
-}
-
-// parentsFirst orders the parameters so that every parent comes before its
-// children (define-by-run samplers suggest them in that order).
-func parentsFirst(s *space.Space) ([]int, error) {
-	order := make([]int, 0, s.Dim())
-	placed := make([]bool, s.Dim())
-	for len(order) < s.Dim() {
-		progress := false
-		for i := range s.Params {
-			if placed[i] {
-				continue
-			}
-			if par := s.ParentOf(i); par >= 0 && !placed[par] {
-				continue
-			}
-			placed[i] = true
-			order = append(order, i)
-			progress = true
-		}
-		if !progress {
-			return nil, errors.New("conditions form a cycle")
-		}
-	}
-	return order, nil
 }
 
 // limitedWriter keeps the first n bytes written to it.

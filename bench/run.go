@@ -2,10 +2,8 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
-	"math/rand/v2"
 	"xbo/acq"
 
 	"xbo/opt"
@@ -85,10 +83,8 @@ func run(ctx context.Context, o RunOptions) (*RunResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	noiseRng := rand.New(rand.NewPCG(o.Seed^0x6e6f697365, o.Seed^0x9e3779b97f4a7c15))
-	observe := f.WithNoise(o.Noise, noiseRng)
+	track := newTracker(&Problem{Function: f, Noise: o.Noise}, o.Seed)
 	res := &RunResult{Function: f, Trace: make([]float64, 0, o.Budget)}
-	bestObserved, bestRegret := math.Inf(1), math.Inf(1)
 	for range o.Budget {
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -97,18 +93,15 @@ func run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		if err != nil {
 			return nil, err
 		}
-		y := observe(tr.Params)
-		if math.IsNaN(y) {
-			return nil, errors.New("the objective returned NaN")
+		y, err := track.evaluate(tr.Params)
+		if err != nil {
+			return nil, err
 		}
 		if err := optimizer.Tell(tr.ID, y); err != nil {
 			return nil, err
 		}
-		if y < bestObserved {
-			bestObserved = y
-			bestRegret = f.Eval(tr.Params) - f.Optimum
-		}
-		res.Trace = append(res.Trace, bestRegret)
+		track.told(tr.Params, y)
+		res.Trace = append(res.Trace, track.regret)
 		if o.OnTrial != nil {
 			done, err := optimizer.Trial(tr.ID)
 			if err != nil {
@@ -128,6 +121,6 @@ func run(ctx context.Context, o RunOptions) (*RunResult, error) {
 		}
 	}
 	res.Best, _ = optimizer.Best()
-	res.Regret = bestRegret
+	res.Regret = track.regret
 	return res, nil
 }

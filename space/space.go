@@ -575,6 +575,11 @@ func (s *Space) Conditional() bool {
 // ParentOf returns the index of a parameter's parent, or −1.
 func (s *Space) ParentOf(i int) int { return s.Params[i].parent }
 
+// Order returns the parameters' indices in an order where every parent
+// precedes its children (the order in which a define-by-run sampler must
+// suggest them).
+func (s *Space) Order() []int { return slices.Clone(s.order) }
+
 // Cardinality is the number of distinct values of an int or categorical
 // parameter, and 0 for a float parameter.
 func (p *Param) Cardinality() int {

@@ -447,3 +447,27 @@ func TestBadChoicesNameParameter(t *testing.T) {
 		})
 	}
 }
+
+// Order puts every parent before its children, whatever the order of the
+// parameters in the file.
+func TestOrder(t *testing.T) {
+	s, err := Parse([]byte(`{"params":[
+		{"name":"momentum","type":"float","low":0,"high":1,"condition":{"parent":"opt","values":["sgd"]}},
+		{"name":"opt","type":"categorical","choices":["sgd","adam"]},
+		{"name":"lr","type":"float","low":0.001,"high":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	order := s.Order()
+	pos := map[int]int{}
+	for k, i := range order {
+		pos[i] = k
+	}
+	if len(order) != 3 || len(pos) != 3 || pos[1] > pos[0] {
+		t.Errorf("order %v: opt (1) must come before momentum (0)", order)
+	}
+	order[0] = 99
+	if s.Order()[0] == 99 {
+		t.Error("Order returns the space's own slice")
+	}
+}
