@@ -105,12 +105,19 @@ func (s *sqlStore) withTx(ctx context.Context, write bool, fn func(q tx) error) 
 			if errors.As(err, &ce) {
 				err = ce.err
 			}
-			if err != nil && s.b.storageFull(err) {
-				return fmt.Errorf("%w (%w)", ErrStorageFull, err)
-			}
-			return err
+			return s.classify(err)
 		}
 	}
+}
+
+// classify marks a backend error that callers act on by its kind: a full
+// disk becomes ErrStorageFull (the server answers 507). Every write path
+// returns its error through it.
+func (s *sqlStore) classify(err error) error {
+	if err != nil && s.b.storageFull(err) {
+		return fmt.Errorf("%w (%w)", ErrStorageFull, err)
+	}
+	return err
 }
 
 // txRetries bounds how often withTx runs a transaction again after a lost
@@ -1099,7 +1106,7 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 			return &t, true, nil
 		}
 		if !errors.Is(err, errNoRows) && !s.b.lostConnection(err) {
-			return nil, false, fmt.Errorf("store: tell %q trial %d: %w", study, number, err)
+			return nil, false, fmt.Errorf("store: tell %q trial %d: %w", study, number, s.classify(err))
 		}
 		// Unknown or finished, or the connection died: the transaction
 		// below (retried on a fresh connection) tells which, and whether
