@@ -362,8 +362,3 @@ func (s *Subset) PredictShared(base [][]float64, dims []int, values [][]float64,
 	}
 	return s.variance.PredictShared(base, dims, values, make([]float64, len(mean)), variance)
 }
-
-// VarianceScaleAlong is the variance part's (see GP.VarianceScaleAlong).
-func (s *Subset) VarianceScaleAlong(dims []int) (float64, error) {
-	return s.variance.VarianceScaleAlong(dims)
-}

@@ -132,9 +132,15 @@ type SharedPredictor interface {
 type VarianceScaler interface {
 	Model
 	VarianceScale() (float64, error)
-	// VarianceScaleAlong is the factor for averages over slabs of the
-	// given dimensions, the shape of a partial dependence's error.
-	VarianceScaleAlong(dims []int) (float64, error)
+}
+
+// DiscrepancyEstimator is a Model that estimates, from its own data, the
+// variance of its systematic error along given dimensions beyond what its
+// posterior expects: an additive term for calibrated partial-dependence
+// bands, for structure the model explained as noise.
+type DiscrepancyEstimator interface {
+	Model
+	Discrepancy(dims []int) (float64, error)
 }
 
 // HyperposteriorSampler is a Model that can draw versions of itself whose

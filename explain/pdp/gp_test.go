@@ -269,8 +269,9 @@ func TestSharedPredictionEqualsPointByPoint(t *testing.T) {
 // estimate over fresh Monte Carlo samples: 400 independent samples of
 // n = 40 points give an empirical variance of the estimate that matches
 // the average of mc_sd² (relative standard error of a variance from 400
-// draws ≈ 7%; tolerance 25%). The band itself is eq. 4 × the model's
-// leave-one-out scale + mc_sd², exactly.
+// draws ≈ 7%; tolerance 25%). The band itself is (eq. 4 + the
+// hyperparameter term) × the model's held-out scale + its discrepancy along
+// the parameter + mc_sd², exactly.
 func TestCalibratedBandMonteCarloTerm(t *testing.T) {
 	model, sp, _ := fitStyblinskiTang(t, 3, 40, 3)
 	const reps, n = 400, 40
@@ -314,13 +315,16 @@ func TestCalibratedBandMonteCarloTerm(t *testing.T) {
 		t.Fatal(err)
 	}
 	scale, _ := model.VarianceScale()
-	along, _ := model.VarianceScaleAlong([]int{1})
-	scale = max(scale, along, 1)
+	scale = max(scale, 1)
+	disc, _ := model.Discrepancy([]int{1})
+	if cal.DiscrepancySD != math.Sqrt(disc) {
+		t.Fatalf("discrepancy sd %v, want %v", cal.DiscrepancySD, math.Sqrt(disc))
+	}
 	if cal.VarianceScale != scale || cal.Band != pdp.BandCalibrated || len(cal.HyperSD) != len(cal.SD) {
 		t.Fatalf("scale %v band %q, want %v calibrated", cal.VarianceScale, cal.Band, scale)
 	}
 	for g := range cal.SD {
-		want := math.Sqrt(scale*(exact.SD[g]*exact.SD[g]+cal.HyperSD[g]*cal.HyperSD[g]) + cal.MonteCarloSD[g]*cal.MonteCarloSD[g])
+		want := math.Sqrt(scale*(exact.SD[g]*exact.SD[g]+cal.HyperSD[g]*cal.HyperSD[g]) + disc + cal.MonteCarloSD[g]*cal.MonteCarloSD[g])
 		if math.Abs(cal.SD[g]-want) > 1e-12*want || cal.Mean[g] != exact.Mean[g] {
 			t.Fatalf("grid %d: sd %v, want %v", g, cal.SD[g], want)
 		}

@@ -58,11 +58,13 @@ const (
 	BandExact Band = "exact"
 	// BandCalibrated estimates the error against the true PD, not only
 	// against the surrogate's own average over the same n points:
-	// c·(eq. 4 + the variance of the PD across hyperposterior models) + the
-	// Monte Carlo variance of the n-point average, with c ≥ 1 the model's
-	// cross-validated variance factor (surrogate.VarianceScaler,
-	// surrogate.HyperposteriorSampler; models without them contribute
-	// c = 1 and no hyperparameter term).
+	// c·(eq. 4 + the variance of the PD across hyperposterior models) + δ²
+	// + the Monte Carlo variance of the n-point average, with c ≥ 1 the
+	// model's cross-validated variance factor for averages and δ² its
+	// systematic error along the PDP's parameters beyond its posterior
+	// (surrogate.VarianceScaler, surrogate.HyperposteriorSampler,
+	// surrogate.DiscrepancyEstimator; models without them contribute
+	// c = 1 and no hyperparameter or discrepancy term).
 	BandCalibrated Band = "calibrated"
 )
 
@@ -168,6 +170,10 @@ type Result struct {
 	// with hyperparameters drawn from their posterior, the third term of a
 	// calibrated band (absent for a model that cannot draw them).
 	HyperSD []float64 `json:"hyper_sd,omitempty"`
+	// DiscrepancySD is the sd of the model's systematic error along the
+	// PDP's parameters beyond its posterior (surrogate.DiscrepancyEstimator),
+	// the fourth term of a calibrated band, the same at every grid point.
+	DiscrepancySD float64 `json:"discrepancy_sd,omitempty"`
 }
 
 // ICE holds the ICE curves of the posterior mean and variance of a model for
@@ -503,12 +509,10 @@ func (c *ICE) hyperVariance(rows []int, g int) float64 {
 	return stat.Variance(pd, nil)
 }
 
-// varianceScale is the model's cross-validated variance factor, the larger
-// of the one for averages over the whole space and the one for averages
-// over slabs of the PDP's parameters, at least 1 (1 for a model that has
-// none): the factor is a noisy estimate from the
-// model's own data, and a band is only widened by it, never narrowed below
-// the model's own posterior.
+// varianceScale is the model's cross-validated variance factor for averages,
+// at least 1 (1 for a model that has none): the factor is a noisy estimate
+// from the model's own data, and a band is only widened by it, never
+// narrowed below the model's own posterior.
 func (c *ICE) varianceScale() (float64, error) {
 	vs, ok := c.model.(surrogate.VarianceScaler)
 	if !ok {
@@ -518,16 +522,27 @@ func (c *ICE) varianceScale() (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	along, err := vs.VarianceScaleAlong(c.Params)
+	if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 {
+		return 0, fmt.Errorf("variance scale %v", s)
+	}
+	return max(s, 1), nil
+}
+
+// discrepancy is the model's estimate of its systematic error variance along
+// the PDP's parameters (0 for a model that has none).
+func (c *ICE) discrepancy() (float64, error) {
+	de, ok := c.model.(surrogate.DiscrepancyEstimator)
+	if !ok {
+		return 0, nil
+	}
+	v, err := de.Discrepancy(c.Params)
 	if err != nil {
 		return 0, err
 	}
-	for _, v := range []float64{s, along} {
-		if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-			return 0, fmt.Errorf("variance scale %v", v)
-		}
+	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
+		return 0, fmt.Errorf("discrepancy %v", v)
 	}
-	return max(s, along, 1), nil
+	return v, nil
 }
 
 // monteCarloVariance is the variance of the n-point average of the ICE
@@ -726,11 +741,14 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 			return nil, fmt.Errorf("pdp: exact band: %w", err)
 		}
 	}
-	var scale float64
+	var scale, discrepancy float64
 	var mcSD, hyperSD []float64
 	if band == BandCalibrated {
 		var err error
 		if scale, err = c.varianceScale(); err != nil {
+			return nil, fmt.Errorf("pdp: calibrated band: %w", err)
+		}
+		if discrepancy, err = c.discrepancy(); err != nil {
 			return nil, fmt.Errorf("pdp: calibrated band: %w", err)
 		}
 		mcSD = make([]float64, G)
@@ -745,7 +763,7 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 				hv = c.hyperVariance(rows, g)
 				hyperSD[g] = math.Sqrt(hv)
 			}
-			variance[g] = scale*(variance[g]+hv) + mc
+			variance[g] = scale*(variance[g]+hv) + discrepancy + mc
 		}
 	}
 	r := &Result{
@@ -763,6 +781,7 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 		VarianceScale: scale,
 		MonteCarloSD:  mcSD,
 		HyperSD:       hyperSD,
+		DiscrepancySD: math.Sqrt(discrepancy),
 	}
 	if len(c.Params) == 2 {
 		r.Param2 = c.Space.Params[c.Params[1]].Name
