@@ -353,6 +353,8 @@ type prepared struct {
 	h           *history.History
 	data        *history.Data
 	fingerprint string
+	// budget is set when h is a study's view at a budget.
+	budget *BudgetInfo
 }
 
 // MinTrials is the fewest usable trials an explanation needs.

@@ -20,6 +20,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"math"
 	"slices"
 	"time"
@@ -278,25 +279,11 @@ func (h *History) Fingerprint(all bool) (string, error) {
 	if h == nil || h.Space == nil {
 		return "", ErrNoSpace
 	}
-	sum := sha256.New()
-	sp, err := json.Marshal(h.Space)
+	f, err := newFingerprinter(h.Space)
 	if err != nil {
-		return "", fmt.Errorf("history: fingerprint: %w", err)
+		return "", err
 	}
-	var buf [8]byte
-	putInt := func(v int64) {
-		binary.LittleEndian.PutUint64(buf[:], uint64(v))
-		sum.Write(buf[:])
-	}
-	putFloat := func(v float64) {
-		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
-		sum.Write(buf[:])
-	}
-	putString := func(s string) {
-		putInt(int64(len(s)))
-		sum.Write([]byte(s))
-	}
-	putString(string(sp))
+	putInt, putFloat, putString := f.putInt, f.putFloat, f.putString
 	if all {
 		putString(string(h.Optimizer))
 	}
@@ -317,8 +304,39 @@ func (h *History) Fingerprint(all bool) (string, error) {
 			putInt(int64(t.Completion))
 		}
 	}
-	return hex.EncodeToString(sum.Sum(nil)[:16]), nil
+	return f.sum(), nil
 }
+
+// fingerprinter hashes a space and then numbers and strings, each
+// unambiguously (strings with their length).
+type fingerprinter struct {
+	h   hash.Hash
+	buf [8]byte
+}
+
+func newFingerprinter(sp *space.Space) (*fingerprinter, error) {
+	b, err := json.Marshal(sp)
+	if err != nil {
+		return nil, fmt.Errorf("history: fingerprint: %w", err)
+	}
+	f := &fingerprinter{h: sha256.New()}
+	f.putString(string(b))
+	return f, nil
+}
+
+func (f *fingerprinter) putInt(v int64) {
+	binary.LittleEndian.PutUint64(f.buf[:], uint64(v))
+	f.h.Write(f.buf[:])
+}
+
+func (f *fingerprinter) putFloat(v float64) { f.putInt(int64(math.Float64bits(v))) }
+
+func (f *fingerprinter) putString(s string) {
+	f.putInt(int64(len(s)))
+	f.h.Write([]byte(s))
+}
+
+func (f *fingerprinter) sum() string { return hex.EncodeToString(f.h.Sum(nil)[:16]) }
 
 // CompletionOrder sets every trial's Completion from the order of the given
 // keys (smaller first; ties keep number order): complete trials get 0, 1, …,
