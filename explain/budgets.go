@@ -181,10 +181,6 @@ func (e *Engine) Budgets(ctx context.Context, h *history.History, req BudgetsReq
 	if !(req.Level >= 0.5 && req.Level < 1) {
 		return nil, invalidf("level %v must lie in [0.5, 1)", req.Level)
 	}
-	counts := map[int64]history.BudgetCount{}
-	for _, c := range all {
-		counts[c.Step] = c
-	}
 	if len(req.Budgets) == 0 {
 		var eligible []history.BudgetCount
 		for _, c := range all {
@@ -210,11 +206,8 @@ func (e *Engine) Budgets(ctx context.Context, h *history.History, req BudgetsReq
 			if k > 0 && b == req.Budgets[k-1] {
 				return nil, invalidf("budget %d given twice", b)
 			}
-			if counts[b].Trials == 0 {
-				if _, err := h.AtBudget(b); err != nil {
-					return nil, invalidf("%v", err)
-				}
-				return nil, invalidf("budget %d: no trial has a value there", b)
+			if _, err := h.AtBudget(b); err != nil {
+				return nil, invalidf("%v", err)
 			}
 		}
 	}

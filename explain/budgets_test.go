@@ -171,7 +171,7 @@ func TestBudgetRefusedAndCached(t *testing.T) {
 	e := newEngine(t, Config{})
 	b := int64(9)
 	_, err := e.PDP(ctx, h, PDPRequest{Params: []string{"a"}, Budget: &b})
-	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "no complete or pruned trial reported a value at a step ≥ 9") {
+	if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), "no complete or pruned trial has a value at budget 9") {
 		t.Fatalf("budget 9: %v", err)
 	}
 	b = -1
@@ -315,7 +315,7 @@ func TestBudgetsCorrelationsMatchBruteForce(t *testing.T) {
 	if r := v.(*BudgetsResult); len(r.Pairs) != 3 || r.Level != 0.9 || r.Pairs[0].Label != "1 → 8" {
 		t.Errorf("explicit budgets: %+v", r.Pairs)
 	}
-	for _, q := range []url.Values{{"budget": {"5"}}, {"budget": {"1,1"}}, {"budget": {"x"}}, {"level": {"0.2"}}} {
+	for _, q := range []url.Values{{"budget": {"9"}}, {"budget": {"1,1"}}, {"budget": {"x"}}, {"level": {"0.2"}}} {
 		req, err := ParseQuery("budgets", h.Space, q)
 		if err == nil {
 			_, err = newEngine(t, Config{}).Explain(ctx, h, req)

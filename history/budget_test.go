@@ -91,7 +91,7 @@ func TestValueAtAndAtBudget(t *testing.T) {
 		t.Errorf("negative budget: %v", err)
 	}
 	_, err := h.AtBudget(9)
-	if err == nil || err.Error() != "budget not reached: no complete or pruned trial reported a value at a step ≥ 9 (finished trials have values at 5 budget(s) from 1 to 8)" {
+	if err == nil || err.Error() != "budget not reached: no complete or pruned trial has a value at budget 9 (one that reported at a step ≤ 9 and at a step ≥ 9) (finished trials have values at 5 budget(s) from 1 to 8)" {
 		t.Errorf("budget 9: %v", err)
 	}
 }

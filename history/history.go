@@ -11,6 +11,32 @@
 // the largest. Parameters are natural values in the order of the space
 // (package space conventions: a categorical's level index, NaN for an
 // inactive conditional parameter).
+//
+// A budget is a step of the trials' intermediate values (an epoch count, a
+// data fraction in the worker's own units). The performance of a trial at
+// budget b is defined here, once, for every surface:
+//
+//   - Which trials: the finished ones — complete and pruned — that reached
+//     b, meaning one of their finite intermediate values is at a step ≥ b.
+//     A pruned trial that reached b is as informative there as a complete
+//     one, so it counts (leaving it out would keep only the trials the
+//     pruner liked, a selection on the outcome). Running trials are left out
+//     because their curves still change (an explanation at a budget would
+//     change under the dashboard's eyes), and failed or expired trials
+//     because their last reports may be what made them fail.
+//   - Which value: the value reported at the largest step ≤ b. When the
+//     trial reported exactly at b this is that value; when workers report
+//     on different grids (every epoch, every other epoch, Hyperband's rungs)
+//     it is the latest value the trial had with at most b resource, so no
+//     trial gets credit for resource beyond b, and a trial whose reports
+//     skip b is not dropped (as "exactly at b" would drop it). A trial whose
+//     first report is beyond b has no value at b and is left out; so is one
+//     that stopped before b (extending its curve would invent a performance
+//     it never showed).
+//
+// The final value of a trial is its objective value (complete, finite):
+// Usable, the budget-free notion (Trial.ValueAt, History.AtBudget and
+// History.Budgets apply this definition).
 package history
 
 import (
