@@ -188,11 +188,9 @@ func (e *Engine) Budgets(ctx context.Context, h *history.History, req BudgetsReq
 				eligible = append(eligible, c)
 			}
 		}
-		if len(eligible) == 0 {
-			most := slices.MaxFunc(all, func(a, b history.BudgetCount) int { return a.Trials - b.Trials })
-			return nil, invalidf("no budget has values of %d trials, the fewest a rank correlation needs (the most: %d trials at step %d)",
-				metrics.MinRankIntervalPairs, most.Trials, most.Step)
-		}
+		// With no eligible budget the result lists the budgets (a dashboard
+		// still offers them for explanations) and says why nothing is
+		// compared.
 		for _, c := range spreadBudgets(eligible, DefaultBudgets) {
 			req.Budgets = append(req.Budgets, c.Step)
 		}
@@ -381,6 +379,11 @@ func constant(v []float64) bool {
 
 // readBudgets says in words which budgets predict the final ranking.
 func readBudgets(res *BudgetsResult) string {
+	if len(res.Budgets) == 1 {
+		most := slices.MaxFunc(res.Steps, func(a, b history.BudgetCount) int { return a.Trials - b.Trials })
+		return fmt.Sprintf("No budget has values of %d trials, the fewest a rank correlation needs (the most: %d trials at step %d), "+
+			"so nothing is compared yet.", metrics.MinRankIntervalPairs, most.Trials, most.Step)
+	}
 	var toFinal []BudgetPair
 	for _, p := range res.Pairs {
 		if p.To == nil {

@@ -531,9 +531,9 @@ nav a { margin-right: 1em; }
 <h2 id="budgets">Budgets: can the low-budget signal be trusted?</h2>
 {{if .Intro}}<p>{{.Intro}}</p>
 <p class="reading">{{.Reading}}</p>
-<table><tr>{{range .PairHead}}<th>{{.}}</th>{{end}}</tr>
+{{if .Pairs}}<table><tr>{{range .PairHead}}<th>{{.}}</th>{{end}}</tr>
 {{range .Pairs}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
-{{end}}</table>{{end}}
+{{end}}</table>{{end}}{{end}}
 {{if .ImpRows}}<h3>Importance at budgets</h3>
 <table><tr>{{range .ImpHead}}<th>{{.}}</th>{{end}}</tr>
 {{range .ImpRows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
