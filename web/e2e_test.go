@@ -1282,6 +1282,9 @@ func checkLive(t *testing.T, h *harness) {
 	if !strings.HasPrefix(freshText, "describes 25 usable trials") || !strings.Contains(freshText, "GP (matern52) on 25 trials") {
 		t.Fatalf("fresh PDP panel says %q", freshText)
 	}
+	// The table of budgets follows too: the new trial is complete (final
+	// values of 25 trials) but reported no intermediate value.
+	h.wait("budgets follow", `xbo.budgets && xbo.budgets.final === 25 && xbo.budgets.curves === 24`, 40*time.Second)
 	h.show("overview")
 	h.wait("trace follows", `window.xbo.trace.n === 25`, 10*time.Second)
 }

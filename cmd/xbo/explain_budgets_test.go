@@ -71,6 +71,10 @@ func TestExplainAtBudgetSurfaces(t *testing.T) {
 		{"importance", "budget=3", []string{"explain", "importance", "--budget", "3"}},
 		{"pdp", "param=lr&budget=1", []string{"explain", "pdp", "--param", "lr", "--budget", "1"}},
 		{"regional", "param=width&budget=3", []string{"explain", "regional", "--param", "width", "--budget", "3"}},
+		{"slice", "param=lr&budget=3", []string{"explain", "pdp", "--param", "lr", "--slice", "--budget", "3"}},
+		{"shapley", "point=best&background=100&budget=3", []string{"explain", "shapley", "--point", "best", "--background", "100", "--budget", "3"}},
+		{"lpi", "budget=1", []string{"explain", "lpi", "--budget", "1"}},
+		{"ablation", "source=last&budget=9", []string{"explain", "ablation", "--source", "last", "--budget", "9"}},
 		{"budgets", "", []string{"explain", "budgets"}},
 		{"budgets", "budget=1,9&level=0.9", []string{"explain", "budgets", "--budgets", "9,1", "--level", "0.9"}},
 	} {

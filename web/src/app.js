@@ -10,7 +10,7 @@ import { $, api, esc, fmt, resizeCharts, sortedTrials, state, status, usable } f
 import { autoRecompute, forgetExplanations, renderAllFreshness } from './freshness.js';
 import { fillTableControls, renderTable } from './table.js';
 import { renderParallel, renderSummary, renderTrace } from './overview.js';
-import { fillParamSelects, loadBudgets, proposeTrial, refreshImportance, refreshPDP, renderBobax, resetBudget } from './explain.js';
+import { fillParamSelects, followBudgets, loadBudgets, proposeTrial, refreshImportance, refreshPDP, renderBobax, resetBudget } from './explain.js';
 import { renderCurves, renderEDF, renderTimeline } from './history.js';
 import { renderCompare } from './compare.js';
 import { forgetTrialView, renderTrial } from './trial.js';
@@ -22,7 +22,7 @@ const VIEWS = ['overview', 'explain', 'history', 'compare', 'trial'];
 // What each view draws from the trials.
 const DRAW = {
   overview: (all) => { renderTrace(all); renderTable(all); renderParallel(all); },
-  explain: (all) => renderBobax(all),
+  explain: (all) => { renderBobax(all); followBudgets(); },
   history: (all) => { renderTimeline(all); renderEDF(all); renderCurves(all); },
   compare: () => renderCompare(),
   trial: () => renderTrial(state.selected),

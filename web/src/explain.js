@@ -43,8 +43,19 @@ export function resetBudget() {
   window.xbo.budgets = null;
 }
 
+// The table follows a running study: when its trials changed it is asked
+// again, at most every BUDGETS_EVERY_MS (the engine answers from its cache
+// while the curves stay the same).
+const BUDGETS_EVERY_MS = 15000;
+let budgetsAsked = { version: -1, at: 0 };
+export function followBudgets() {
+  if (!state.study || state.version === budgetsAsked.version || Date.now() - budgetsAsked.at < BUDGETS_EVERY_MS) return;
+  loadBudgets();
+}
+
 export async function loadBudgets() {
   if (!state.study) return;
+  budgetsAsked = { version: state.version, at: Date.now() };
   $('budget-panel').hidden = !hasCurves();
   if ($('budget-panel').hidden) return;
   const gen = state.gen;
