@@ -341,3 +341,35 @@ func TestParseQueryBudget(t *testing.T) {
 		t.Errorf("paths with a budget: %v", err)
 	}
 }
+
+// BenchmarkBudgets10000 compares budgets on 10,000 trials with 50 reports
+// each (a third pruned at a random step): the cost of one uncached request
+// (a fresh engine per iteration) with the default 8 budgets, 36 pairs.
+func BenchmarkBudgets10000(b *testing.B) {
+	sp, err := space.New(space.Minimize, []space.Param{{Name: "a", Type: space.Float, Low: 0, High: 1}, {Name: "b", Type: space.Float, Low: 0, High: 1}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	h := &history.History{Space: sp}
+	for i := range 10000 {
+		x, y := rng.Float64(), rng.Float64()
+		tr := history.Trial{Number: int64(i), State: history.Complete, Params: []float64{x, y}}
+		last := int64(50)
+		if i%3 == 0 {
+			tr.State, last = history.Pruned, 1+rng.Int64N(49)
+		}
+		for s := int64(1); s <= last; s++ {
+			tr.Intermediate = append(tr.Intermediate, history.Intermediate{Step: s, Value: curveValue(x, y, 1+s*7/50) + 0.1*rng.NormFloat64()})
+		}
+		tr.Value = tr.Intermediate[len(tr.Intermediate)-1].Value
+		h.Trials = append(h.Trials, tr)
+	}
+	b.ResetTimer()
+	for range b.N {
+		res, err := newEngine(b, Config{}).Budgets(context.Background(), h, BudgetsRequest{})
+		if err != nil || len(res.Pairs) != 36 {
+			b.Fatalf("%v %d pairs", err, len(res.Pairs))
+		}
+	}
+}
