@@ -25,9 +25,12 @@ type About struct {
 	// dashboard marks an explanation stale when its study has more.
 	Trials int `json:"trials"`
 	// Fingerprint identifies the data (the space and the usable trials).
-	Fingerprint string         `json:"fingerprint"`
-	Surrogate   *SurrogateInfo `json:"surrogate,omitempty"`
-	Bias        *Bias          `json:"sampling_bias,omitempty"`
+	Fingerprint string `json:"fingerprint"`
+	// Budget is set when the values explained are those at a budget
+	// (Trials then counts the trials that have a value there).
+	Budget    *BudgetInfo    `json:"budget,omitempty"`
+	Surrogate *SurrogateInfo `json:"surrogate,omitempty"`
+	Bias      *Bias          `json:"sampling_bias,omitempty"`
 	// Seconds is how long the computation took. It is not part of the JSON,
 	// so an explanation is the same document on every surface and every
 	// time; the service sends it in a Server-Timing header.
@@ -36,7 +39,7 @@ type About struct {
 
 func (p *prepared) about(kind string) About {
 	return About{Kind: kind, Direction: p.h.Direction(), Units: unitsText(p.h.Direction()),
-		Trials: len(p.data.Y), Fingerprint: p.fingerprint}
+		Trials: len(p.data.Y), Fingerprint: p.fingerprint, Budget: p.budget}
 }
 
 // Bias measures how far the evaluated configurations are from a uniform

@@ -24,7 +24,19 @@
 //     at once, at most Config.Queue wait, and the rest are refused with
 //     ErrBusy;
 //   - cancellation: a computation stops when every caller waiting for it has
-//     gone (context cancelled), and reports its progress while it runs.
+//     gone (context cancelled), and reports its progress while it runs;
+//   - budgets: every kind but paths and bias explains, on request, the
+//     study as it stood at a budget (a step of the intermediate values):
+//     each trial's objective is its value at that budget as package history
+//     defines it (the value at the largest step ≤ the budget, of the
+//     complete and pruned trials that reported at a step ≥ it; the package
+//     doc argues the choice). The view takes the same path as the final
+//     values — limits, surrogate and result caches (the budget is part of
+//     the key), slots — and every result at a budget names it with its
+//     trial counts (BudgetInfo). The kind budgets answers whether the
+//     low-budget signal can be trusted: the rank correlations (Spearman,
+//     Kendall τ_b, with Fisher-z intervals; package metrics) of the trials'
+//     values between budgets and with the final values (budgets.go).
 package explain
 
 import (
@@ -353,6 +365,8 @@ type prepared struct {
 	h           *history.History
 	data        *history.Data
 	fingerprint string
+	// budget is set when h is a study's view at a budget.
+	budget *BudgetInfo
 }
 
 // MinTrials is the fewest usable trials an explanation needs.

@@ -8,7 +8,7 @@ import (
 )
 
 // Kinds lists the explanation kinds, as the API and the CLI name them.
-var Kinds = []string{"pdp", "slice", "regional", "importance", "shapley", "paths", "ablation", "lpi", "bias"}
+var Kinds = []string{"pdp", "slice", "regional", "importance", "shapley", "paths", "ablation", "lpi", "bias", "budgets"}
 
 // BiasRequest asks for the sampling-bias measure alone (every other result
 // carries it in its About too).
@@ -22,16 +22,17 @@ type BiasResult struct {
 // SamplingBias measures how far the evaluated configurations are from a
 // uniform sample of the space.
 func (e *Engine) SamplingBias(ctx context.Context, h *history.History) (*BiasResult, error) {
-	return explainAs(ctx, e, h, "bias", func(*prepared) (any, error) { return BiasRequest{}, nil },
+	return explainAs(ctx, e, h, "bias", nil, func(*prepared) (any, error) { return BiasRequest{}, nil },
 		func(t *task, p *prepared) (*BiasResult, error) { return &BiasResult{About: p.about("bias")}, nil })
 }
 
-// explainAs is the path of every kind: prepare the history, normalize the
-// request (which returns the request's cache key, or an error before any
-// work), then serve the result from the cache or compute it.
-func explainAs[R any](ctx context.Context, e *Engine, h *history.History, kind string,
+// explainAs is the path of every kind: prepare the history (at the budget,
+// when one is given), normalize the request (which returns the request's
+// cache key, or an error before any work), then serve the result from the
+// cache or compute it.
+func explainAs[R any](ctx context.Context, e *Engine, h *history.History, kind string, budget *int64,
 	normalize func(p *prepared) (any, error), compute func(t *task, p *prepared) (*R, error)) (*R, error) {
-	p, err := prepare(h)
+	p, err := prepareAt(h, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +69,8 @@ func (e *Engine) Explain(ctx context.Context, h *history.History, req any) (any,
 		return e.LPI(ctx, h, r)
 	case BiasRequest:
 		return e.SamplingBias(ctx, h)
+	case BudgetsRequest:
+		return e.Budgets(ctx, h, r)
 	}
 	return nil, fmt.Errorf("explain: unknown request type %T", req)
 }

@@ -88,6 +88,9 @@ type ImportanceRequest struct {
 	// Surrogate is gp-sobol's GP (kind gp; the kernel may be chosen; its
 	// seed defaults to Seed).
 	Surrogate *Surrogate `json:"surrogate,omitempty"`
+	// Budget explains the values at that budget instead of the final ones
+	// (see BudgetInfo; nil: the final values).
+	Budget *int64 `json:"budget,omitempty"`
 }
 
 // ImportanceResult is the importance with a ranking of the main effects.
@@ -195,7 +198,7 @@ func (r *ImportanceRequest) normalize(sp *space.Space) error {
 
 // Importance computes hyperparameter importance.
 func (e *Engine) Importance(ctx context.Context, h *history.History, req ImportanceRequest) (*ImportanceResult, error) {
-	return explainAs(ctx, e, h, "importance", func(p *prepared) (any, error) {
+	return explainAs(ctx, e, h, "importance", req.Budget, func(p *prepared) (any, error) {
 		if req.Samples == 0 && (req.Method == "" || req.Method == ImportanceGPSobol) && len(p.data.Y) > gp.DefaultVariancePoints {
 			// A design costs samples × the mean's conditioning points:
 			// beyond the exact GP (a 1,000-point mean) half the design

@@ -131,7 +131,7 @@ func (m objectiveUnits) Predict(x [][]float64, mean, variance []float64) error {
 // the defaults for a file), as an ask does.
 func (e *Engine) Paths(ctx context.Context, h *history.History, req PathsRequest) (*PathsResult, error) {
 	var settings opt.Settings
-	return explainAs(ctx, e, h, "paths", func(*prepared) (any, error) {
+	return explainAs(ctx, e, h, "paths", nil, func(*prepared) (any, error) {
 		if err := req.normalize(h.Space); err != nil {
 			return nil, err
 		}

@@ -60,6 +60,9 @@ type PDPRequest struct {
 	// ICE includes the individual conditional expectation curves.
 	ICE       bool      `json:"ice"`
 	Surrogate Surrogate `json:"surrogate"`
+	// Budget explains the values at that budget instead of the final ones
+	// (see BudgetInfo; nil: the final values).
+	Budget *int64 `json:"budget,omitempty"`
 }
 
 // PDPResult is a PDP with its band.
@@ -162,7 +165,7 @@ func requestKey(p *prepared, kind string, req any) (string, error) {
 
 // PDP computes a partial dependence plot.
 func (e *Engine) PDP(ctx context.Context, h *history.History, req PDPRequest) (*PDPResult, error) {
-	return explainAs(ctx, e, h, "pdp", func(*prepared) (any, error) {
+	return explainAs(ctx, e, h, "pdp", req.Budget, func(*prepared) (any, error) {
 		err := req.normalize(h.Space)
 		return req, err
 	}, func(t *task, p *prepared) (*PDPResult, error) {
@@ -244,6 +247,9 @@ type SliceRequest struct {
 	Grid      int       `json:"grid"`
 	Alpha     float64   `json:"alpha"`
 	Surrogate Surrogate `json:"surrogate"`
+	// Budget explains the values at that budget instead of the final ones
+	// (see BudgetInfo; nil: the final values).
+	Budget *int64 `json:"budget,omitempty"`
 }
 
 // SliceResult is a slice with the engine's header.
@@ -269,7 +275,7 @@ func (r *SliceRequest) normalize(sp *space.Space) error {
 // Slice computes the slice through a configuration.
 func (e *Engine) Slice(ctx context.Context, h *history.History, req SliceRequest) (*SliceResult, error) {
 	var point *resolvedPoint
-	return explainAs(ctx, e, h, "slice", func(p *prepared) (any, error) {
+	return explainAs(ctx, e, h, "slice", req.Budget, func(p *prepared) (any, error) {
 		if err := req.normalize(h.Space); err != nil {
 			return nil, err
 		}
@@ -313,6 +319,9 @@ type RegionalRequest struct {
 	// MinDelta is the relative improvement δ of the best leaf's band over the
 	// global one from which the regional PDP is worth showing (default 0.05).
 	MinDelta float64 `json:"min_delta"`
+	// Budget explains the values at that budget instead of the final ones
+	// (see BudgetInfo; nil: the final values).
+	Budget *int64 `json:"budget,omitempty"`
 }
 
 // RegionalResult is the tree, the global PDP and a PDP per leaf, with the
@@ -360,7 +369,7 @@ func (r *RegionalRequest) normalize(sp *space.Space) error {
 
 // Regional computes a regional PDP.
 func (e *Engine) Regional(ctx context.Context, h *history.History, req RegionalRequest) (*RegionalResult, error) {
-	return explainAs(ctx, e, h, "regional", func(*prepared) (any, error) {
+	return explainAs(ctx, e, h, "regional", req.Budget, func(*prepared) (any, error) {
 		err := req.normalize(h.Space)
 		return req, err
 	}, func(t *task, p *prepared) (*RegionalResult, error) {

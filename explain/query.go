@@ -21,7 +21,7 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 	switch kind {
 	case "pdp":
 		r := PDPRequest{Params: p.params(), Grid: p.int("grid"), Samples: p.int("samples"), Alpha: p.float("alpha"),
-			Band: p.str("band"), ICE: p.bool("ice"), Surrogate: p.surrogate()}
+			Band: p.str("band"), ICE: p.bool("ice"), Surrogate: p.surrogate(), Budget: p.budget()}
 		if p.bool("exact") {
 			if r.Band != "" && r.Band != BandExact {
 				p.fail("exact=true contradicts band=%s", r.Band)
@@ -31,14 +31,15 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 		req = r
 	case "slice":
 		req = SliceRequest{Param: p.one(p.params()), Point: p.str("point"), Grid: p.int("grid"), Alpha: p.float("alpha"),
-			Surrogate: p.surrogate()}
+			Surrogate: p.surrogate(), Budget: p.budget()}
 	case "regional":
 		req = RegionalRequest{Param: p.one(p.params()), Grid: p.int("grid"), Samples: p.int("samples"), Alpha: p.float("alpha"),
 			Band: p.str("band"), MaxSplits: p.int("max_splits"), MaxDepth: p.int("max_depth"), MinSize: p.int("min_size"),
-			MinImprovement: p.float("min_improvement"), MinDelta: p.float("min_delta"), Surrogate: p.surrogate()}
+			MinImprovement: p.float("min_improvement"), MinDelta: p.float("min_delta"), Surrogate: p.surrogate(), Budget: p.budget()}
 	case "importance":
 		r := ImportanceRequest{Method: p.str("method"), CapQuantile: p.float("cap_quantile"), Trees: p.int("trees"),
-			Seed: p.uint("seed"), Samples: p.int("samples"), Posterior: p.int("posterior"), Refits: p.int("refits")}
+			Seed: p.uint("seed"), Samples: p.int("samples"), Posterior: p.int("posterior"), Refits: p.int("refits"),
+			Budget: p.budget()}
 		if p.has("surrogate") || p.has("kernel") {
 			r.Surrogate = &Surrogate{Kind: p.str("surrogate"), Kernel: p.str("kernel"), Seed: r.Seed}
 		}
@@ -57,7 +58,8 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 	case "shapley":
 		r := ShapleyRequest{Point: p.str("point"), Target: p.str("target"), Tau: p.optFloat("tau"), Method: p.str("method"),
 			Samples: p.int("samples"), MaxSamples: p.int("max_samples"), Background: p.int("background"),
-			Local: p.float("local"), Baseline: p.str("baseline"), Level: p.float("level"), Surrogate: p.surrogate()}
+			Local: p.float("local"), Baseline: p.str("baseline"), Level: p.float("level"), Surrogate: p.surrogate(),
+			Budget: p.budget()}
 		if p.has("trial") {
 			n := p.int64("trial")
 			r.Trial = &n
@@ -68,12 +70,14 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 			Proposals: p.int("proposals"), Background: p.int("background"), Level: p.float("level")}
 	case "ablation":
 		req = AblationRequest{Source: p.str("source"), Target: p.str("target"), Output: p.str("output"),
-			Tau: p.optFloat("tau"), Surrogate: p.surrogate()}
+			Tau: p.optFloat("tau"), Surrogate: p.surrogate(), Budget: p.budget()}
 	case "lpi":
 		req = LPIRequest{Point: p.str("point"), Grid: p.int("grid"), Tau: p.optFloat("tau"), HStat: p.bool("hstat"),
-			HPoints: p.int("hpoints"), Surrogate: p.surrogate()}
+			HPoints: p.int("hpoints"), Surrogate: p.surrogate(), Budget: p.budget()}
 	case "bias":
 		req = BiasRequest{}
+	case "budgets":
+		req = BudgetsRequest{Budgets: p.budgets(), Level: p.float("level")}
 	default:
 		return nil, invalidf("unknown explanation kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 	}
@@ -211,6 +215,36 @@ func (p *queryParser) one(names []string) string {
 		return ""
 	}
 	return names[0]
+}
+
+// budget reads ?budget=<step> (nil when absent).
+func (p *queryParser) budget() *int64 {
+	if !p.has("budget") {
+		p.used["budget"] = true
+		return nil
+	}
+	b := p.int64("budget")
+	if b < 0 {
+		p.fail("budget=%d must be a step ≥ 0", b)
+	}
+	return &b
+}
+
+// budgets reads ?budget=1&budget=3 or ?budget=1,3.
+func (p *queryParser) budgets() []int64 {
+	p.used["budget"] = true
+	var out []int64
+	for _, field := range p.q["budget"] {
+		for _, text := range strings.Split(field, ",") {
+			text = strings.TrimSpace(text)
+			b, err := strconv.ParseInt(text, 10, 64)
+			if err != nil || b < 0 || strings.HasPrefix(text, "+") {
+				p.fail("budget=%s is not a step (an integer ≥ 0)", strconv.Quote(text))
+			}
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func (p *queryParser) surrogate() Surrogate {

@@ -150,6 +150,9 @@ type ShapleyRequest struct {
 	Baseline  string    `json:"baseline,omitempty"`
 	Level     float64   `json:"level"`
 	Surrogate Surrogate `json:"surrogate"`
+	// Budget explains the values at that budget instead of the final ones
+	// (see BudgetInfo; nil: the final values).
+	Budget *int64 `json:"budget,omitempty"`
 }
 
 // ShapleyResult is the explanation of one configuration.
@@ -313,7 +316,7 @@ func (r ShapleyRequest) options(p *prepared) (shapley.Options, error) {
 func (e *Engine) Shapley(ctx context.Context, h *history.History, req ShapleyRequest) (*ShapleyResult, error) {
 	var pt *resolvedPoint
 	var opts shapley.Options
-	return explainAs(ctx, e, h, "shapley", func(p *prepared) (any, error) {
+	return explainAs(ctx, e, h, "shapley", req.Budget, func(p *prepared) (any, error) {
 		if err := req.normalize(h.Space); err != nil {
 			return nil, err
 		}
@@ -368,6 +371,9 @@ type AblationRequest struct {
 	Output    string    `json:"output"`
 	Tau       *float64  `json:"tau"`
 	Surrogate Surrogate `json:"surrogate"`
+	// Budget explains the values at that budget instead of the final ones
+	// (see BudgetInfo; nil: the final values).
+	Budget *int64 `json:"budget,omitempty"`
 }
 
 // AblationResult is the ablation path.
@@ -402,7 +408,7 @@ func (r *AblationRequest) normalize() error {
 // Ablation computes the ablation path.
 func (e *Engine) Ablation(ctx context.Context, h *history.History, req AblationRequest) (*AblationResult, error) {
 	var src, tgt *resolvedPoint
-	return explainAs(ctx, e, h, "ablation", func(p *prepared) (any, error) {
+	return explainAs(ctx, e, h, "ablation", req.Budget, func(p *prepared) (any, error) {
 		if err := req.normalize(); err != nil {
 			return nil, err
 		}
@@ -451,6 +457,9 @@ type LPIRequest struct {
 	HStat     bool      `json:"hstat"`
 	HPoints   int       `json:"hpoints"` // H-statistic sample (default 100)
 	Surrogate Surrogate `json:"surrogate"`
+	// Budget explains the values at that budget instead of the final ones
+	// (see BudgetInfo; nil: the final values).
+	Budget *int64 `json:"budget,omitempty"`
 }
 
 // LPIResult is local importance at a point, with the H-statistic when asked.
@@ -486,7 +495,7 @@ func (r *LPIRequest) normalize(sp *space.Space) error {
 // LPI computes local parameter importance.
 func (e *Engine) LPI(ctx context.Context, h *history.History, req LPIRequest) (*LPIResult, error) {
 	var pt *resolvedPoint
-	return explainAs(ctx, e, h, "lpi", func(p *prepared) (any, error) {
+	return explainAs(ctx, e, h, "lpi", req.Budget, func(p *prepared) (any, error) {
 		if err := req.normalize(h.Space); err != nil {
 			return nil, err
 		}

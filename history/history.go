@@ -11,6 +11,32 @@
 // the largest. Parameters are natural values in the order of the space
 // (package space conventions: a categorical's level index, NaN for an
 // inactive conditional parameter).
+//
+// A budget is a step of the trials' intermediate values (an epoch count, a
+// data fraction in the worker's own units). The performance of a trial at
+// budget b is defined here, once, for every surface:
+//
+//   - Which trials: the finished ones — complete and pruned — that reached
+//     b, meaning one of their finite intermediate values is at a step ≥ b.
+//     A pruned trial that reached b is as informative there as a complete
+//     one, so it counts (leaving it out would keep only the trials the
+//     pruner liked, a selection on the outcome). Running trials are left out
+//     because their curves still change (an explanation at a budget would
+//     change under the dashboard's eyes), and failed or expired trials
+//     because their last reports may be what made them fail.
+//   - Which value: the value reported at the largest step ≤ b. When the
+//     trial reported exactly at b this is that value; when workers report
+//     on different grids (every epoch, every other epoch, Hyperband's rungs)
+//     it is the latest value the trial had with at most b resource, so no
+//     trial gets credit for resource beyond b, and a trial whose reports
+//     skip b is not dropped (as "exactly at b" would drop it). A trial whose
+//     first report is beyond b has no value at b and is left out; so is one
+//     that stopped before b (extending its curve would invent a performance
+//     it never showed).
+//
+// The final value of a trial is its objective value (complete, finite):
+// Usable, the budget-free notion (Trial.ValueAt, History.AtBudget and
+// History.Budgets apply this definition).
 package history
 
 import (
@@ -20,6 +46,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash"
 	"math"
 	"slices"
 	"time"
@@ -278,25 +305,11 @@ func (h *History) Fingerprint(all bool) (string, error) {
 	if h == nil || h.Space == nil {
 		return "", ErrNoSpace
 	}
-	sum := sha256.New()
-	sp, err := json.Marshal(h.Space)
+	f, err := newFingerprinter(h.Space)
 	if err != nil {
-		return "", fmt.Errorf("history: fingerprint: %w", err)
+		return "", err
 	}
-	var buf [8]byte
-	putInt := func(v int64) {
-		binary.LittleEndian.PutUint64(buf[:], uint64(v))
-		sum.Write(buf[:])
-	}
-	putFloat := func(v float64) {
-		binary.LittleEndian.PutUint64(buf[:], math.Float64bits(v))
-		sum.Write(buf[:])
-	}
-	putString := func(s string) {
-		putInt(int64(len(s)))
-		sum.Write([]byte(s))
-	}
-	putString(string(sp))
+	putInt, putFloat, putString := f.putInt, f.putFloat, f.putString
 	if all {
 		putString(string(h.Optimizer))
 	}
@@ -317,8 +330,39 @@ func (h *History) Fingerprint(all bool) (string, error) {
 			putInt(int64(t.Completion))
 		}
 	}
-	return hex.EncodeToString(sum.Sum(nil)[:16]), nil
+	return f.sum(), nil
 }
+
+// fingerprinter hashes a space and then numbers and strings, each
+// unambiguously (strings with their length).
+type fingerprinter struct {
+	h   hash.Hash
+	buf [8]byte
+}
+
+func newFingerprinter(sp *space.Space) (*fingerprinter, error) {
+	b, err := json.Marshal(sp)
+	if err != nil {
+		return nil, fmt.Errorf("history: fingerprint: %w", err)
+	}
+	f := &fingerprinter{h: sha256.New()}
+	f.putString(string(b))
+	return f, nil
+}
+
+func (f *fingerprinter) putInt(v int64) {
+	binary.LittleEndian.PutUint64(f.buf[:], uint64(v))
+	f.h.Write(f.buf[:])
+}
+
+func (f *fingerprinter) putFloat(v float64) { f.putInt(int64(math.Float64bits(v))) }
+
+func (f *fingerprinter) putString(s string) {
+	f.putInt(int64(len(s)))
+	f.h.Write([]byte(s))
+}
+
+func (f *fingerprinter) sum() string { return hex.EncodeToString(f.h.Sum(nil)[:16]) }
 
 // CompletionOrder sets every trial's Completion from the order of the given
 // keys (smaller first; ties keep number order): complete trials get 0, 1, …,

@@ -146,16 +146,7 @@ func RelativeImprovement(global, regional float64) (float64, error) {
 // Spearman is the rank correlation of x and y, with tied values given their
 // average rank. It is NaN-free: constant inputs are an error.
 func Spearman(x, y []float64) (float64, error) {
-	if err := checkSameLen(x, y, "x", "y"); err != nil {
-		return 0, fmt.Errorf("metrics: Spearman: %w", err)
-	}
-	if len(x) < 2 {
-		return 0, errors.New("metrics: Spearman: need at least two pairs")
-	}
-	if err := checkFinite("x", x); err != nil {
-		return 0, fmt.Errorf("metrics: Spearman: %w", err)
-	}
-	if err := checkFinite("y", y); err != nil {
+	if err := checkPairs(x, y); err != nil {
 		return 0, fmt.Errorf("metrics: Spearman: %w", err)
 	}
 	rx, ry := ranks(x), ranks(y)
@@ -171,6 +162,21 @@ func Spearman(x, y []float64) (float64, error) {
 		return 0, errors.New("metrics: Spearman: an input is constant")
 	}
 	return sxy / math.Sqrt(sxx*syy), nil
+}
+
+// checkPairs checks the pairs (x[i], y[i]) of a correlation: as many of
+// each, at least two, all finite.
+func checkPairs(x, y []float64) error {
+	if err := checkSameLen(x, y, "x", "y"); err != nil {
+		return err
+	}
+	if len(x) < 2 {
+		return errors.New("need at least two pairs")
+	}
+	if err := checkFinite("x", x); err != nil {
+		return err
+	}
+	return checkFinite("y", y)
 }
 
 func mean(xs []float64) float64 {

@@ -44,6 +44,19 @@ type pageView struct {
 	ShapCap    string
 	ShapRows   [][]string
 	ShapHead   []string
+	// Budgets, for a study with intermediate values.
+	Budgets *budgetView
+}
+
+type budgetView struct {
+	Intro    string
+	Reading  string
+	PairHead []string
+	Pairs    [][]string
+	ImpCap   string
+	ImpHead  []string
+	ImpRows  [][]string
+	Notes    []string
 }
 
 // WriteHTML renders the report as one self-contained HTML page. It renders
@@ -227,7 +240,62 @@ func (rep *Report) view() (*pageView, error) {
 		v.Shapley = template.HTML(buf.String())
 		v.ShapCap, v.ShapHead, v.ShapRows = shapleyText(rep.Shapley, s.Usable)
 	}
+	if rep.Budgets != nil {
+		v.Budgets = budgetText(rep.Budgets, imp)
+	}
 	return v, nil
+}
+
+// budgetText lays out the section on budgets: the rank correlations between
+// budgets, and the main effects at each budget beside the final ones.
+func budgetText(sec *BudgetSection, final *explain.ImportanceResult) *budgetView {
+	bv := &budgetView{Notes: sec.Notes}
+	if c := sec.Correlation; c != nil {
+		bv.Intro = fmt.Sprintf("The trials reported intermediate values. A trial's value at a budget is %s. "+
+			"Each row compares the values of the trials that have one at both budgets: Spearman's and Kendall's rank correlations "+
+			"with %g%% intervals (%s). %d finished trials have intermediate values, %d are complete.",
+			c.Rule, 100*c.Level, c.Note, c.Curves, c.Final)
+		bv.Reading = c.Reading
+		bv.PairHead = []string{"budgets", "trials", "Spearman", "interval", "Kendall", "interval"}
+		interval := func(r *explain.RankCorrelation) (string, string) {
+			return fmt.Sprintf("%.2f", r.Value), fmt.Sprintf("[%.2f, %.2f]", r.Lower, r.Upper)
+		}
+		for _, p := range c.Pairs {
+			row := []string{p.Label, fmt.Sprint(p.Trials), "—", p.Note, "—", ""}
+			if p.Spearman != nil && p.Kendall != nil {
+				row[2], row[3] = interval(p.Spearman)
+				row[4], row[5] = interval(p.Kendall)
+			}
+			bv.Pairs = append(bv.Pairs, row)
+		}
+	}
+	if len(sec.Importance) == 0 {
+		return bv
+	}
+	bv.ImpHead = []string{"hyperparameter"}
+	for _, r := range sec.Importance {
+		bv.ImpHead = append(bv.ImpHead, fmt.Sprintf("budget %d (%d trials, %d pruned)", r.Budget.Step, r.Budget.Trials, r.Budget.Pruned))
+	}
+	bv.ImpHead = append(bv.ImpHead, fmt.Sprintf("final (%d trials)", final.Trials))
+	for _, rk := range final.Ranking {
+		row := []string{rk.Param}
+		for _, r := range append(append([]*explain.ImportanceResult(nil), sec.Importance...), final) {
+			e, ok := r.Main[rk.Param]
+			switch {
+			case !ok:
+				row = append(row, "—")
+			case len(e.CI95) == 2:
+				row = append(row, fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*e.Fraction, 100*e.CI95[0], 100*e.CI95[1]))
+			default:
+				row = append(row, fmt.Sprintf("%.1f%% ± %.1f", 100*e.Fraction, 100*e.Std))
+			}
+		}
+		bv.ImpRows = append(bv.ImpRows, row)
+	}
+	bv.ImpCap = fmt.Sprintf("Main effects (method %s) of each hyperparameter when the objective is the value at a budget, beside the final "+
+		"importance above: a parameter that matters early but not at the end (or the reverse) is one whose low-budget signal misleads.",
+		final.Method)
+	return bv
 }
 
 // surrogateWords describes the model an explanation rests on.
@@ -425,7 +493,7 @@ nav a { margin-right: 1em; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<nav><a href="#summary">summary</a><a href="#trace">trace</a><a href="#importance">importance</a><a href="#pdp">partial dependence</a><a href="#bias">sampling bias</a><a href="#shapley">Shapley</a></nav>
+<nav><a href="#summary">summary</a><a href="#trace">trace</a><a href="#importance">importance</a><a href="#pdp">partial dependence</a><a href="#bias">sampling bias</a><a href="#shapley">Shapley</a>{{if .Budgets}}<a href="#budgets">budgets</a>{{end}}</nav>
 
 <h2 id="summary">Run summary</h2>
 <table>{{range .Summary}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
@@ -459,6 +527,20 @@ nav a { margin-right: 1em; }
 <table><tr>{{range .ShapHead}}<th>{{.}}</th>{{end}}</tr>
 {{range .ShapRows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
 {{end}}</table>{{else}}<p>Not computed.</p>{{end}}
+{{with .Budgets}}
+<h2 id="budgets">Budgets: can the low-budget signal be trusted?</h2>
+{{if .Intro}}<p>{{.Intro}}</p>
+<p class="reading">{{.Reading}}</p>
+{{if .Pairs}}<table><tr>{{range .PairHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .Pairs}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
+{{end}}</table>{{end}}{{end}}
+{{if .ImpRows}}<h3>Importance at budgets</h3>
+<table><tr>{{range .ImpHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .ImpRows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
+{{end}}</table>
+<p>{{.ImpCap}}</p>{{end}}
+{{range .Notes}}<p>Note: {{.}}</p>{{end}}
+{{end}}
 </body>
 </html>
 `))

@@ -21,6 +21,7 @@ package report
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"time"
@@ -37,6 +38,9 @@ type Options struct {
 	PDP        explain.RegionalRequest
 	Importance explain.ImportanceRequest
 	Shapley    explain.ShapleyRequest
+	// Budgets is the comparison between budgets of a study with
+	// intermediate values (its importance at budgets uses Importance).
+	Budgets explain.BudgetsRequest
 	// Progress, if set, is called after each step with the steps done and the
 	// total; the CLI draws a progress bar from it.
 	Progress func(done, total int, step string) `json:"-"`
@@ -51,8 +55,10 @@ type Report struct {
 	PDPs       []*explain.RegionalResult `json:"pdps"`
 	Bias       *explain.BiasResult       `json:"sampling_bias"`
 	Shapley    *explain.ShapleyResult    `json:"shapley"`
-	Requests   Options                   `json:"requests"`
-	Seconds    float64                   `json:"seconds"` // time spent computing
+	// Budgets is set when the study has intermediate values.
+	Budgets  *BudgetSection `json:"budgets,omitempty"`
+	Requests Options        `json:"requests"`
+	Seconds  float64        `json:"seconds"` // time spent computing
 
 	h    *history.History
 	data *history.Data
@@ -72,6 +78,20 @@ type Summary struct {
 	BestValue  float64        `json:"best_value"`
 	BestConfig map[string]any `json:"best_config"`
 }
+
+// BudgetSection is what the report says about budgets: whether the ranking
+// at a low budget predicts the final one, and the importance at a few
+// budgets (the lowest, a middle and the highest of the comparison's), all
+// from the engine.
+type BudgetSection struct {
+	Correlation *explain.BudgetsResult      `json:"correlation,omitempty"`
+	Importance  []*explain.ImportanceResult `json:"importance,omitempty"`
+	// Notes say what could not be computed and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// maxBudgetImportances bounds the importances at budgets a report computes.
+const maxBudgetImportances = 3
 
 // TracePoint is one usable trial of the trace, in number order.
 type TracePoint struct {
@@ -96,6 +116,14 @@ func Build(ctx context.Context, e *explain.Engine, h *history.History, opts Opti
 	}
 	sp := h.Space
 	total := 3 + sp.Dim() // importance, d PDPs, bias, Shapley
+	var budgets *BudgetSection
+	var importanceAt []int64
+	if len(h.Budgets()) > 0 {
+		if budgets, importanceAt, err = compareBudgets(ctx, e, h, opts.Budgets); err != nil {
+			return nil, err
+		}
+		total += len(importanceAt)
+	}
 	done := 0
 	step := func(name string) error {
 		done++
@@ -140,8 +168,52 @@ func Build(ctx context.Context, e *explain.Engine, h *history.History, opts Opti
 	if err := step("Shapley"); err != nil {
 		return nil, err
 	}
+	for _, b := range importanceAt {
+		req := opts.Importance
+		req.Budget = &b
+		res, err := e.Importance(ctx, h, req)
+		switch {
+		case errors.Is(err, explain.ErrInvalid):
+			budgets.Notes = append(budgets.Notes, fmt.Sprintf("importance at budget %d: %v", b, err))
+		case err != nil:
+			return nil, fmt.Errorf("report: importance at budget %d: %w", b, err)
+		default:
+			budgets.Importance = append(budgets.Importance, res)
+		}
+		if err := step(fmt.Sprintf("importance at budget %d", b)); err != nil {
+			return nil, err
+		}
+	}
+	rep.Budgets = budgets
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// compareBudgets asks the engine for the comparison between budgets and
+// picks the budgets whose importance the report shows. A study whose
+// budgets cannot be compared (too few trials at every budget) gets a note,
+// not a failed report.
+func compareBudgets(ctx context.Context, e *explain.Engine, h *history.History, req explain.BudgetsRequest) (*BudgetSection, []int64, error) {
+	sec := &BudgetSection{}
+	res, err := e.Budgets(ctx, h, req)
+	if errors.Is(err, explain.ErrInvalid) {
+		sec.Notes = append(sec.Notes, fmt.Sprintf("budgets: %v", err))
+		return sec, nil, nil
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("report: budgets: %w", err)
+	}
+	sec.Correlation = res
+	var steps []int64
+	for _, c := range res.Budgets {
+		if c.Step != nil && c.Trials >= explain.MinTrials {
+			steps = append(steps, *c.Step)
+		}
+	}
+	if len(steps) > maxBudgetImportances {
+		steps = []int64{steps[0], steps[len(steps)/2], steps[len(steps)-1]}
+	}
+	return sec, steps, nil
 }
 
 func (rep *Report) summarize() {

@@ -445,3 +445,42 @@ func TestReportTypedChoices(t *testing.T) {
 		}
 	}
 }
+
+// A study without intermediate values has no section on budgets; one whose
+// budgets too few trials reached gets the section with the engine's reading
+// instead of correlations.
+func TestReportBudgetSection(t *testing.T) {
+	sp := space3(t)
+	in := optimize(t, sp, known3, 12, 11)
+	rep, err := Build(context.Background(), engine(t), in, testOpts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page strings.Builder
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Budgets != nil || strings.Contains(page.String(), `id="budgets"`) {
+		t.Fatalf("a study without intermediate values has a section on budgets: %+v", rep.Budgets)
+	}
+	for i := range 4 {
+		in.Trials[i].Intermediate = []history.Intermediate{{Step: 1, Value: in.Trials[i].Value + 1}, {Step: 2, Value: in.Trials[i].Value}}
+	}
+	if rep, err = Build(context.Background(), engine(t), in, testOpts); err != nil {
+		t.Fatal(err)
+	}
+	b := rep.Budgets
+	if b == nil || b.Correlation == nil || len(b.Correlation.Pairs) != 0 || len(b.Importance) != 0 || len(b.Correlation.Steps) != 2 ||
+		!strings.Contains(b.Correlation.Reading, "No budget has values of 5 trials, the fewest a rank correlation needs (the most: 4 trials at step 1)") {
+		t.Fatalf("budgets of four curves: %+v", b)
+	}
+	page.Reset()
+	if err := rep.WriteHTML(&page); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(page.String(), `<h2 id="budgets">`) || !strings.Contains(page.String(), "No budget has values of 5 trials") ||
+		strings.Contains(page.String(), "<th>Spearman</th>") {
+		t.Error("the HTML lacks the section on budgets and its reading, or shows an empty table")
+	}
+	checkWellFormed(t, page.String())
+}

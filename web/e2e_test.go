@@ -25,6 +25,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xbo/client"
+	"xbo/explain"
 	"xbo/explain/fanova"
 	"xbo/explain/pdp"
 	"xbo/explain/regional"
@@ -728,8 +729,43 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 		}
 	}
 	checkImportance(nil)
+
+	// Budgets: every trial reported at steps 1, 2, 3; the table holds the
+	// API's rank correlations, and the selector explains at a budget.
+	h.wait("budgets table", `document.querySelectorAll('#budgets-data td[data-v=spearman]').length > 0`, 30*time.Second)
+	var budgets explain.BudgetsResult
+	if err := h.c.Explain(ctx, "demo", "budgets", nil, &budgets); err != nil {
+		t.Fatal(err)
+	}
+	var wantRho []float64
+	for _, p := range budgets.Pairs {
+		wantRho = append(wantRho, p.Spearman.Value)
+	}
+	h.eval(`[...document.querySelectorAll('#budgets-data td[data-v=spearman]')].map(td => td.dataset.x)`, &cells)
+	sameFloats(t, "Spearman between budgets", numbers(t, "budgets", cells), wantRho)
+	if len(budgets.Pairs) != 6 || budgets.Pairs[0].Label != "1 → 2" || budgets.Pairs[0].Trials != 24 {
+		t.Fatalf("budgets: %+v", budgets.Pairs)
+	}
+	setControl(h, "explain-budget", "1", "change")
+	h.wait("importance at budget 1", `document.getElementById('importance-note').textContent.includes('at budget 1: 24 trials (0 pruned')`, 30*time.Second)
+	checkImportance(url.Values{"budget": {"1"}})
+	h.wait("PDP at budget 1", `document.getElementById('pdp-note').textContent.includes('at budget 1: 24 trials')`, 30*time.Second)
+	var atOne pdp.Result
+	if err := h.c.Explain(ctx, "demo", "pdp", url.Values{"param": {"lr"}, "budget": {"1"}}, &atOne); err != nil {
+		t.Fatal(err)
+	}
+	h.eval(`[...document.querySelectorAll('#pdp-data td[data-v=mean]')].map(td => td.dataset.x)`, &cells)
+	sameFloats(t, "PDP mean at budget 1", numbers(t, "PDP", cells), atOne.Mean)
+	var fresh string
+	h.eval(`document.getElementById('pdp-fresh').textContent`, &fresh)
+	if !strings.Contains(fresh, "describes the values at budget 1 of 24 trials") {
+		t.Fatalf("PDP freshness at budget 1: %q", fresh)
+	}
 	h.audit("explanations")
-	h.reachable("explanations", "pdp-param", "pdp-param2", "pdp-ice", "pdp-refresh", "good-region", "proposal-trial", "proposal-go", "paths-go", "summary:PDP data")
+	h.reachable("explanations", "explain-budget", "budgets-refresh", "pdp-param", "pdp-param2", "pdp-ice", "pdp-refresh", "good-region", "proposal-trial", "proposal-go", "paths-go", "summary:PDP data")
+	setControl(h, "explain-budget", "", "change")
+	h.wait("importance at the final values", `!document.getElementById('importance-note').textContent.includes('at budget')`, 30*time.Second)
+	h.wait("PDP at the final values", `!document.getElementById('pdp-note').textContent.includes('at budget') && document.querySelectorAll('#pdp-data td[data-v=mean]').length === 20`, 30*time.Second)
 	h.shoot("explain")
 	h.run("good region", 5*time.Second, chromedp.Click(chromedp.CSS(`#good-region`)))
 	h.wait("good-region importance", `document.getElementById('importance-note').textContent.startsWith('good region')`, 30*time.Second)
@@ -1246,6 +1282,9 @@ func checkLive(t *testing.T, h *harness) {
 	if !strings.HasPrefix(freshText, "describes 25 usable trials") || !strings.Contains(freshText, "GP (matern52) on 25 trials") {
 		t.Fatalf("fresh PDP panel says %q", freshText)
 	}
+	// The table of budgets follows too: the new trial is complete (final
+	// values of 25 trials) but reported no intermediate value.
+	h.wait("budgets follow", `xbo.budgets && xbo.budgets.final === 25 && xbo.budgets.curves === 24`, 40*time.Second)
 	h.show("overview")
 	h.wait("trace follows", `window.xbo.trace.n === 25`, 10*time.Second)
 }

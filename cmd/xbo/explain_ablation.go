@@ -25,6 +25,7 @@ func runExplainAblation(ctx context.Context, args []string, env *cliEnv) error {
 	var in historyFlags
 	var s surrogateFlags
 	in.register(fs, "data", true, false)
+	in.registerBudget(fs)
 	s.register(fs)
 	source := fs.String("source", explain.PointDefault, "source configuration: default, best, last, or a JSON object of natural values")
 	target := fs.String("target", explain.PointBest, "target configuration: best, last, default, or a JSON object")
@@ -37,7 +38,7 @@ func runExplainAblation(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	req := explain.AblationRequest{Source: *source, Target: *target, Output: *output, Tau: tau, Surrogate: s.spec()}
+	req := explain.AblationRequest{Source: *source, Target: *target, Output: *output, Tau: tau, Surrogate: s.spec(), Budget: in.budget}
 	res, err := compute(ctx, env, "ablation", func(ctx context.Context, e *explain.Engine) (*explain.AblationResult, error) {
 		return e.Ablation(ctx, h, req)
 	})

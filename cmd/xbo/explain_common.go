@@ -32,6 +32,35 @@ type historyFlags struct {
 	data, spacePath, study, db, dataN string
 	asJSON                            bool
 	svg                               string
+	// budget is --budget, for the commands that register it.
+	budget *int64
+}
+
+// registerBudget adds --budget: explain the values at a budget (a step of
+// the intermediate values) instead of the final ones.
+func (f *historyFlags) registerBudget(fs *flag.FlagSet) {
+	fs.Func("budget", "explain each trial's value at this budget (a step of its intermediate values: the value at the largest step ≤ it, "+
+		"for the complete and pruned trials that reported at a step ≥ it) instead of its final value", func(text string) error {
+		b, err := strconv.ParseInt(strings.TrimSpace(text), 10, 64)
+		if err != nil || b < 0 {
+			return fmt.Errorf("%q is not a step (an integer ≥ 0)", text)
+		}
+		f.budget = &b
+		return nil
+	})
+}
+
+// shown is the history the text and SVG outputs mark trials from (rugs, the
+// best trial): the study at the budget when one was asked for, as the
+// engine explained it.
+func (f *historyFlags) shown(h *history.History) *history.History {
+	if f.budget == nil {
+		return h
+	}
+	if v, err := h.AtBudget(*f.budget); err == nil {
+		return v
+	}
+	return h
 }
 
 // register adds the input flags, and --json and --svg when the command
@@ -80,7 +109,7 @@ func (f *historyFlags) load(ctx context.Context, env *cliEnv) (*history.History,
 	for _, w := range h.Warnings {
 		fmt.Fprintf(env.stderr, "xbo %s: warning: %s\n", f.command, w)
 	}
-	if n := len(h.Trials) - len(h.Usable()); n > 0 {
+	if n := len(h.Trials) - len(h.Usable()); n > 0 && f.budget == nil {
 		fmt.Fprintf(env.stderr, "xbo %s: note: %d trial(s) without a usable value (failed, pruned, pending or empty) are not modelled\n", f.command, n)
 	}
 	return h, nil
@@ -142,6 +171,9 @@ func explainUsage(err error) error {
 func aboutLine(a *explain.About) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d usable trials, %s", a.Trials, a.Units)
+	if bi := a.Budget; bi != nil {
+		fmt.Fprintf(&b, "; %s", budgetLine(bi))
+	}
 	if s := a.Surrogate; s != nil {
 		kind := "random forest"
 		if s.Kind == explain.SurrogateGP {
@@ -159,6 +191,13 @@ func aboutLine(a *explain.About) string {
 		}
 	}
 	return b.String()
+}
+
+// budgetLine says at which budget an explanation was computed and from
+// which trials.
+func budgetLine(bi *explain.BudgetInfo) string {
+	return fmt.Sprintf("values at budget %d: %d trials (%d of them pruned; %d finished trials left out), %s",
+		bi.Step, bi.Trials, bi.Pruned, bi.LeftOut, bi.Rule)
 }
 
 // rugAndBest lists the evaluated values of parameter p and the best trial's.

@@ -27,6 +27,7 @@ func runExplainImportance(ctx context.Context, args []string, env *cliEnv) error
 	fs := flag.NewFlagSet("explain importance", flag.ContinueOnError)
 	var in historyFlags
 	in.register(fs, "data", true, false)
+	in.registerBudget(fs)
 	method := fs.String("method", explain.DefaultImportanceMethod, "gp-sobol (Sobol indices of the GP's mean, 95% intervals from posterior samples) or forest-fanova (random-forest fANOVA, ± std across trees)")
 	pairs := fs.Bool("pairs", true, "also compute every pairwise interaction (up to 40 parameters)")
 	trees := fs.Int("trees", 0, "forest-fanova: number of trees in the random forest (default 30)")
@@ -41,7 +42,7 @@ func runExplainImportance(ctx context.Context, args []string, env *cliEnv) error
 		return err
 	}
 	req := explain.ImportanceRequest{Method: *method, Pairs: pairs, Trees: *trees, Seed: *seed, CapQuantile: *capQ,
-		Samples: *samples, Posterior: *posterior, Refits: *refits}
+		Samples: *samples, Posterior: *posterior, Refits: *refits, Budget: in.budget}
 	if *kernel != "" {
 		req.Surrogate = &explain.Surrogate{Kind: explain.SurrogateGP, Kernel: *kernel, Seed: *seed}
 	}
@@ -101,6 +102,9 @@ func printImportance(w io.Writer, res *explain.ImportanceResult) error {
 	}
 	if res.Cap != "" {
 		fmt.Fprintf(&b, ", %s", res.Cap)
+	}
+	if res.Budget != nil {
+		fmt.Fprintf(&b, "\n%s", budgetLine(res.Budget))
 	}
 	if bias := res.Bias; bias != nil {
 		fmt.Fprintf(&b, "\nsampling bias %s (MMD %.2g× a uniform sample's)", bias.Level, bias.Ratio)

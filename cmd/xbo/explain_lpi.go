@@ -22,6 +22,7 @@ func runExplainLPI(ctx context.Context, args []string, env *cliEnv) error {
 	var in historyFlags
 	var s surrogateFlags
 	in.register(fs, "data", true, false)
+	in.registerBudget(fs)
 	s.register(fs)
 	pointText := fs.String("point", explain.PointBest, `configuration: JSON of natural values, best, last or default`)
 	grid := fs.Int("grid", 0, "values per float parameter (default 20; discrete ones: every value up to this many)")
@@ -35,7 +36,7 @@ func runExplainLPI(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	req := explain.LPIRequest{Point: *pointText, Grid: *grid, Tau: tau, HStat: *hstat, HPoints: *hpoints, Surrogate: s.spec()}
+	req := explain.LPIRequest{Point: *pointText, Grid: *grid, Tau: tau, HStat: *hstat, HPoints: *hpoints, Surrogate: s.spec(), Budget: in.budget}
 	res, err := compute(ctx, env, "local importance", func(ctx context.Context, e *explain.Engine) (*explain.LPIResult, error) {
 		return e.LPI(ctx, h, req)
 	})

@@ -52,6 +52,7 @@ func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 	var c pdpFlags
 	var s surrogateFlags
 	in.register(fs, "data", true, true)
+	in.registerBudget(fs)
 	c.register(fs)
 	s.register(fs)
 	param := fs.String("param", "", "parameter of interest")
@@ -77,26 +78,28 @@ func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	if *slice {
-		req := explain.SliceRequest{Param: *param, Point: *point, Grid: c.grid, Alpha: c.alpha, Surrogate: s.spec()}
+		req := explain.SliceRequest{Param: *param, Point: *point, Grid: c.grid, Alpha: c.alpha, Surrogate: s.spec(), Budget: in.budget}
 		res, err := compute(ctx, env, "slice", func(ctx context.Context, e *explain.Engine) (*explain.SliceResult, error) {
 			return e.Slice(ctx, h, req)
 		})
 		if err != nil {
 			return err
 		}
-		return writeSlice(env, &in, h, res)
+		return writeSlice(env, &in, in.shown(h), res)
 	}
 	params := []string{*param}
 	if *param2 != "" {
 		params = append(params, *param2)
 	}
-	req := explain.PDPRequest{Params: params, Grid: c.grid, Samples: c.mc, Alpha: c.alpha, Band: band, ICE: *ice, Surrogate: s.spec()}
+	req := explain.PDPRequest{Params: params, Grid: c.grid, Samples: c.mc, Alpha: c.alpha, Band: band, ICE: *ice, Surrogate: s.spec(),
+		Budget: in.budget}
 	res, err := compute(ctx, env, "PDP", func(ctx context.Context, e *explain.Engine) (*explain.PDPResult, error) {
 		return e.PDP(ctx, h, req)
 	})
 	if err != nil {
 		return err
 	}
+	h = in.shown(h)
 	if in.svg != "" {
 		err := writeFile(in.svg, func(w io.Writer) error {
 			if res.Param2 != "" {

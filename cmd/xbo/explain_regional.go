@@ -27,6 +27,7 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 	var c pdpFlags
 	var s surrogateFlags
 	in.register(fs, "data", true, true)
+	in.registerBudget(fs)
 	c.register(fs)
 	s.register(fs)
 	param := fs.String("param", "", "parameter of interest")
@@ -52,13 +53,14 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	req := explain.RegionalRequest{Param: *param, Grid: c.grid, Samples: c.mc, Alpha: c.alpha, Band: band,
-		MaxSplits: *splits, MaxDepth: *depth, MinSize: *minSize, MinImprovement: *minImp, Surrogate: s.spec()}
+		MaxSplits: *splits, MaxDepth: *depth, MinSize: *minSize, MinImprovement: *minImp, Surrogate: s.spec(), Budget: in.budget}
 	res, err := compute(ctx, env, "regional PDP", func(ctx context.Context, e *explain.Engine) (*explain.RegionalResult, error) {
 		return e.Regional(ctx, h, req)
 	})
 	if err != nil {
 		return err
 	}
+	h = in.shown(h)
 	if in.svg != "" {
 		err := writeFile(in.svg, func(w io.Writer) error {
 			g, err := panelOf(h, res.Global, fmt.Sprintf("global PDP of %s (n = %d)", res.Param, res.Global.Samples))

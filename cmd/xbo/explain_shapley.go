@@ -45,6 +45,7 @@ func runExplainShapley(ctx context.Context, args []string, env *cliEnv) error {
 	var c shapleyFlags
 	var s surrogateFlags
 	in.register(fs, "data", true, true)
+	in.registerBudget(fs)
 	c.register(fs)
 	s.register(fs)
 	point := fs.String("point", "", `configuration to explain: best, last (default), default or a JSON object of natural values ('{"x1": 0.2, ...}')`)
@@ -54,7 +55,8 @@ func runExplainShapley(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	tau := c.tau
 	req := explain.ShapleyRequest{Point: *point, Target: c.target, Tau: &tau, Method: c.method, Samples: c.k,
-		MaxSamples: c.maxK, Background: c.background, Local: c.local, Baseline: c.baseline, Level: c.level, Surrogate: s.spec()}
+		MaxSamples: c.maxK, Background: c.background, Local: c.local, Baseline: c.baseline, Level: c.level, Surrogate: s.spec(),
+		Budget: in.budget}
 	if *trial >= 0 {
 		if *point != "" {
 			return usagef("give --trial or --point, not both")

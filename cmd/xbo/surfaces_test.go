@@ -48,6 +48,42 @@ func surfacesObjective(t *client.Trial, sign float64) (float64, error) {
 	return sign * v, nil
 }
 
+// serveStore starts a service on a new SQLite store in a temporary
+// directory: it returns the directory, the database path (for the CLI's
+// --db), a client, and a getter of the study's explanations from the API
+// (normalized JSON; anything but 200 fails the test).
+func serveStore(t *testing.T) (dir, db string, c *client.Client, api func(study string) func(kind, query string) string) {
+	t.Helper()
+	dir = t.TempDir()
+	db = filepath.Join(dir, "xbo.db")
+	st, err := store.Open(context.Background(), db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := server.New(server.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv)
+	t.Cleanup(hs.Close)
+	api = func(study string) func(kind, query string) string {
+		return func(kind, query string) string {
+			t.Helper()
+			resp, err := http.Get(hs.URL + "/api/studies/" + study + "/explain/" + kind + "?" + query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 {
+				t.Fatalf("API %s %s?%s: %d %s", study, kind, query, resp.StatusCode, b)
+			}
+			return normalizeJSON(t, "API "+kind, b)
+		}
+	}
+	return dir, db, client.New(hs.URL, client.WithRetries(0, 0)), api
+}
+
 // normalizeJSON decodes and re-encodes a document, so that two encodings of
 // the same numbers (indented or not, keys in any order) compare equal.
 func normalizeJSON(t *testing.T, what string, b []byte) string {
@@ -75,19 +111,7 @@ func TestEverySurfaceGivesTheSameAnswer(t *testing.T) {
 		t.Skip("runs every explanation on every surface")
 	}
 	ctx := context.Background()
-	dir := t.TempDir()
-	db := filepath.Join(dir, "xbo.db")
-	st, err := store.Open(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := server.New(server.Config{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
-	c := client.New(hs.URL, client.WithRetries(0, 0))
+	dir, db, c, apiOf := serveStore(t)
 	for _, dir := range []string{"maximize", "minimize"} {
 		sign := 1.0
 		if dir == "minimize" {
@@ -107,16 +131,7 @@ func TestEverySurfaceGivesTheSameAnswer(t *testing.T) {
 	}
 	api := func(study, kind, query string) string {
 		t.Helper()
-		resp, err := http.Get(hs.URL + "/api/studies/" + study + "/explain/" + kind + "?" + query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		if resp.StatusCode != 200 {
-			t.Fatalf("API %s %s?%s: %d %s", study, kind, query, resp.StatusCode, b)
-		}
-		return normalizeJSON(t, "API "+kind, b)
+		return apiOf(study)(kind, query)
 	}
 	cli := func(args ...string) string {
 		t.Helper()

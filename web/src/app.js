@@ -10,7 +10,7 @@ import { $, api, esc, fmt, resizeCharts, sortedTrials, state, status, usable } f
 import { autoRecompute, forgetExplanations, renderAllFreshness } from './freshness.js';
 import { fillTableControls, renderTable } from './table.js';
 import { renderParallel, renderSummary, renderTrace } from './overview.js';
-import { fillParamSelects, proposeTrial, refreshImportance, refreshPDP, renderBobax } from './explain.js';
+import { fillParamSelects, followBudgets, loadBudgets, proposeTrial, refreshImportance, refreshPDP, renderBobax, resetBudget } from './explain.js';
 import { renderCurves, renderEDF, renderTimeline } from './history.js';
 import { renderCompare } from './compare.js';
 import { forgetTrialView, renderTrial } from './trial.js';
@@ -22,7 +22,7 @@ const VIEWS = ['overview', 'explain', 'history', 'compare', 'trial'];
 // What each view draws from the trials.
 const DRAW = {
   overview: (all) => { renderTrace(all); renderTable(all); renderParallel(all); },
-  explain: (all) => renderBobax(all),
+  explain: (all) => { renderBobax(all); followBudgets(); },
   history: (all) => { renderTimeline(all); renderEDF(all); renderCurves(all); },
   compare: () => renderCompare(),
   trial: () => renderTrial(state.selected),
@@ -143,6 +143,7 @@ async function openStudy(name) {
   for (const b of document.querySelectorAll('#studies button')) b.setAttribute('aria-current', String(b.dataset.study === name));
   fillParamSelects();
   fillTableControls();
+  resetBudget();
   const ev = await api(`/api/studies/${encodeURIComponent(name)}/events?since=0`);
   if (gen !== state.gen) return;
   merge(ev);
@@ -156,6 +157,7 @@ async function openStudy(name) {
   document.body.dataset.ready = name;
   status(`${name}: ${state.trials.size} trials, first render ${ms.toFixed(0)} ms`);
   const complete = countUsable();
+  loadBudgets();
   if (complete >= 3 && complete <= EXPLAIN_AUTO_MAX) {
     refreshPDP();
     refreshImportance();

@@ -3,8 +3,8 @@
 // desirability paths of the whole run, and a-BOBAX's band width. Every
 // explanation is the API's document (GET explain/…), drawn as it is.
 import {
-  $, C, EDGE_AXIS, SERIES_COLOURS, VIRIDIS, axisName, chart, chartIf, errorBars, esc, fmt, fmtValue, minimize, param, paramAxis, params, setNote,
-  sortedTrials, state, trialNote, usable,
+  $, C, EDGE_AXIS, api, SERIES_COLOURS, VIRIDIS, axisName, chart, chartIf, errorBars, esc, fmt, fmtValue, minimize, param, paramAxis, params, setNote,
+  sortedTrials, state, studyURL, trialNote, usable,
 } from './core.js';
 import { explainGET, freshPanel } from './freshness.js';
 import { explainTrial } from './shapley.js';
@@ -13,6 +13,76 @@ freshPanel('pdp', () => refreshPDP(), true, 'Recompute');
 freshPanel('importance', () => refreshImportance(), true, 'Recompute');
 freshPanel('proposal', () => refreshShapley(), false, 'Explain');
 freshPanel('paths', () => loadPaths(), false, 'Load desirability paths');
+
+// ---------------------------------------------------------------- budgets
+// A study whose trials reported intermediate values can be explained at a
+// budget (a step): the selector adds budget=N to the PDP and importance
+// requests, and the table shows whether the ranking at one budget predicts
+// the ranking at another (GET explain/budgets). The engine defines which
+// trials and values count; the page only shows its answers.
+
+function budgetParam() { const b = $('explain-budget').value; return b === '' ? '' : `budget=${encodeURIComponent(b)}`; }
+// withBudget appends the selected budget to an explanation's path.
+function withBudget(path) { const b = budgetParam(); return b ? path + (path.includes('?') ? '&' : '?') + b : path; }
+// budgetText says which budget and trials an explanation used ('' for the final values).
+function budgetText(r) {
+  const b = r && r.budget;
+  return b ? `at budget ${b.step}: ${b.trials} trials (${b.pruned} pruned; ${b.left_out} finished trials left out)` : '';
+}
+
+function hasCurves() {
+  for (const t of state.trials.values()) if ((t.state === 'complete' || t.state === 'pruned') && (t.intermediate || []).length) return true;
+  return false;
+}
+
+export function resetBudget() {
+  $('explain-budget').innerHTML = '<option value="">final values</option>';
+  $('budgets-data').innerHTML = '<caption>Rank correlation of the trials\' values between budgets</caption>';
+  setNote('budgets-note', '');
+  $('budgets-reading').textContent = '';
+  window.xbo.budgets = null;
+}
+
+// The table follows a running study: when its trials changed it is asked
+// again, at most every BUDGETS_EVERY_MS (the engine answers from its cache
+// while the curves stay the same).
+const BUDGETS_EVERY_MS = 15000;
+let budgetsAsked = { version: -1, at: 0 };
+export function followBudgets() {
+  if (!state.study || state.version === budgetsAsked.version || Date.now() - budgetsAsked.at < BUDGETS_EVERY_MS) return;
+  loadBudgets();
+}
+
+export async function loadBudgets() {
+  if (!state.study) return;
+  budgetsAsked = { version: state.version, at: Date.now() };
+  $('budget-panel').hidden = !hasCurves();
+  if ($('budget-panel').hidden) return;
+  const gen = state.gen;
+  setNote('budgets-note', 'computing…');
+  try {
+    const r = await api(studyURL('explain/budgets'));
+    if (gen !== state.gen) return;
+    window.xbo.budgets = r;
+    const sel = $('explain-budget'), current = sel.value;
+    sel.innerHTML = '<option value="">final values</option>' + r.steps.map((s) =>
+      `<option value="${s.step}">${s.step} (${s.trials} trials${s.pruned ? `, ${s.pruned} pruned` : ''})</option>`).join('');
+    if (r.steps.some((s) => String(s.step) === current)) sel.value = current;
+    setNote('budgets-note', `${r.curves} finished trials with intermediate values, ${r.final} complete; ${Math.round(r.level * 100)}% intervals; `
+      + `a trial's value at a budget is ${r.rule}${r.steps_total > r.steps.length ? `; ${r.steps.length} of ${r.steps_total} budgets listed` : ''}`);
+    $('budgets-reading').textContent = r.reading;
+    const cell = (c, name) => (c ? `<td data-v="${name}" data-x="${c.value}">${fmt(c.value)}</td><td>[${fmt(c.lower)}, ${fmt(c.upper)}]</td>` : '<td>—</td><td></td>');
+    $('budgets-data').innerHTML = '<caption>Rank correlation of the trials\' values between budgets</caption>'
+      + '<thead><tr><th scope="col">budgets</th><th scope="col">trials</th><th scope="col">Spearman</th><th scope="col">interval</th>'
+      + '<th scope="col">Kendall</th><th scope="col">interval</th><th scope="col">note</th></tr></thead><tbody>'
+      + r.pairs.map((p) => `<tr><th scope="row">${esc(p.label)}</th><td data-v="trials">${p.trials}</td>${cell(p.spearman, 'spearman')}${cell(p.kendall, 'kendall')}<td>${esc(p.note || '')}</td></tr>`).join('')
+      + '</tbody>';
+  } catch (e) {
+    if (gen === state.gen) setNote('budgets-note', `budgets: ${e.message}`, true);
+  }
+}
+$('budgets-refresh').addEventListener('click', loadBudgets);
+$('explain-budget').addEventListener('change', () => { refreshPDP(); refreshImportance(); });
 
 // ---------------------------------------------------------------- PDP
 
@@ -32,20 +102,20 @@ export async function refreshPDP() {
   setNote('pdp-note', 'computing…');
   try {
     if (pdpMode() === 'regional') {
-      const r = await explainGET('pdp', `explain/regional?param=${encodeURIComponent(a)}`);
+      const r = await explainGET('pdp', withBudget(`explain/regional?param=${encodeURIComponent(a)}`));
       if (!r || gen !== state.gen) return;
       state.regional = r;
       state.leaf = null;
       renderTree(r);
       drawPDP(r.global, 'global PDP (click a leaf for its region)');
-      setNote('pdp-note', `${r.splits} split(s); impurity ${fmt(r.root_impurity)} → ${fmt(r.leaf_impurity)}`);
+      setNote('pdp-note', `${r.splits} split(s); impurity ${fmt(r.root_impurity)} → ${fmt(r.leaf_impurity)}${r.budget ? '; ' + budgetText(r) : ''}`);
     } else {
       $('tree').innerHTML = '';
       const q = `param=${encodeURIComponent(a)}` + (b && b !== a ? `&param=${encodeURIComponent(b)}` : '') + (ice && !(b && b !== a) ? '&ice=true' : '');
-      const r = await explainGET('pdp', `explain/pdp?${q}`);
+      const r = await explainGET('pdp', withBudget(`explain/pdp?${q}`));
       if (!r || gen !== state.gen) return;
-      drawPDP(r, 'global PDP');
-      setNote('pdp-note', `${Math.round(r.level * 100)}% band (${r.band}), ${r.samples} Monte Carlo samples; ${r.units}${r.note ? '. ' + r.note : ''}`);
+      drawPDP(r, r.budget ? `global PDP at budget ${r.budget.step}` : 'global PDP');
+      setNote('pdp-note', `${Math.round(r.level * 100)}% band (${r.band}), ${r.samples} Monte Carlo samples; ${r.units}${r.budget ? '; ' + budgetText(r) : ''}${r.note ? '. ' + r.note : ''}`);
     }
   } catch (e) {
     setNote('pdp-note', `PDP: ${e.message}`, true);
@@ -158,7 +228,7 @@ export async function refreshImportance() {
   const gen = state.gen;
   setNote('importance-note', 'computing…');
   try {
-    const r = await explainGET('importance', 'explain/importance' + (good ? '?cap_quantile=0.25' : ''));
+    const r = await explainGET('importance', withBudget('explain/importance' + (good ? '?cap_quantile=0.25' : '')));
     if (!r || gen !== state.gen) return;
     window.xbo.importance = r;
     const main = Object.entries(r.main).map(([k, e]) => ({ k, ...e })).sort((a, b) => b.fraction - a.fraction);
@@ -169,7 +239,7 @@ export async function refreshImportance() {
     const how = ci
       ? 'bars: Sobol index of the GP mean, whiskers the 95% interval from posterior samples'
       : 'bars: mean fraction over trees, whiskers ± one standard deviation across trees';
-    setNote('importance-note', `${good ? 'good region (values capped at the top-25% quantile)' : 'whole space'}; ${r.method}; variance ${fmt(r.total_variance)}; ${how}; main effects then the top ${pairs.length} pairs`);
+    setNote('importance-note', `${good ? 'good region (values capped at the top-25% quantile)' : 'whole space'}; ${r.budget ? budgetText(r) + '; ' : ''}${r.method}; variance ${fmt(r.total_variance)}; ${how}; main effects then the top ${pairs.length} pairs`);
     chart('importance-chart').setOption({
       aria: { enabled: true }, animation: false,
       tooltip: { trigger: 'axis' },

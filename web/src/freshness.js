@@ -49,7 +49,10 @@ export async function explainGET(panel, path) {
   try {
     const r = await api(studyURL(path));
     if (state.computing[panel] !== token) return null; // a newer request for the panel was made
-    state.explained[panel] = { trials: r.trials, fingerprint: r.fingerprint, version: state.version, ms: performance.now() - started, at: Date.now(), about: r };
+    // An explanation at a budget counts other trials than the usable ones:
+    // it is stale once more trials are usable than when it was asked for.
+    const trials = r.budget ? countUsable() : r.trials;
+    state.explained[panel] = { trials, fingerprint: r.fingerprint, version: state.version, ms: performance.now() - started, at: Date.now(), about: r };
     return r;
   } finally {
     clearInterval(watch);
@@ -75,7 +78,9 @@ export function renderFreshness(panel) {
   const now = countUsable();
   const stale = now > e.trials;
   const bias = a.sampling_bias;
-  const parts = [`describes ${e.trials} usable trials (study version ${e.version})`];
+  const parts = [a.budget
+    ? `describes the values at budget ${a.budget.step} of ${a.budget.trials} trials, ${a.budget.pruned} of them pruned (study version ${e.version})`
+    : `describes ${e.trials} usable trials (study version ${e.version})`];
   if (a.surrogate) parts.push(surrogateText(a.surrogate));
   if (bias) parts.push(`sampling bias: ${bias.level}`);
   let text = parts.join(' · ');
