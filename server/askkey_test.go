@@ -69,6 +69,9 @@ func TestIdempotentAsks(t *testing.T) {
 		if code != 200 || !replayed || again.Number != a.Number || !paramsEqual(again.Params, a.Params) {
 			t.Fatalf("repeated ask: %d trial %d replayed=%v %s; want trial %d replayed", code, again.Number, replayed, msg, a.Number)
 		}
+		if code, text := raw(t, e, "GET", "/metrics", "", false); code != 200 || !strings.Contains(text, "xbo_ask_replays_total 1\n") {
+			t.Errorf("metrics after one replay: %d, want xbo_ask_replays_total 1", code)
+		}
 		code, b, replayed, _ := keyedAsk(t, e, "s", "w1", "key-2")
 		if code != 200 || replayed || b.Number == a.Number {
 			t.Fatalf("ask with another key: %d trial %d replayed=%v, first was %d", code, b.Number, replayed, a.Number)

@@ -653,6 +653,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Server-Timing", timing.header())
 	if replayed {
 		w.Header().Set(ReplayedHeader, "true")
+		s.metrics.replays.Inc()
 	} else {
 		s.changed(name)
 	}
