@@ -21,6 +21,14 @@
 //     in memory and how the dashboard polls for events.
 //   - A told value is written in one transaction and is never changed again:
 //     repeating the same tell is a no-op, a different one is ErrConflict.
+//   - An ask may carry an idempotency key (AskRequest.Key), stored on the
+//     trial it hands out in the same transaction; a unique index lets no
+//     second trial be handed out under it, and AskedWith finds the trial, so
+//     a repeated ask can be answered with it.
+//   - A PostgreSQL transaction whose connection died runs again on a fresh
+//     one. When the connection died at the commit, a write that must not
+//     happen twice first asks the database whether the transaction
+//     committed (txid_status); idempotent writes simply run again.
 package store
 
 import (
