@@ -19,19 +19,25 @@
 //	}
 //
 // Tell, Fail, Prune and Report are idempotent on the server, so the client retries
-// them (and every GET) after network errors and 5xx answers; Ask is not
-// retried after the request may have reached the server, because a lost
-// answer would leave a trial running until it expires.
+// them (and every GET) after network errors and 5xx answers, with a
+// doubling, jittered backoff (WithRetries). Ask is retried the same way: it
+// sends a new random Idempotency-Key with each ask and the same key with
+// each repetition, so an ask whose answer was lost gets the trial the
+// server handed out for it rather than a second one (docs/api.md,
+// "Idempotent asks").
 package client
 
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"math"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -93,7 +99,9 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // WithRetries sets how often retryable requests are repeated (default 5)
-// and the first backoff (default 100 ms, doubling).
+// and the first backoff (default 100 ms, doubling up to 5 s; each wait is
+// drawn between half and one and a half times that, so that many workers
+// do not retry in step).
 func WithRetries(n int, backoff time.Duration) Option {
 	return func(c *Client) { c.retries, c.backoff = n, backoff }
 }
@@ -216,10 +224,33 @@ func (c *Client) DeleteStudy(ctx context.Context, name string) error {
 	return c.do(ctx, http.MethodDelete, "/api/studies/"+url.PathEscape(name), nil, nil, false)
 }
 
-// Ask returns a trial to evaluate.
+// Ask returns a trial to evaluate. It is retried like a tell: every
+// attempt carries the same idempotency key, new for each call.
 func (c *Client) Ask(ctx context.Context, study string) (*Trial, error) {
+	key, err := NewAskKey()
+	if err != nil {
+		return nil, err
+	}
+	return c.AskWithKey(ctx, study, key)
+}
+
+// AskWithKey is Ask with the caller's idempotency key: a worker that
+// records the key before asking can, after a crash, ask again with it and
+// get the same trial if the server handed one out. The key must be new for
+// each ask (1 to 200 printable ASCII characters without spaces).
+func (c *Client) AskWithKey(ctx context.Context, study, key string) (*Trial, error) {
 	var t Trial
-	return &t, c.do(ctx, http.MethodPost, studyPath(study, "ask"), map[string]string{"worker": c.worker}, &t, false)
+	header := http.Header{"Idempotency-Key": {key}}
+	return &t, c.send(ctx, http.MethodPost, studyPath(study, "ask"), header, map[string]string{"worker": c.worker}, &t, true)
+}
+
+// NewAskKey returns a random idempotency key (128 bits, hexadecimal).
+func NewAskKey() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("client: idempotency key: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // Tell reports a trial's value. Repeating it is harmless.
@@ -380,6 +411,11 @@ func trialPath(study string, number int64, action string) string {
 // 5xx answers; without it only a refused connection (the request cannot have
 // reached the server) is retried.
 func (c *Client) do(ctx context.Context, method, path string, in, out any, retry bool) error {
+	return c.send(ctx, method, path, nil, in, out, retry)
+}
+
+// send is do with extra request headers.
+func (c *Client) send(ctx context.Context, method, path string, header http.Header, in, out any, retry bool) error {
 	var body []byte
 	if in != nil {
 		var err error
@@ -389,7 +425,7 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any, retry
 	}
 	wait := c.backoff
 	for attempt := 0; ; attempt++ {
-		err := c.once(ctx, method, path, body, out)
+		err := c.once(ctx, method, path, header, body, out)
 		if err == nil {
 			return nil
 		}
@@ -399,10 +435,11 @@ func (c *Client) do(ctx context.Context, method, path string, in, out any, retry
 		if !retryable || attempt >= c.retries || ctx.Err() != nil {
 			return err
 		}
+		jittered := time.Duration(float64(wait) * (0.5 + mrand.Float64()))
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(wait):
+		case <-time.After(jittered):
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
@@ -414,7 +451,7 @@ func isNetErr(err error) bool {
 	return errors.As(err, &ne) || errors.As(err, &oe) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET)
 }
 
-func (c *Client) once(ctx context.Context, method, path string, body []byte, out any) error {
+func (c *Client) once(ctx context.Context, method, path string, header http.Header, body []byte, out any) error {
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
@@ -422,6 +459,9 @@ func (c *Client) once(ctx context.Context, method, path string, body []byte, out
 	req, err := http.NewRequestWithContext(ctx, method, c.base+path, rd)
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
+	}
+	for k, v := range header {
+		req.Header[k] = v
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")

@@ -5,8 +5,10 @@ package server_test
 // PostgreSQL terminates its connections, and while its SQLite file's disk is
 // full. After each fault the study is drained and checked: every acknowledged
 // tell is stored with its value, no trial was handed to two workers, and no
-// configuration was evaluated twice through a requeued copy. It is slow, so
-// it runs only when asked:
+// configuration was evaluated twice through a requeued copy. The workers use
+// package client, which retries asks (with an idempotency key) and tells, so
+// after a fault an ask whose answer was lost gets its trial back and none is
+// left to expire. It is slow, so it runs only when asked:
 //
 //	XBO_FAULTS=1 go test ./server -run Faults -v
 //
@@ -84,6 +86,7 @@ type countingTransport struct {
 	base          http.RoundTripper
 	status5xx     atomic.Int64
 	noAnswer      atomic.Int64
+	replayed      atomic.Int64 // asks answered with the trial of an earlier attempt
 	mu            sync.Mutex
 	messages5xx   map[string]int
 	statusesSeen5 map[int]int
@@ -101,6 +104,9 @@ func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 			c.noAnswer.Add(1)
 		}
 		return resp, err
+	}
+	if resp.Header.Get("Idempotent-Replayed") == "true" {
+		c.replayed.Add(1)
 	}
 	if resp.StatusCode >= 500 {
 		c.status5xx.Add(1)
@@ -153,7 +159,7 @@ func (c *countingTransport) summary() string {
 	}
 	sort.Slice(ms, func(i, j int) bool { return ms[i].n > ms[j].n })
 	var b strings.Builder
-	fmt.Fprintf(&b, "5xx answers %d %v, requests without answer %d", c.status5xx.Load(), c.statusesSeen5, c.noAnswer.Load())
+	fmt.Fprintf(&b, "5xx answers %d %v, requests without answer %d, asks replayed %d", c.status5xx.Load(), c.statusesSeen5, c.noAnswer.Load(), c.replayed.Load())
 	for i, m := range ms {
 		if i == 4 {
 			fmt.Fprintf(&b, "\n\t… %d more kinds", len(ms)-i)
@@ -191,9 +197,10 @@ func (f *faultTraffic) client(worker string) *client.Client {
 		client.WithHTTPClient(&http.Client{Transport: f.transport}), client.WithRetries(f.retries, 50*time.Millisecond))
 }
 
-// start runs n workers until halt. A failed ask is counted and asked again
-// (the trial, if the server created it, expires); a tell that fails after
-// the client's retries is counted and its trial left to expire.
+// start runs n workers until halt. An ask that fails after the client's
+// retries is counted and asked again (with a new key: the trial, if the
+// server created one, expires); a tell that fails after the client's retries
+// is counted and its trial left to expire.
 func (f *faultTraffic) start(ctx context.Context, n int) {
 	for w := 0; w < n; w++ {
 		f.wg.Add(1)
@@ -415,7 +422,7 @@ func faultKillLoop(t *testing.T, bin, dir, db string, kills int) {
 	url := "http://" + addr
 	createFaultStudy(t, ctx, url)
 	// Forty retries with a doubling backoff capped at 5 s outlast a restart:
-	// tells cross it; asks are not retried once sent.
+	// asks and tells cross it.
 	traffic := newFaultTraffic(url, "f", 40)
 	traffic.start(ctx, 8)
 	var downtime time.Duration
@@ -435,6 +442,9 @@ func faultKillLoop(t *testing.T, bin, dir, db string, kills int) {
 	traffic.halt()
 	if n := traffic.tellErrs.Load(); n > 0 {
 		t.Errorf("%d tells failed although the client retries them across a restart", n)
+	}
+	if n := traffic.askErrs.Load(); n > 0 {
+		t.Errorf("%d asks failed although the client retries them across a restart", n)
 	}
 	t.Logf("%s: kills %d (restart to first answer %.2f s on average); %s", filepath.Base(t.Name()), kills,
 		downtime.Seconds()/float64(kills), traffic.drainAndCheck(t, ctx))
@@ -470,13 +480,17 @@ func faultConnectionDrops(t *testing.T, bin string, drops int) {
 		t.Fatalf("xbo serve died during the connection drops: %v", err)
 	}
 	// A transaction that lost its connection before committing runs again
-	// on a fresh one; only a commit whose answer was lost may fail (its
-	// outcome is unknown), and tells, idempotent, are retried by the client.
+	// on a fresh one; one whose commit answer was lost is looked up
+	// (txid_status) and runs again if it did not commit. The client retries
+	// what still fails, asks with their idempotency key.
 	if n := traffic.transport.count5xx("store: begin:"); n > 0 {
 		t.Errorf("%d answers were 5xx because a transaction began on a dead connection", n)
 	}
 	if n := traffic.tellErrs.Load(); n > 0 {
 		t.Errorf("%d tells failed despite the client's retries", n)
+	}
+	if n := traffic.askErrs.Load(); n > 0 {
+		t.Errorf("%d asks failed despite the client's retries", n)
 	}
 	t.Logf("PostgresConnectionDrops: rounds %d, backends terminated %d, workers 16; %s", drops, terminated, traffic.drainAndCheck(t, ctx))
 }

@@ -22,6 +22,9 @@ type metrics struct {
 	latency *prometheus.HistogramVec
 	// storeErrors counts requests that failed with a server-side error.
 	storeErrors prometheus.Counter
+	// replays counts asks answered with the trial of an earlier ask with
+	// the same idempotency key: answers that clients lost.
+	replays prometheus.Counter
 }
 
 // metricsScrapeTimeout bounds the store query a scrape makes.
@@ -39,8 +42,12 @@ func newMetrics(s *Server) *metrics {
 			Name: "xbo_request_errors_total",
 			Help: "API requests that failed with a server-side (5xx) error, store errors included.",
 		}),
+		replays: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "xbo_ask_replays_total",
+			Help: "Asks answered with the trial an earlier ask with the same Idempotency-Key received (its answer was lost).",
+		}),
 	}
-	m.registry.MustRegister(m.latency, m.storeErrors,
+	m.registry.MustRegister(m.latency, m.storeErrors, m.replays,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "xbo_explain_computations",

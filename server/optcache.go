@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"sync"
 	"time"
@@ -124,15 +125,17 @@ const maxBatch = 64
 type askWaiter struct {
 	ctx     context.Context
 	worker  string
+	key     string // idempotency key; "" for none
 	queued  time.Time
 	optMark time.Duration // studyCache.opt when queued
 	done    chan askResult
 }
 
 type askResult struct {
-	t   *store.Trial
-	tm  timing
-	err error
+	t        *store.Trial
+	tm       timing
+	err      error
+	replayed bool // t was handed out earlier to an ask with the same key
 }
 
 // askTrial hands out a trial of the named study: overdue running trials are
@@ -140,10 +143,11 @@ type askResult struct {
 // Asks for one study that arrive while another is being served wait and are
 // then served together, in one transaction with one commit: the proposals
 // are made one after the other, each conditioned on those before it.
-func (s *Server) askTrial(ctx context.Context, study, worker string) (*store.Trial, timing, error) {
+// An ask with the key of an earlier one gets that one's trial (replayed).
+func (s *Server) askTrial(ctx context.Context, study, worker, key string) (t *store.Trial, tm timing, replayed bool, err error) {
 	c := s.cache(study)
 	now := time.Now()
-	w := &askWaiter{ctx: ctx, worker: worker, queued: now, optMark: c.opt.at(now), done: make(chan askResult, 1)}
+	w := &askWaiter{ctx: ctx, worker: worker, key: key, queued: now, optMark: c.opt.at(now), done: make(chan askResult, 1)}
 	c.qmu.Lock()
 	c.queue = append(c.queue, w)
 	start := !c.draining
@@ -152,25 +156,90 @@ func (s *Server) askTrial(ctx context.Context, study, worker string) (*store.Tri
 	if start {
 		go s.drain(study, c)
 	}
+	// A trial handed out under a key stays with it when the answer cannot
+	// reach the client: the client repeats the ask with that key.
 	select {
 	case r := <-w.done:
 		if r.err == nil && ctx.Err() != nil {
 			// The client is gone: the answer cannot reach it.
-			s.release(study, r.t)
-			return nil, timing{}, ctx.Err()
+			if key == "" {
+				s.release(study, r.t)
+			}
+			return nil, timing{}, false, ctx.Err()
 		}
-		return r.t, r.tm, r.err
+		return r.t, r.tm, r.replayed, r.err
 	case <-ctx.Done():
 		// The ask may be in a batch already: a trial made for it after all
 		// goes back to the queue rather than waiting for its deadline (or
 		// forever, with no trial timeout).
-		go func() {
-			if r := <-w.done; r.err == nil {
-				s.release(study, r.t)
-			}
-		}()
-		return nil, timing{}, ctx.Err()
+		if key == "" {
+			go func() {
+				if r := <-w.done; r.err == nil {
+					s.release(study, r.t)
+				}
+			}()
+		}
+		return nil, timing{}, false, ctx.Err()
 	}
+}
+
+// replayKeyed answers the waiters whose idempotency key an earlier ask
+// stored: with that ask's trial while it is running, or with a 422 when the
+// key was used by another study, another worker, or for a trial that has
+// finished. Of waiters sharing a key, the first stays and the others go back
+// to the study's queue, to be answered with its trial in the next batch. It
+// returns the waiters left to serve.
+func (s *Server) replayKeyed(ctx context.Context, study string, c *studyCache, waiting []*askWaiter, deliver func(*askWaiter, askResult)) []*askWaiter {
+	var keys []string
+	first := map[string]bool{}
+	rest := waiting[:0:0]
+	var later []*askWaiter
+	for _, w := range waiting {
+		switch {
+		case w.key == "":
+			rest = append(rest, w)
+		case first[w.key]:
+			later = append(later, w)
+		default:
+			first[w.key] = true
+			keys = append(keys, w.key)
+			rest = append(rest, w)
+		}
+	}
+	if len(later) > 0 {
+		c.qmu.Lock()
+		c.queue = append(later, c.queue...)
+		c.qmu.Unlock()
+	}
+	if len(keys) == 0 {
+		return rest
+	}
+	asked, err := s.st.AskedWith(ctx, keys)
+	out := rest[:0]
+	for _, w := range rest {
+		k, found := asked[w.key]
+		switch {
+		case w.key == "":
+			out = append(out, w)
+		case err != nil:
+			deliver(w, askResult{err: err})
+		case !found:
+			out = append(out, w)
+		case k.Study != study:
+			deliver(w, askResult{err: &httpError{http.StatusUnprocessableEntity,
+				fmt.Errorf("%s %q was sent with an ask of another study: send a new key with each ask", IdempotencyKeyHeader, w.key)}})
+		case k.Trial.Worker != w.worker:
+			deliver(w, askResult{err: &httpError{http.StatusUnprocessableEntity,
+				fmt.Errorf("%s %q was sent with an ask of worker %q, not %q: a repeated ask repeats its request", IdempotencyKeyHeader, w.key, k.Trial.Worker, w.worker)}})
+		case k.Trial.State != store.Running:
+			deliver(w, askResult{err: &httpError{http.StatusUnprocessableEntity,
+				fmt.Errorf("%s %q handed out trial %d, which is %s now: send a new key with each ask", IdempotencyKeyHeader, w.key, k.Trial.Number, k.Trial.State)}})
+		default:
+			t := k.Trial
+			deliver(w, askResult{t: &t, replayed: true})
+		}
+	}
+	return out
 }
 
 // release hands a trial made for an ask whose client went away back to the
@@ -236,9 +305,14 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 	waiting := batch
 	var lastErr error
 	for attempt := 0; attempt < maxAskAttempts && len(waiting) > 0; attempt++ {
+		// Every attempt looks the keys up again: an attempt that failed on
+		// a key another process stored meanwhile then replays its trial.
+		if waiting = s.replayKeyed(ctx, study, c, waiting, deliver); len(waiting) == 0 {
+			return
+		}
 		reqs := make([]store.AskRequest, len(waiting))
 		for i, w := range waiting {
-			reqs[i] = store.AskRequest{Worker: w.worker, Now: now, Timeout: s.cfg.TrialTimeout, HandOut: s.now}
+			reqs[i] = store.AskRequest{Worker: w.worker, Now: now, Timeout: s.cfg.TrialTimeout, HandOut: s.now, Key: w.key}
 		}
 		var proposed []opt.Trial
 		var own []time.Duration

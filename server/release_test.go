@@ -36,25 +36,54 @@ func (g *gatedStore) AskBatch(ctx context.Context, study string, reqs []store.As
 	return out, err
 }
 
+// gatedServer is a server on a gatedStore of the backend with one study,
+// "r" (random proposals), and a trial timeout of an hour.
+func gatedServer(t *testing.T, backend string) (store.Store, *gatedStore, *server.Server) {
+	t.Helper()
+	st, _ := storetest.Open(t, backend)
+	rec, err := server.NewStudyRecord("r", json.RawMessage(space2D), json.RawMessage(`{"strategy":"random","seed":3}`), nil, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.CreateStudy(context.Background(), rec); err != nil {
+		t.Fatal(err)
+	}
+	g := &gatedStore{Store: st, made: make(chan []*store.Trial, 1), gate: make(chan struct{})}
+	srv, err := server.New(server.Config{Store: g, Token: token, TrialTimeout: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, g, srv
+}
+
+// askUntilMade sends an ask in the background and returns the trials the
+// gated store made for it, and where the ask's error arrives once it ends.
+func askUntilMade(t *testing.T, g *gatedStore, send func() (*http.Response, error)) ([]*store.Trial, <-chan error) {
+	t.Helper()
+	asked := make(chan error, 1)
+	go func() {
+		resp, err := send()
+		if err == nil {
+			resp.Body.Close()
+		}
+		asked <- err
+	}()
+	select {
+	case made := <-g.made:
+		return made, asked
+	case <-time.After(10 * time.Second):
+		t.Fatal("no trial was made for the ask")
+		return nil, nil
+	}
+}
+
 // TestCancelledAskReleasesTrial disconnects a real HTTP client while its
 // ask is being served: the trial made for it must go back to the queue and
 // be the next ask's, not stay running until its deadline.
 func TestCancelledAskReleasesTrial(t *testing.T) {
 	forBackends(t, func(t *testing.T, backend string) {
-		st, _ := storetest.Open(t, backend)
+		st, g, srv := gatedServer(t, backend)
 		ctx := context.Background()
-		rec, err := server.NewStudyRecord("r", json.RawMessage(space2D), json.RawMessage(`{"strategy":"random","seed":3}`), nil, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := st.CreateStudy(ctx, rec); err != nil {
-			t.Fatal(err)
-		}
-		g := &gatedStore{Store: st, made: make(chan []*store.Trial, 1), gate: make(chan struct{})}
-		srv, err := server.New(server.Config{Store: g, Token: token, TrialTimeout: time.Hour})
-		if err != nil {
-			t.Fatal(err)
-		}
 		// The ask is the only connection until the gate opens: its close
 		// is the server noticing that the client went away.
 		closed := make(chan struct{})
@@ -69,22 +98,11 @@ func TestCancelledAskReleasesTrial(t *testing.T) {
 		t.Cleanup(hs.Close)
 
 		askCtx, cancel := context.WithCancel(ctx)
-		asked := make(chan error, 1)
-		go func() {
+		made, asked := askUntilMade(t, g, func() (*http.Response, error) {
 			req, _ := http.NewRequestWithContext(askCtx, "POST", hs.URL+"/api/studies/r/ask", strings.NewReader(`{"worker":"gone"}`))
 			req.Header.Set("Authorization", "Bearer "+token)
-			resp, err := http.DefaultClient.Do(req)
-			if err == nil {
-				resp.Body.Close()
-			}
-			asked <- err
-		}()
-		var made []*store.Trial
-		select {
-		case made = <-g.made:
-		case <-time.After(10 * time.Second):
-			t.Fatal("no trial was made for the ask")
-		}
+			return http.DefaultClient.Do(req)
+		})
 		if len(made) != 1 || made[0].State != store.Running || made[0].Worker != "gone" {
 			t.Fatalf("made %+v, want one running trial of worker gone", made)
 		}
@@ -142,4 +160,49 @@ func paramsEqual(a, b map[string]any) bool {
 	ja, _ := json.Marshal(a)
 	jb, _ := json.Marshal(b)
 	return string(ja) == string(jb)
+}
+
+// TestCancelledKeyedAskKeepsTrialForItsRepetition: an ask with an
+// Idempotency-Key whose client goes away while it is served keeps its trial
+// (the client repeats the ask with the key); the repetition gets that trial.
+// Releasing it instead would let another ask take it while the repetition
+// received it too.
+func TestCancelledKeyedAskKeepsTrialForItsRepetition(t *testing.T) {
+	forBackends(t, func(t *testing.T, backend string) {
+		st, g, srv := gatedServer(t, backend)
+		ctx := context.Background()
+		hs := httptest.NewServer(srv)
+		t.Cleanup(hs.Close)
+		send := func(ctx context.Context) (*http.Response, error) {
+			req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/api/studies/r/ask", strings.NewReader(`{"worker":"w"}`))
+			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Idempotency-Key", "cancelled-once")
+			return http.DefaultClient.Do(req)
+		}
+		askCtx, cancel := context.WithCancel(ctx)
+		made, asked := askUntilMade(t, g, func() (*http.Response, error) { return send(askCtx) })
+		cancel()
+		if err := <-asked; err == nil {
+			t.Fatal("the cancelled ask got an answer")
+		}
+		close(g.gate)
+		resp, err := send(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var got store.Trial
+		if err := json.NewDecoder(resp.Body).Decode(&got); err != nil || resp.StatusCode != 200 {
+			t.Fatalf("repetition: %d %v", resp.StatusCode, err)
+		}
+		if got.Number != made[0].Number || got.State != store.Running || resp.Header.Get("Idempotent-Replayed") != "true" {
+			t.Fatalf("repetition got trial %d (%s, replayed %q), want trial %d replayed", got.Number, got.State, resp.Header.Get("Idempotent-Replayed"), made[0].Number)
+		}
+		// Nothing was released meanwhile: still the one trial, running.
+		time.Sleep(50 * time.Millisecond)
+		all, total, err := st.Trials(ctx, "r", store.TrialQuery{})
+		if err != nil || total != 1 || all[0].State != store.Running {
+			t.Fatalf("trials %+v (%d), %v: want the one trial still running", all, total, err)
+		}
+	})
 }

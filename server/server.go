@@ -619,6 +619,14 @@ type AskRequest struct {
 	Worker string `json:"worker,omitempty"`
 }
 
+// IdempotencyKeyHeader carries an ask's idempotency key: an ask repeated
+// with the key of an earlier one (whose answer was lost) gets the trial that
+// one handed out instead of a new one.
+const IdempotencyKeyHeader = "Idempotency-Key"
+
+// ReplayedHeader is set to "true" on the answer to a repeated ask.
+const ReplayedHeader = "Idempotent-Replayed"
+
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 	name := r.PathValue("study")
 	var req AskRequest
@@ -628,12 +636,27 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 	if len(req.Worker) > 200 {
 		return badRequest("worker id is longer than 200 bytes")
 	}
-	t, timing, err := s.askTrial(r.Context(), name, req.Worker)
+	key := ""
+	if values, ok := r.Header[IdempotencyKeyHeader]; ok {
+		if len(values) != 1 {
+			return badRequest("%s is given %d times", IdempotencyKeyHeader, len(values))
+		}
+		if err := store.CheckAskKey(values[0]); err != nil {
+			return badRequest("%s: %v", IdempotencyKeyHeader, err)
+		}
+		key = values[0]
+	}
+	t, timing, replayed, err := s.askTrial(r.Context(), name, req.Worker, key)
 	if err != nil {
 		return err
 	}
 	w.Header().Set("Server-Timing", timing.header())
-	s.changed(name)
+	if replayed {
+		w.Header().Set(ReplayedHeader, "true")
+		s.metrics.replays.Inc()
+	} else {
+		s.changed(name)
+	}
 	return writeJSON(w, http.StatusOK, t)
 }
 

@@ -35,7 +35,7 @@ func TestCheckpointWaitsForWrites(t *testing.T) {
 	write := func(n int) {
 		t.Helper()
 		for range n {
-			err := s.withTx(ctx, true, func(q tx) error {
+			err := s.withTx(ctx, writeTx, func(q tx) error {
 				_, err := q.exec(ctx, `UPDATE studies SET version = version + 1 WHERE id = $1`, st.ID)
 				return err
 			})

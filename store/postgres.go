@@ -8,6 +8,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -43,7 +44,7 @@ func OpenPostgres(ctx context.Context, dsn string) (Store, error) {
 	}
 	b := &postgresBackend{pool: pool}
 	s := &sqlStore{b: b}
-	err = s.withTx(ctx, true, func(q tx) error {
+	err = s.withTx(ctx, idempotentTx, func(q tx) error {
 		// Servers starting together must not run the migrations twice.
 		if _, err := q.exec(ctx, `SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':xbo-migrate'))`); err != nil {
 			return err
@@ -79,7 +80,7 @@ func (b *postgresBackend) begin(ctx context.Context, write bool) (tx, error) {
 		}
 		return nil, err
 	}
-	return pgTx{t}, nil
+	return pgTx{t: t, xid: new(int64)}, nil
 }
 
 func (b *postgresBackend) lockStudy(ctx context.Context, q querier, studyID int64) error {
@@ -93,7 +94,8 @@ func (b *postgresBackend) lockStudy(ctx context.Context, q querier, studyID int6
 // trials as one batch: PostgreSQL runs a batch's statements one after the
 // other, each with a snapshot taken when it starts, so the reads see every
 // commit made before the lock was granted, as they would in separate round
-// trips.
+// trips. The batch also reads the transaction's id (transactionID), which
+// then costs no round trip of its own.
 func (b *postgresBackend) lockForAsk(ctx context.Context, q querier, name string, limit int) (*Study, []int64, error) {
 	t, ok := q.(pgTx)
 	if !ok {
@@ -106,6 +108,7 @@ func (b *postgresBackend) lockForAsk(ctx context.Context, q querier, name string
 		return nil, nil, fmt.Errorf("store: lock study %q: not in a PostgreSQL transaction", name)
 	}
 	batch := &pgx.Batch{}
+	batch.Queue(qTransactionID)
 	batch.Queue(`SELECT pg_advisory_xact_lock(hashtext(current_schema() || ':xbo-study'), (id % 2147483647)::int)
 		FROM studies WHERE name = $1`, name)
 	batch.Queue(qStudyByName, name)
@@ -113,6 +116,9 @@ func (b *postgresBackend) lockForAsk(ctx context.Context, q querier, name string
 		AND t.state = 'pending' ORDER BY t.number LIMIT $2 FOR UPDATE OF t SKIP LOCKED`, name, limit)
 	res := sender.SendBatch(ctx, batch)
 	defer res.Close()
+	if err := res.QueryRow().Scan(t.xid); err != nil {
+		return nil, nil, fmt.Errorf("store: lock study %q: transaction id: %w", name, err)
+	}
 	if _, err := res.Exec(); err != nil {
 		return nil, nil, fmt.Errorf("store: lock study %q: %w", name, err)
 	}
@@ -159,6 +165,61 @@ func (b *postgresBackend) lostConnection(err error) bool {
 		errors.As(err, &ne) || strings.Contains(err.Error(), "conn closed")
 }
 
+// qTransactionID gives the transaction an id (it has one once it writes)
+// and returns it, with its epoch, as txid_status takes it.
+const qTransactionID = `SELECT txid_current()`
+
+func (b *postgresBackend) transactionID(ctx context.Context, t tx) (int64, error) {
+	pt, ok := t.(pgTx)
+	if !ok || pt.xid == nil {
+		return 0, fmt.Errorf("not a PostgreSQL transaction")
+	}
+	if *pt.xid == 0 {
+		if err := pt.queryRow(ctx, qTransactionID)(pt.xid); err != nil {
+			return 0, err
+		}
+	}
+	return *pt.xid, nil
+}
+
+// outcomeWait bounds how long commitOutcome waits for a transaction that is
+// still in progress: a terminated backend rolls its transaction back within
+// milliseconds, but one whose client vanished lives until the server notices
+// the closed socket.
+const outcomeWait = 5 * time.Second
+
+// commitOutcome asks txid_status, on a fresh connection, whether the
+// transaction xid committed (PostgreSQL keeps the answer for recent
+// transactions: NULL means too old to tell).
+func (b *postgresBackend) commitOutcome(ctx context.Context, xid int64) (committed, known bool) {
+	deadline := time.Now().Add(outcomeWait)
+	for wait := 5 * time.Millisecond; ; wait = min(2*wait, 200*time.Millisecond) {
+		var status *string
+		err := b.pool.QueryRow(ctx, `SELECT txid_status($1)`, xid).Scan(&status)
+		switch {
+		case err == nil && status == nil:
+			return false, false
+		case err == nil && *status == "committed":
+			return true, true
+		case err == nil && *status == "aborted":
+			return false, true
+		case err != nil && !b.lostConnection(err):
+			return false, false
+		case err != nil:
+			b.pool.Reset() // dead idle connections, as in begin
+		}
+		// "in progress", or no connection yet: ask again shortly.
+		if time.Now().Add(wait).After(deadline) {
+			return false, false
+		}
+		select {
+		case <-ctx.Done():
+			return false, false
+		case <-time.After(wait):
+		}
+	}
+}
+
 func (b *postgresBackend) isUniqueViolation(err error) bool {
 	var pe *pgconn.PgError
 	return errors.As(err, &pe) && pe.Code == "23505"
@@ -188,7 +249,7 @@ var qTellDirect = `UPDATE trials t SET state = $3, value = $4, fail_reason = $5,
 // transaction): a tell is
 // then one round trip instead of five (BEGIN, row lock, version, update,
 // COMMIT), and still atomic, being one statement.
-func (b *postgresBackend) directTell() (querier, string) { return pgTx{b.pool}, qTellDirect }
+func (b *postgresBackend) directTell() (querier, string) { return pgTx{t: b.pool}, qTellDirect }
 
 // pgQuerier is what pgx transactions and pools have in common.
 type pgQuerier interface {
@@ -198,8 +259,11 @@ type pgQuerier interface {
 }
 
 // pgTx adapts a pgx transaction (or, for single statements, the pool) to
-// querier.
-type pgTx struct{ t pgQuerier }
+// querier. xid holds a transaction's id once read (transactionID).
+type pgTx struct {
+	t   pgQuerier
+	xid *int64
+}
 
 func (t pgTx) exec(ctx context.Context, q string, args ...any) (int64, error) {
 	tag, err := t.t.Exec(ctx, q, args...)
@@ -251,10 +315,8 @@ func (b *postgresBackend) insertTrials(ctx context.Context, q querier, rows []tr
 		return insertTrialsEach(ctx, q, rows)
 	}
 	var sb strings.Builder
-	sb.WriteString(`INSERT INTO trials
-		(study_id, number, state, params, value, user_attrs, worker, acquisition, requeued_from, meta,
-		 created_us, started_us, deadline_us, finished_us, version, updated_us) VALUES `)
-	args := make([]any, 0, 16*len(rows))
+	sb.WriteString(insertColumns)
+	args := make([]any, 0, 17*len(rows))
 	for i, r := range rows {
 		if i > 0 {
 			sb.WriteString(", ")

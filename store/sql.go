@@ -74,6 +74,13 @@ type backend interface {
 	// the transaction committed (the server rolled it back), so the whole
 	// transaction can run again on a fresh connection.
 	lostConnection(err error) bool
+	// transactionID returns an id by which commitOutcome can later tell
+	// whether the write transaction t committed; 0 when the backend has
+	// no use for one (an embedded SQLite file loses no commit answers).
+	transactionID(ctx context.Context, t tx) (int64, error)
+	// commitOutcome asks, on a fresh connection, whether the transaction
+	// xid committed; known is false when that cannot be told (soon enough).
+	commitOutcome(ctx context.Context, xid int64) (committed, known bool)
 	// directTell, when q is not nil, runs a tell of a trial that is not
 	// finished yet as the single statement sql (see qTellDirect).
 	directTell() (q querier, sql string)
@@ -92,20 +99,61 @@ type sqlStore struct {
 
 func (s *sqlStore) Close() error { return s.b.close() }
 
+// txMode says what a transaction does and how withTx may run it again.
+type txMode int
+
+const (
+	// readTx only reads.
+	readTx txMode = iota
+	// writeTx writes something that must not happen twice (a new study, a
+	// trial handed out). When the answer to its commit is lost with the
+	// connection, the database is asked whether it committed (see
+	// backend.commitOutcome); it runs again only if it did not.
+	writeTx
+	// idempotentTx writes what it finds not yet written (a tell, an
+	// intermediate value, an expiry): when the answer to its commit is
+	// lost, running it again is safe, since the second run sees what the
+	// first one committed.
+	idempotentTx
+)
+
 // withTx runs fn in a transaction and commits it when fn succeeds.
-func (s *sqlStore) withTx(ctx context.Context, write bool, fn func(q tx) error) error {
+func (s *sqlStore) withTx(ctx context.Context, mode txMode, fn func(q tx) error) error {
 	for attempt := 0; ; attempt++ {
-		err := s.tryTx(ctx, write, fn)
-		// A transaction whose connection died before its commit was rolled
-		// back by the server: it runs again, on a fresh connection, at most
-		// txRetries times. A failed commit is never retried (its outcome is
-		// unknown).
+		err := s.tryTx(ctx, mode, fn)
 		var ce commitError
-		if err == nil || errors.As(err, &ce) || attempt >= txRetries || ctx.Err() != nil || !s.b.lostConnection(err) {
-			if errors.As(err, &ce) {
-				err = ce.err
-			}
+		if errors.As(err, &ce) {
+			err = ce.err
+		}
+		if err == nil || ctx.Err() != nil || !s.b.lostConnection(err) {
 			return s.classify(err)
+		}
+		// The connection died. Before the commit, the server rolled the
+		// transaction back: it can run again, on a fresh connection. At the
+		// commit its outcome is unknown: a writeTx asks what became of it
+		// (the others can simply run again).
+		if ce.err != nil && mode == writeTx {
+			committed, known := false, false
+			if ce.xid != 0 {
+				committed, known = s.b.commitOutcome(ctx, ce.xid)
+			}
+			if committed {
+				return nil
+			}
+			if !known {
+				return s.classify(err)
+			}
+		}
+		if attempt >= txRetries {
+			return s.classify(err)
+		}
+		// Connections are usually lost together (a restarted or
+		// overloaded server, an administrator): the next attempt waits a
+		// little, doubling, so that it does not meet the same outage.
+		select {
+		case <-ctx.Done():
+			return s.classify(err)
+		case <-time.After(txRetryWait << attempt):
 		}
 	}
 }
@@ -121,17 +169,25 @@ func (s *sqlStore) classify(err error) error {
 }
 
 // txRetries bounds how often withTx runs a transaction again after a lost
-// connection.
-const txRetries = 2
+// connection, and txRetryWait is its first wait before doing so: at most
+// 10+20+40+80 ms in all.
+const (
+	txRetries   = 4
+	txRetryWait = 10 * time.Millisecond
+)
 
-// commitError marks a failed commit, which withTx must not retry.
-type commitError struct{ err error }
+// commitError marks a failed commit, with the transaction's id when the
+// backend gave one (backend.transactionID).
+type commitError struct {
+	err error
+	xid int64
+}
 
 func (e commitError) Error() string { return e.err.Error() }
 func (e commitError) Unwrap() error { return e.err }
 
-func (s *sqlStore) tryTx(ctx context.Context, write bool, fn func(q tx) error) error {
-	t, err := s.b.begin(ctx, write)
+func (s *sqlStore) tryTx(ctx context.Context, mode txMode, fn func(q tx) error) error {
+	t, err := s.b.begin(ctx, mode != readTx)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
@@ -139,8 +195,15 @@ func (s *sqlStore) tryTx(ctx context.Context, write bool, fn func(q tx) error) e
 		t.rollback(ctx)
 		return err
 	}
+	var xid int64
+	if mode == writeTx {
+		if xid, err = s.b.transactionID(ctx, t); err != nil {
+			t.rollback(ctx)
+			return fmt.Errorf("store: transaction id: %w", err)
+		}
+	}
 	if err := t.commit(ctx); err != nil {
-		return commitError{fmt.Errorf("store: commit: %w", err)}
+		return commitError{fmt.Errorf("store: commit: %w", err), xid}
 	}
 	return nil
 }
@@ -278,14 +341,17 @@ type trialRow struct {
 	deadline     *int64
 	finished     *int64
 	version      int64
+	askKey       *string // the idempotency key of the ask that handed it out
 }
 
 func (r trialRow) updated() int64 { return r.created }
 
-const qInsertTrial = `INSERT INTO trials
+// insertColumns are the columns of a new trial, in trialRow.args order.
+const insertColumns = `INSERT INTO trials
 		(study_id, number, state, params, value, user_attrs, worker, acquisition, requeued_from, meta,
-		 created_us, started_us, deadline_us, finished_us, version, updated_us)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		 created_us, started_us, deadline_us, finished_us, version, updated_us, ask_key) VALUES `
+
+const qInsertTrial = insertColumns + `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 		RETURNING ` + trialColumns
 
 // args are the values of one row in qInsertTrial's order.
@@ -297,7 +363,7 @@ func (r trialRow) args() []any {
 		r.meta = "{}"
 	}
 	return []any{r.studyID, r.number, string(r.state), r.params, r.value, r.userAttrs, r.worker, r.acquisition, r.requeuedFrom, r.meta,
-		r.created, r.started, r.deadline, r.finished, r.version, r.updated()}
+		r.created, r.started, r.deadline, r.finished, r.version, r.updated(), r.askKey}
 }
 
 func insertTrial(ctx context.Context, q querier, r trialRow) (*Trial, error) {
@@ -313,7 +379,7 @@ func (s *sqlStore) CreateStudy(ctx context.Context, ns NewStudy) (*Study, error)
 		return nil, fmt.Errorf("store: create study: %w", err)
 	}
 	var st *Study
-	err := s.withTx(ctx, true, func(q tx) error {
+	err := s.withTx(ctx, writeTx, func(q tx) error {
 		var err error
 		st, err = s.insertStudy(ctx, q, ns)
 		return err
@@ -344,7 +410,7 @@ func (s *sqlStore) insertStudy(ctx context.Context, q querier, ns NewStudy) (*St
 
 func (s *sqlStore) Study(ctx context.Context, name string) (*Study, error) {
 	var st *Study
-	err := s.withTx(ctx, false, func(q tx) error {
+	err := s.withTx(ctx, readTx, func(q tx) error {
 		var err error
 		if st, err = getStudy(ctx, q, name); err != nil {
 			return err
@@ -362,7 +428,7 @@ func (s *sqlStore) Study(ctx context.Context, name string) (*Study, error) {
 
 func (s *sqlStore) Studies(ctx context.Context) ([]StudySummary, error) {
 	var out []StudySummary
-	err := s.withTx(ctx, false, func(q tx) error {
+	err := s.withTx(ctx, readTx, func(q tx) error {
 		r, err := q.query(ctx, `SELECT `+studyColumns+` FROM studies ORDER BY name`)
 		if err != nil {
 			return err
@@ -429,7 +495,7 @@ func (s *sqlStore) Studies(ctx context.Context) ([]StudySummary, error) {
 }
 
 func (s *sqlStore) DeleteStudy(ctx context.Context, name string) error {
-	return s.withTx(ctx, true, func(q tx) error {
+	return s.withTx(ctx, writeTx, func(q tx) error {
 		st, err := getStudy(ctx, q, name)
 		if err != nil {
 			return err
@@ -476,7 +542,7 @@ func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Tr
 		return nil, fmt.Errorf("store: add trial: %w", err)
 	}
 	var out *Trial
-	err = s.withTx(ctx, true, func(q tx) error {
+	err = s.withTx(ctx, writeTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -522,7 +588,7 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 		}
 	}
 	var st *Study
-	err := s.withTx(ctx, true, func(q tx) error {
+	err := s.withTx(ctx, writeTx, func(q tx) error {
 		var err error
 		st, err = s.insertStudy(ctx, q, ns)
 		if err != nil || len(trials) == 0 {
@@ -690,8 +756,8 @@ func (v *askView) Changed(ctx context.Context, since int64) ([]Trial, int64, err
 
 const (
 	qClaimSelect = `SELECT id FROM trials WHERE study_id = $1 AND state = 'pending' ORDER BY number LIMIT $2`
-	qClaimUpdate = `UPDATE trials SET state = 'running', worker = $2, started_us = $3, deadline_us = $4, version = $5, updated_us = $3
-		WHERE id = $1 RETURNING ` + trialColumns
+	qClaimUpdate = `UPDATE trials SET state = 'running', worker = $2, started_us = $3, deadline_us = $4, version = $5, updated_us = $3,
+		ask_key = $6 WHERE id = $1 RETURNING ` + trialColumns
 	qPendingExists = `SELECT EXISTS (SELECT 1 FROM trials WHERE study_id = $1 AND state = 'pending')`
 	qOverdueCount  = `SELECT count(*) FROM trials WHERE study_id = $1 AND state = 'running'
 			AND deadline_us IS NOT NULL AND deadline_us < $2`
@@ -754,7 +820,7 @@ func (s *sqlStore) claimIDs(ctx context.Context, q querier, st *Study, reqs []As
 	for i, id := range ids {
 		req := reqs[i]
 		now := micros(req.Now)
-		t, err := scanTrial(q.queryRow(ctx, qClaimUpdate, id, req.Worker, now, deadlineMicros(req.Now, req.Timeout), v))
+		t, err := scanTrial(q.queryRow(ctx, qClaimUpdate, id, req.Worker, now, deadlineMicros(req.Now, req.Timeout), v, askKey(req)))
 		if err != nil {
 			return nil, fmt.Errorf("store: claim pending trial: %w", err)
 		}
@@ -777,10 +843,42 @@ func (s *sqlStore) Ask(ctx context.Context, study string, req AskRequest, propos
 	return out[0], nil
 }
 
+// askKey is the value stored as a trial's ask_key for req: NULL without a key.
+func askKey(req AskRequest) *string {
+	if req.Key == "" {
+		return nil
+	}
+	return &req.Key
+}
+
 func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest, propose BatchProposeFunc) ([]*Trial, error) {
 	if propose == nil {
 		return nil, fmt.Errorf("store: ask: %w: no proposer", ErrInvalid)
 	}
+	keys := map[string]bool{}
+	for _, r := range reqs {
+		if r.Key == "" {
+			continue
+		}
+		if err := CheckAskKey(r.Key); err != nil {
+			return nil, fmt.Errorf("store: ask %q: %w", study, err)
+		}
+		if keys[r.Key] {
+			return nil, fmt.Errorf("store: ask %q: %w: idempotency key %q is given twice in one batch", study, ErrInvalid, r.Key)
+		}
+		keys[r.Key] = true
+	}
+	out, err := s.askBatch(ctx, study, reqs, propose)
+	if err != nil && len(keys) > 0 && s.b.isUniqueViolation(err) {
+		// Only ask_key can collide: trial numbers are reserved under the
+		// study's ask lock. Another ask stored one of the keys meanwhile;
+		// the caller looks the keys up again (AskedWith).
+		err = fmt.Errorf("store: ask %q: %w: an idempotency key of this ask was stored by another ask meanwhile (%w)", study, ErrConflict, err)
+	}
+	return out, err
+}
+
+func (s *sqlStore) askBatch(ctx context.Context, study string, reqs []AskRequest, propose BatchProposeFunc) ([]*Trial, error) {
 	if len(reqs) == 0 {
 		return nil, nil
 	}
@@ -792,7 +890,7 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 		}
 	}
 	var out []*Trial
-	err := s.withTx(ctx, true, func(q tx) error {
+	err := s.withTx(ctx, writeTx, func(q tx) error {
 		// With the ask lock taken first, the study read next has the
 		// number the proposals will get.
 		st, ids, err := s.b.lockForAsk(ctx, q, study, len(reqs))
@@ -823,7 +921,7 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 	rest := reqs[len(out):]
 	var snapshot *Study
 	var props []Proposal
-	err = s.withTx(ctx, false, func(q tx) error {
+	err = s.withTx(ctx, readTx, func(q tx) error {
 		var err error
 		if snapshot, err = getStudy(ctx, q, study); err != nil {
 			return err
@@ -835,7 +933,7 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 		return out, fmt.Errorf("store: ask %q: %w", study, err)
 	}
 	conflict := false
-	err = s.withTx(ctx, true, func(q tx) error {
+	err = s.withTx(ctx, writeTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -857,7 +955,7 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 	// Another process created trials meanwhile. Propose again inside the
 	// write transaction, which holds SQLite's write lock, so this attempt
 	// cannot be overtaken: a busy pair of processes always makes progress.
-	err = s.withTx(ctx, true, func(q tx) error {
+	err = s.withTx(ctx, writeTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -889,6 +987,57 @@ func (s *sqlStore) AskBatch(ctx context.Context, study string, reqs []AskRequest
 	return out, nil
 }
 
+// qAskedWith reads the trials that asks with idempotency keys handed out
+// ($1: the keys as a JSON array).
+var qAskedWith = `SELECT s.name, t.ask_key, ` + trialColumnsT + ` FROM trials t JOIN studies s ON s.id = t.study_id
+	WHERE t.ask_key IN (SELECT value FROM json_each($1))`
+
+// qAskedWithPG is qAskedWith for PostgreSQL, which has no json_each of text.
+var qAskedWithPG = `SELECT s.name, t.ask_key, ` + trialColumnsT + ` FROM trials t JOIN studies s ON s.id = t.study_id
+	WHERE t.ask_key = ANY($1::text[])`
+
+func (s *sqlStore) AskedWith(ctx context.Context, keys []string) (map[string]KeyedAsk, error) {
+	out := map[string]KeyedAsk{}
+	if len(keys) == 0 {
+		return out, nil
+	}
+	for _, k := range keys {
+		if err := CheckAskKey(k); err != nil {
+			return nil, fmt.Errorf("store: asks by key: %w", err)
+		}
+	}
+	q, list := qAskedWith, any(nil)
+	if s.b.name() == "postgres" {
+		q, list = qAskedWithPG, keys
+	} else {
+		b, err := json.Marshal(keys)
+		if err != nil {
+			return nil, fmt.Errorf("store: asks by key: %w", err)
+		}
+		list = string(b)
+	}
+	err := s.withTx(ctx, readTx, func(tq tx) error {
+		r, err := tq.query(ctx, q, list)
+		if err != nil {
+			return err
+		}
+		defer r.Close()
+		for r.Next() {
+			var name, key string
+			t, err := scanTrial(func(dest ...any) error { return r.Scan(append([]any{&name, &key}, dest...)...) })
+			if err != nil {
+				return err
+			}
+			out[key] = KeyedAsk{Study: name, Trial: t}
+		}
+		return r.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("store: asks by key: %w", err)
+	}
+	return out, nil
+}
+
 // askFromSnapshot is the common case of an optimistic ask: nothing is
 // queued, so the whole batch is proposed from a read snapshot and inserted
 // in one short write transaction, provided that the study's next trial
@@ -900,7 +1049,7 @@ func (s *sqlStore) askFromSnapshot(ctx context.Context, study string, reqs []Ask
 	var snapshot *Study
 	var props []Proposal
 	queued := false
-	err = s.withTx(ctx, false, func(q tx) error {
+	err = s.withTx(ctx, readTx, func(q tx) error {
 		var err error
 		if snapshot, err = getStudy(ctx, q, study); err != nil {
 			return err
@@ -921,7 +1070,7 @@ func (s *sqlStore) askFromSnapshot(ctx context.Context, study string, reqs []Ask
 		return nil, false, nil
 	}
 	moved := false
-	err = s.withTx(ctx, true, func(q tx) error {
+	err = s.withTx(ctx, writeTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -983,7 +1132,7 @@ func (s *sqlStore) insertProposals(ctx context.Context, q querier, st *Study, re
 		now := micros(handOut)
 		rows[i] = trialRow{studyID: st.ID, state: Running, params: params, meta: meta,
 			worker: reqs[i].Worker, acquisition: prop.Acquisition, created: now, started: &now,
-			deadline: deadlineMicros(handOut, reqs[i].Timeout)}
+			deadline: deadlineMicros(handOut, reqs[i].Timeout), askKey: askKey(reqs[i])}
 	}
 	v, first, err := s.reserveVersioned(ctx, q, st.ID, int64(len(rows)))
 	if err != nil {
@@ -1016,7 +1165,7 @@ func (s *sqlStore) Expire(ctx context.Context, study string, now time.Time) ([]T
 	// A cheap read first: the common case has nothing overdue and then needs
 	// neither the write lock nor the study's ask lock.
 	var overdueCount int64
-	err := s.withTx(ctx, false, func(q tx) error {
+	err := s.withTx(ctx, readTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -1032,7 +1181,7 @@ func (s *sqlStore) Expire(ctx context.Context, study string, now time.Time) ([]T
 		}
 		return nil, nil
 	}
-	err = s.withTx(ctx, true, func(q tx) error {
+	err = s.withTx(ctx, idempotentTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -1067,7 +1216,7 @@ func (s *sqlStore) Expire(ctx context.Context, study string, now time.Time) ([]T
 		}
 		nowUS := micros(now)
 		for i, t := range overdue {
-			if _, err := q.exec(ctx, `UPDATE trials SET state = 'expired', finished_us = $2, version = $3, updated_us = $2 WHERE id = $1`, t.ID, nowUS, v); err != nil {
+			if _, err := q.exec(ctx, `UPDATE trials SET state = 'expired', finished_us = $2, version = $3, updated_us = $2, ask_key = NULL WHERE id = $1`, t.ID, nowUS, v); err != nil {
 				return err
 			}
 			params, err := marshalJSON(t.Params, "{}")
@@ -1115,7 +1264,7 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 	attrs := ""
 	var out *Trial
 	changed := false
-	err := s.withTx(ctx, true, func(q tx) error {
+	err := s.withTx(ctx, idempotentTx, func(q tx) error {
 		studyID, t, err := s.lockTrial(ctx, q, study, number)
 		if err != nil {
 			return err
@@ -1203,12 +1352,12 @@ const qRetireCopies = `UPDATE trials SET state = 'expired', finished_us = $3, ve
 	WHERE study_id = $1 AND requeued_from = $2 AND state = 'pending'`
 
 const qRelease = `UPDATE trials SET state = 'pending', worker = '', started_us = NULL, deadline_us = NULL,
-	version = $2, updated_us = $3 WHERE id = $1 RETURNING ` + trialColumns
+	version = $2, updated_us = $3, ask_key = NULL WHERE id = $1 RETURNING ` + trialColumns
 
 func (s *sqlStore) Release(ctx context.Context, study string, number int64, now time.Time) (*Trial, bool, error) {
 	var out *Trial
 	released := false
-	err := s.withTx(ctx, true, func(q tx) error {
+	err := s.withTx(ctx, idempotentTx, func(q tx) error {
 		studyID, t, err := s.lockTrial(ctx, q, study, number)
 		if err != nil {
 			return err
@@ -1242,7 +1391,7 @@ func (s *sqlStore) ReportIntermediate(ctx context.Context, study string, number 
 		return nil, fmt.Errorf("store: report: %w: step %d is negative", ErrInvalid, rep.Step)
 	}
 	var out *Trial
-	err := s.withTx(ctx, true, func(q tx) error {
+	err := s.withTx(ctx, idempotentTx, func(q tx) error {
 		studyID, t, err := s.lockTrial(ctx, q, study, number)
 		if err != nil {
 			return err
@@ -1301,7 +1450,7 @@ const qCompleteAtStep = `SELECT (SELECT i.value FROM intermediate_values i
 func (s *sqlStore) CompleteAtStep(ctx context.Context, study string, step int64) ([]float64, int, error) {
 	var values []float64
 	complete := 0
-	err := s.withTx(ctx, false, func(q tx) error {
+	err := s.withTx(ctx, readTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -1354,7 +1503,7 @@ const qFirstFromStep = `SELECT t.number,
 
 func (s *sqlStore) FirstFromStep(ctx context.Context, study string, step int64) ([]StepValue, error) {
 	var out []StepValue
-	err := s.withTx(ctx, false, func(q tx) error {
+	err := s.withTx(ctx, readTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -1384,7 +1533,7 @@ func (s *sqlStore) FirstFromStep(ctx context.Context, study string, step int64) 
 
 func (s *sqlStore) Trial(ctx context.Context, study string, number int64) (*Trial, error) {
 	var out *Trial
-	err := s.withTx(ctx, false, func(q tx) error {
+	err := s.withTx(ctx, readTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -1404,7 +1553,7 @@ func (s *sqlStore) Trials(ctx context.Context, study string, tq TrialQuery) ([]T
 	}
 	var out []Trial
 	total := 0
-	err := s.withTx(ctx, false, func(q tx) error {
+	err := s.withTx(ctx, readTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err
@@ -1491,7 +1640,7 @@ func (s *sqlStore) Events(ctx context.Context, study string, since int64, now ti
 
 func (s *sqlStore) Best(ctx context.Context, study string) (*Trial, error) {
 	var out *Trial
-	err := s.withTx(ctx, false, func(q tx) error {
+	err := s.withTx(ctx, readTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
 		if err != nil {
 			return err

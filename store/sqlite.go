@@ -150,7 +150,7 @@ func OpenSQLite(ctx context.Context, file string) (Store, error) {
 	read.SetMaxOpenConns(8)
 	b := &sqliteBackend{write: write, read: read}
 	s := &sqlStore{b: b}
-	if err := s.withTx(ctx, true, func(q tx) error {
+	if err := s.withTx(ctx, idempotentTx, func(q tx) error {
 		if err := migrate(ctx, q, migrations, "migrations/sqlite"); err != nil {
 			return err
 		}
@@ -208,6 +208,11 @@ func (b *sqliteBackend) optimisticAsk() bool { return true }
 
 // directTell: a SQLite tell stamps the study row, so it needs a transaction.
 func (b *sqliteBackend) directTell() (querier, string) { return nil, "" }
+
+// transactionID: an embedded SQLite file loses no commit answers.
+func (b *sqliteBackend) transactionID(context.Context, tx) (int64, error) { return 0, nil }
+
+func (b *sqliteBackend) commitOutcome(context.Context, int64) (bool, bool) { return false, false }
 
 // lostConnection: an embedded SQLite file has no connection to lose.
 func (b *sqliteBackend) lostConnection(error) bool { return false }

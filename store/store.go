@@ -21,6 +21,14 @@
 //     in memory and how the dashboard polls for events.
 //   - A told value is written in one transaction and is never changed again:
 //     repeating the same tell is a no-op, a different one is ErrConflict.
+//   - An ask may carry an idempotency key (AskRequest.Key), stored on the
+//     trial it hands out in the same transaction; a unique index lets no
+//     second trial be handed out under it, and AskedWith finds the trial, so
+//     a repeated ask can be answered with it.
+//   - A PostgreSQL transaction whose connection died runs again on a fresh
+//     one. When the connection died at the commit, a write that must not
+//     happen twice first asks the database whether the transaction
+//     committed (txid_status); idempotent writes simply run again.
 package store
 
 import (
@@ -201,6 +209,36 @@ type AskRequest struct {
 	// from then, so time spent proposing (or queued behind other asks) is
 	// not taken from the worker's timeout. Nil means Now.
 	HandOut func() time.Time
+	// Key, when not empty, is the ask's idempotency key (see
+	// Store.AskedWith): it is stored on the trial handed out, in the
+	// transaction that hands it out. A key names one ask in the whole
+	// store: handing out a second trial under a stored key fails with
+	// ErrConflict.
+	Key string
+}
+
+// KeyedAsk is what an ask with an idempotency key handed out: the trial
+// and its study's name.
+type KeyedAsk struct {
+	Study string
+	Trial Trial
+}
+
+// MaxAskKeyLength bounds an idempotency key (a UUID takes 36 bytes).
+const MaxAskKeyLength = 200
+
+// CheckAskKey checks an idempotency key: 1 to MaxAskKeyLength printable
+// ASCII characters, no spaces, as the HTTP header that carries it allows.
+func CheckAskKey(key string) error {
+	if key == "" || len(key) > MaxAskKeyLength {
+		return fmt.Errorf("%w: an idempotency key has 1 to %d characters, not %d", ErrInvalid, MaxAskKeyLength, len(key))
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x21 || key[i] > 0x7e {
+			return fmt.Errorf("%w: an idempotency key is printable ASCII without spaces (byte %d is 0x%02x)", ErrInvalid, i, key[i])
+		}
+	}
+	return nil
 }
 
 // Proposal is a new configuration chosen by the optimizer.
@@ -301,6 +339,12 @@ type Store interface {
 	// On an error the trials already claimed in a committed transaction are
 	// returned with it.
 	AskBatch(ctx context.Context, study string, reqs []AskRequest, propose BatchProposeFunc) ([]*Trial, error)
+	// AskedWith returns, for each of keys that an ask stored (AskRequest.Key),
+	// the trial it handed out and its study, read in one snapshot. The key
+	// stays with the trial while it runs and after it finishes; a trial that
+	// expires or is released loses it (the ask no longer holds it), so the
+	// same key may then hand out another trial. Unknown keys are absent.
+	AskedWith(ctx context.Context, keys []string) (map[string]KeyedAsk, error)
 	// Tell records a trial's outcome. It reports changed=false when the same
 	// outcome was already recorded and returns ErrConflict for a different one.
 	Tell(ctx context.Context, study string, number int64, r Result) (t *Trial, changed bool, err error)

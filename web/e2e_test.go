@@ -556,10 +556,31 @@ func TestDashboardEndToEnd(t *testing.T) {
 		t.Fatalf("a-BOBAX panel: %+v %q", bob, note)
 	}
 	h.screenshot("6-bobax")
+	checkNoObjective(t, h)
 
 	checkBig(t, h)
 	h.pageErrors()
 	t.Logf("e2e took %v", time.Since(start))
+}
+
+// checkNoObjective: a space without "objective" is minimized, and the
+// overview's subtitle says so (it read "undefined", issue 21 D15).
+func checkNoObjective(t *testing.T, h *harness) {
+	ctx := context.Background()
+	if _, err := h.c.CreateStudy(ctx, client.StudySpec{Name: "no-objective",
+		Space: json.RawMessage(`{"params":[{"name":"x","type":"float","low":0,"high":1}]}`), Optimizer: map[string]any{"strategy": "random", "seed": 2}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.c.Optimize(ctx, "no-objective", 3, func(_ context.Context, tr *client.Trial) (float64, error) { return tr.Float("x") }); err != nil {
+		t.Fatal(err)
+	}
+	h.run("open no-objective", 20*time.Second, chromedp.Navigate("about:blank"), chromedp.Navigate(h.base+"/#study=no-objective"))
+	h.wait("no-objective rendered", `document.body.dataset.ready === 'no-objective'`, 15*time.Second)
+	var subtitle string
+	h.eval(`document.querySelector('#summary p').textContent`, &subtitle)
+	if !strings.HasPrefix(subtitle, "minimize · 3 trials") || strings.Contains(subtitle, "undefined") {
+		t.Fatalf("subtitle of a study whose space omits the objective: %q, want it to start with \"minimize · 3 trials\"", subtitle)
+	}
 }
 
 // rowNumbers is the trial numbers of the table's rows, in number order.

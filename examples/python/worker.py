@@ -15,7 +15,10 @@ Each worker asks the server for a configuration, trains, reports the
 validation loss after every epoch (which also keeps the trial from expiring,
 and lets a study created with --pruner stop unpromising trials), and tells
 the final loss. Several workers may run at once, on any machines; a worker
-started before the study exists waits for it (--wait).
+started before the study exists waits for it (--wait). The package retries
+asks and tells after 5xx answers and lost connections, with backoff; each ask
+carries an Idempotency-Key, so a retried ask gets the trial the server handed
+out for it instead of leaving that trial to expire.
 """
 
 import argparse

@@ -64,6 +64,34 @@ class RetryTest(unittest.TestCase):
         self.assertEqual((frozen.state, frozen.value), ("complete", 0.5))
         for _, _, headers, _ in srv.requests:
             self.assertEqual(headers.get("Authorization"), "Bearer tok")
+        # The three attempts of the ask carried one idempotency key; the
+        # next ask has its own.
+        study.ask()
+        keys = [h.get("Idempotency-Key") for m, p, h, _ in srv.requests if p.endswith("/ask")]
+        self.assertEqual(len(keys), 4)
+        self.assertTrue(keys[0] and len(keys[0]) >= 32, keys)
+        self.assertEqual(keys[0], keys[1])
+        self.assertEqual(keys[0], keys[2])
+        self.assertNotEqual(keys[0], keys[3])
+
+    def test_ask_retried_after_a_lost_answer_with_its_key(self):
+        drops = {"n": 2}
+
+        def answer(method, path, body):
+            if method == "GET":
+                return 200, STUDY
+            if drops["n"] > 0:
+                drops["n"] -= 1
+                return "drop"
+            return 200, {"number": 3, "state": "running", "params": {"x": 0.5, "n": 2.0}}
+
+        srv = self.serve(answer)
+        study = xbo.load_study("s", url=srv.url)
+        study._conn.backoff = 0.01
+        self.assertEqual(study.ask().number, 3)
+        keys = {h.get("Idempotency-Key") for m, p, h, _ in srv.requests if p.endswith("/ask")}
+        self.assertEqual(srv.count("POST", "/api/studies/s/ask"), 3)
+        self.assertEqual(len(keys), 1)
 
     def test_gives_up_with_the_servers_message(self):
         srv = self.serve(lambda m, p, b: (503, {"error": "still down"}))

@@ -7,7 +7,7 @@ import urllib.parse
 
 import xbo
 
-from support import SERVER_URL, needs_server, server_kwargs, unique
+from support import SERVER_URL, FailingProxy, needs_server, server_kwargs, unique
 
 SPACE = [xbo.Float("x", -5.0, 5.0), xbo.Int("n", 1, 8)]
 
@@ -279,6 +279,27 @@ class StudyTest(unittest.TestCase):
         self.assertEqual([t.number for t in study.get_trials(states=["failed"])], [0, 2])
         with self.assertRaises(ValueError):
             study.get_trials(states=["finished"])
+
+    def test_asks_and_tells_retried_through_failures_leave_no_orphan(self):
+        study = self.create("retry")
+        proxy = FailingProxy(SERVER_URL, {
+            "/ask": ["lost", "drop", "refused", "lost", "", "lost"],
+            "/tell": ["lost", "drop", "", "refused"],
+        })
+        self.addCleanup(proxy.close)
+        kw = server_kwargs()
+        kw["url"] = proxy.url
+        through = xbo.load_study(study.name, worker="retrier", **kw)
+        through._conn.backoff = 0.01
+        through.optimize(quadratic, n_trials=4)
+        self.assertEqual(proxy.left(), 0)
+        # Every spoiled request was sent again: 4 asks, 4 tells, 8 failures
+        # (and the study's load).
+        self.assertEqual(proxy.requests, 4 + 4 + 8 + 1)
+        trials = study.trials
+        self.assertEqual(len(trials), 4, [(t.number, t.state) for t in trials])
+        for t in trials:
+            self.assertEqual((t.state, t.worker), ("complete", "retrier"))
 
     def test_enqueue_trial(self):
         study = self.create("enqueue")

@@ -11,7 +11,7 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
@@ -82,11 +82,12 @@ class Connection:
     request (the server did not act on it, or rolled it back). Other
     connection errors (a reset, a timeout, a lost answer) are retried only
     for requests marked idempotent: tells and reports (the server accepts the
-    same outcome twice), reads, and asks (the server puts a trial whose
-    client went away back in the queue, so the repeated ask receives it).
-    The wait doubles from ``backoff`` seconds up to ``max_backoff``, with
-    jitter so that many workers do not retry in step; a 503's Retry-After is
-    honoured.
+    same outcome twice), reads, and asks, which carry an Idempotency-Key
+    header (the same for every attempt of one ask), so that a repeated ask
+    receives the trial the server handed out for a lost answer instead of a
+    second one. The wait doubles from ``backoff`` seconds up to
+    ``max_backoff``, with jitter so that many workers do not retry in step;
+    a 503's Retry-After is honoured.
     """
 
     def __init__(
@@ -110,8 +111,18 @@ class Connection:
         self.max_backoff = float(max_backoff)
         self.timeout = float(timeout)
 
-    def request(self, method: str, path: str, body: Any = None, idempotent: bool = True) -> Any:
+    def request(
+        self,
+        method: str,
+        path: str,
+        body: Any = None,
+        idempotent: bool = True,
+        headers: Optional[Dict[str, str]] = None,
+    ) -> Any:
         """Send one request and return the decoded JSON answer (None if empty).
+
+        ``headers`` are sent with every attempt (e.g. an ask's
+        Idempotency-Key).
 
         Raises XBOError for an error answer, or when no answer came after
         the retries; ValueError when body holds NaN or infinity, which JSON
@@ -132,6 +143,8 @@ class Connection:
                 req.add_header("Content-Type", "application/json")
             if self.token:
                 req.add_header("Authorization", "Bearer " + self.token)
+            for name, value in (headers or {}).items():
+                req.add_header(name, value)
             try:
                 with urllib.request.urlopen(req, timeout=self.timeout) as resp:
                     raw = resp.read()

@@ -8,6 +8,7 @@ import os
 import socket
 import threading
 import time
+import uuid
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union
 
 from ._http import Connection, XBOError, quote
@@ -273,8 +274,14 @@ class Study:
 
     def ask(self) -> Trial:
         """A configuration to evaluate: the oldest queued trial (enqueued
-        or re-queued) if any, else a new proposal of the optimizer."""
-        raw = self._conn.request("POST", self._path("ask"), {"worker": self.worker})
+        or re-queued) if any, else a new proposal of the optimizer.
+
+        The ask is retried after a 5xx answer or a lost connection; every
+        attempt carries the same new Idempotency-Key, so an attempt whose
+        answer was lost does not leave a trial running for nobody: the
+        next attempt receives that trial."""
+        key = uuid.uuid4().hex
+        raw = self._conn.request("POST", self._path("ask"), {"worker": self.worker}, headers={"Idempotency-Key": key})
         return Trial(self, raw)
 
     def tell(
