@@ -3,8 +3,10 @@ package opt
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 
 	"xbo/gp"
@@ -63,9 +65,34 @@ func ParseSettings(raw json.RawMessage) (Settings, error) {
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&cfg); err != nil {
+		// The decoder's own message names Go types ("Go struct field
+		// Settings.candidates of type int"); say it in the document's terms.
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) && te.Field != "" {
+			return cfg, fmt.Errorf("optimizer: %s: want %s, got %s", te.Field, jsonKind(te.Type.Kind()), te.Value)
+		}
 		return cfg, fmt.Errorf("optimizer: %w", err)
 	}
 	return cfg, nil
+}
+
+// jsonKind names a Go kind as a settings document's value type.
+func jsonKind(k reflect.Kind) string {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "an integer (digits, no exponent or fraction)"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.String:
+		return "a string"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	default:
+		return "an object"
+	}
 }
 
 // New builds the optimizer these settings describe over sp, resuming from

@@ -80,3 +80,23 @@ func TestSettingsSearchAndSubset(t *testing.T) {
 		}
 	}
 }
+
+// A value of the wrong JSON type is named by its field and the type the
+// document wants, not by Go's struct and type names.
+func TestParseSettingsTypeErrors(t *testing.T) {
+	for raw, want := range map[string]string{
+		`{"candidates": 2e7}`:    `optimizer: candidates: want an integer (digits, no exponent or fraction), got number 2e7`,
+		`{"candidates": "500"}`:  `optimizer: candidates: want an integer (digits, no exponent or fraction), got string`,
+		`{"strategy": 3}`:        `optimizer: strategy: want a string, got number`,
+		`{"tau": "0.1"}`:         `optimizer: tau: want a number, got string`,
+		`{"no_such_setting": 1}`: `optimizer: json: unknown field "no_such_setting"`,
+	} {
+		_, err := ParseSettings(json.RawMessage(raw))
+		if err == nil || err.Error() != want {
+			t.Errorf("%s: error %v, want %q", raw, err, want)
+		}
+	}
+	if _, err := ParseSettings(json.RawMessage(`{"candidates": 500}`)); err != nil {
+		t.Errorf("an integer refused: %v", err)
+	}
+}
