@@ -302,7 +302,7 @@ func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uin
 			}
 			return res.Mean, nil
 		}
-		r, err := scoreRegional(surrogate, sp, x, best.U, j, truth, o.Samples, o.Grid, []int{o.Depth}, 0, seed)
+		r, err := scoreRegional(surrogate, sp, x, best.U, j, truth, o.Samples, o.Grid, []int{o.Depth}, regional.Options{}, seed)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", sp.Params[j].Name, err)
 		}

@@ -63,6 +63,10 @@ type PDPSplitOptions struct {
 	// confidence-splitting tree (regional.Options.MinNodeSize; default
 	// regional's max(5, n/100)).
 	MinNodeSize int
+	// SplitOnSD grows the tree on the ICE curves of the posterior sd, as
+	// the authors' code does, instead of eq. 6's variance
+	// (regional.Options.OnSD).
+	SplitOnSD bool
 	// Preset names the preset these options came from, for the table.
 	Preset string
 	// Progress, if set, is called after each finished run.
@@ -83,7 +87,9 @@ const PresetPaper000 = "paper000"
 // hyperparameters refitted at every iteration as mlrMBO does; LCB with
 // λ = τ ∈ {5, 1, 0.1}, maximized by mlrMBO's focus search; G = 20 grid
 // points, n = 1,000 Monte Carlo points; depths n_sp = 1, 3, with leaves of
-// at least 2 ICE curves (the code's min.split = 2); 30 replications.
+// at least 2 ICE curves (the code's min.split = 2), grown on the ICE curves
+// of the posterior sd (the code's compute_tree on getPredictionSE, where
+// eq. 6 has the variance); 30 replications.
 func PDPSplitPreset(name string) (PDPSplitOptions, error) {
 	switch name {
 	case PresetPaper000:
@@ -93,7 +99,7 @@ func PDPSplitPreset(name string) (PDPSplitOptions, error) {
 			Taus: []float64{5, 1, 0.1}, Depths: []int{1, 3}, Seeds: 30,
 			Samples: 1000, GridSize: 20,
 			InitialDesign: "lhs", AcqOptimizer: "focus", MinNoise: 1e-8, FullRefitEvery: -1,
-			MinNodeSize: 2,
+			MinNodeSize: 2, SplitOnSD: true,
 		}, nil
 	default:
 		return PDPSplitOptions{}, fmt.Errorf("bench: pdp-split: unknown preset %q (want %s)", name, PresetPaper000)
@@ -133,6 +139,7 @@ type PDPSplitResult struct {
 	AcqOptimizer string        `json:"acq_optimizer"`
 	MinNoise     float64       `json:"min_noise"`
 	MinNodeSize  int           `json:"min_node_size,omitempty"`
+	SplitOnSD    bool          `json:"split_on_sd,omitempty"`
 	Samples      int           `json:"samples"`
 	GridSize     int           `json:"grid_size"`
 	Rows         []PDPSplitRow `json:"rows"`
@@ -265,7 +272,7 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 		return nil, err
 	}
 	out := &PDPSplitResult{Preset: o.Preset, Depths: o.Depths, Samples: o.Samples, GridSize: o.GridSize,
-		Design: o.InitialDesign, AcqOptimizer: o.AcqOptimizer, MinNoise: o.MinNoise, MinNodeSize: o.MinNodeSize}
+		Design: o.InitialDesign, AcqOptimizer: o.AcqOptimizer, MinNoise: o.MinNoise, MinNodeSize: o.MinNodeSize, SplitOnSD: o.SplitOnSD}
 	if o.Budgets != nil {
 		out.Budgets = map[int]int{}
 		for _, d := range o.Dims {
@@ -363,7 +370,8 @@ func pdpSplitOne(ctx context.Context, o PDPSplitOptions, d int, tau float64, see
 	truth := func(grid []float64, leaf *regional.Leaf, tree *regional.Node) ([]float64, error) {
 		return styblinskiTangRegionalPD(sp, 0, grid, leaf, tree)
 	}
-	return scoreRegional(model, sp, x, run.Best.U, 0, truth, o.Samples, o.GridSize, o.Depths, o.MinNodeSize, seed)
+	return scoreRegional(model, sp, x, run.Best.U, 0, truth, o.Samples, o.GridSize, o.Depths,
+		regional.Options{MinNodeSize: o.MinNodeSize, OnSD: o.SplitOnSD}, seed)
 }
 
 // styblinskiTangRegionalPD is the closed-form PD of x_p over a box-shaped
@@ -458,7 +466,7 @@ func completed(history []opt.Trial) ([][]float64, []float64) {
 // one unless the function is free of interactions and the region is the
 // whole space.
 func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64, p int,
-	truth regionalTruth, samples, grid int, depths []int, minNodeSize int, seed uint64) (pdpSplitRun, error) {
+	truth regionalTruth, samples, grid int, depths []int, split regional.Options, seed uint64) (pdpSplitRun, error) {
 	var r pdpSplitRun
 	rng := rand.New(rand.NewPCG(seed^0x4d4d44, seed^0x9e3779b97f4a7c15))
 	uniform := sp.Sample(rng, samples)
@@ -500,7 +508,8 @@ func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64,
 	}
 	r.globalMC, r.globalNLL = gMC, gNLL
 	for _, depth := range depths {
-		reg, err := regional.Explain(context.Background(), ice, best, regional.Options{MaxDepth: depth, MinNodeSize: minNodeSize})
+		split.MaxDepth = depth
+		reg, err := regional.Explain(context.Background(), ice, best, split)
 		if err != nil {
 			return r, err
 		}
@@ -572,6 +581,9 @@ func (r *PDPSplitResult) WriteTable(w io.Writer) error {
 	leaves := "regional's default smallest leaf"
 	if r.MinNodeSize > 0 {
 		leaves = fmt.Sprintf("leaves of ≥ %d ICE curves", r.MinNodeSize)
+	}
+	if r.SplitOnSD {
+		leaves += ", split on the ICE curves of the sd"
 	}
 	_, err := fmt.Fprintf(w, "%sδ in %% (mean ± sd over %d seeds), leaf holding the best configuration vs global PDP of x1; eq. 5 bands; n = %d, G = %d; %s with a 4·d-point %s design; Matérn-3/2 GP, noise floor %g; %s acquisition search; n_sp = tree depth, %s; MMD with a Gaussian kernel of bandwidth √(d/6) against %d uniform points. Paper columns: Table 1 of paper 000.\n",
 		preset, seedsOf(r), r.Samples, r.GridSize, budget, r.Design, r.MinNoise, r.AcqOptimizer, leaves, r.Samples)

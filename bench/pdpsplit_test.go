@@ -157,7 +157,7 @@ func TestPDPSplitPresetPaper000(t *testing.T) {
 	taus := slices.Sorted(slices.Values(p.Taus))
 	if !slices.Equal(p.Dims, []int{3, 5, 8}) || !slices.Equal(taus, []float64{0.1, 1, 5}) ||
 		!slices.Equal(p.Depths, []int{1, 3}) || p.Seeds != 30 || p.GridSize != 20 || p.Samples != 1000 ||
-		p.Preset != "paper000" || p.MinNodeSize != 2 {
+		p.Preset != "paper000" || p.MinNodeSize != 2 || !p.SplitOnSD {
 		t.Fatalf("preset %+v", p)
 	}
 	budgets := map[int]int{3: 80, 5: 150, 8: 250}
@@ -293,7 +293,7 @@ func TestScoreRegionalMinNodeSize(t *testing.T) {
 		return styblinskiTangRegionalPD(sp, 0, grid, leaf, tree)
 	}
 	score := func(minNode int) pdpSplitRun {
-		r, err := scoreRegional(model, sp, x, x[0], 0, truth, 1000, 10, []int{1, 3}, minNode, 4)
+		r, err := scoreRegional(model, sp, x, x[0], 0, truth, 1000, 10, []int{1, 3}, regional.Options{MinNodeSize: minNode}, 4)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -30,6 +30,7 @@ func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	mc := fs.Int("mc", 1000, "Monte Carlo points n")
 	grid := fs.Int("grid", 20, "grid points G")
 	workers := fs.Int("workers", 0, "parallel runs (0: one per CPU)")
+	splitOn := fs.String("split-on", "variance", "ICE curves the tree splits: variance (eq. 6) or sd (the authors' code; the paper000 preset's)")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
@@ -57,6 +58,16 @@ func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 		}
 		p.Workers = *workers
 		opts = p
+	}
+	if *preset == "" || set["split-on"] {
+		switch *splitOn {
+		case "variance":
+			opts.SplitOnSD = false
+		case "sd":
+			opts.SplitOnSD = true
+		default:
+			return usagef("--split-on %q: want variance or sd", *splitOn)
+		}
 	}
 	var err error
 	if *preset == "" || set["dims"] {

@@ -62,6 +62,14 @@ type Options struct {
 	MinImprovement float64
 	// MaxExactLevels: categoricals with more levels use the ordered heuristic.
 	MaxExactLevels int
+	// OnSD computes eq. 6 on the ICE curves of the posterior standard
+	// deviation instead of the variance. Eq. 6 is written with ŝ², but the
+	// authors' code (github.com/slds-lmu/paper_2021_xautoml,
+	// benchmarks/helper_experiments.R and R/tree_splitting.R: compute_tree
+	// with objective "SS_L2" on the "pdp+ice" effect of getPredictionSE)
+	// splits the sd curves; `xbo bench pdp-split --preset paper000` does as
+	// they did.
+	OnSD bool
 }
 
 func (o Options) withDefaults(n int) (Options, error) {
@@ -226,7 +234,16 @@ func Fit(ice *pdp.ICE, opts Options) (*Tree, error) {
 	if err != nil {
 		return nil, fmt.Errorf("regional: %w", err)
 	}
-	b := &builder{ice: ice, sp: ice.Space, opts: opts, G: ice.GridLen()}
+	b := &builder{ice: ice, sp: ice.Space, opts: opts, G: ice.GridLen(), curves: ice.Var}
+	if opts.OnSD {
+		b.curves = make([][]float64, len(ice.Var))
+		for i, v := range ice.Var {
+			b.curves[i] = make([]float64, len(v))
+			for g, x := range v {
+				b.curves[i][g] = math.Sqrt(x)
+			}
+		}
+	}
 	for j := range ice.Space.Dim() {
 		if !slices.Contains(ice.Params, j) {
 			b.candidates = append(b.candidates, j)
@@ -282,7 +299,10 @@ func Fit(ice *pdp.ICE, opts Options) (*Tree, error) {
 }
 
 type builder struct {
-	ice        *pdp.ICE
+	ice *pdp.ICE
+	// curves are what eq. 6 is computed on: ice.Var, or its square root
+	// (Options.OnSD).
+	curves     [][]float64
 	sp         *space.Space
 	opts       Options
 	G          int
@@ -298,11 +318,11 @@ func (b *builder) impurity(members []int) float64 {
 	for g := range b.G {
 		m := 0.0
 		for _, i := range members {
-			m += b.ice.Var[i][g]
+			m += b.curves[i][g]
 		}
 		m /= float64(len(members))
 		for _, i := range members {
-			d := b.ice.Var[i][g] - m
+			d := b.curves[i][g] - m
 			r += d * d
 		}
 	}
@@ -330,7 +350,7 @@ func (b *builder) bestSplit(n *Node) (candidate, bool) {
 	nodeMean := make([]float64, b.G)
 	for _, i := range n.members {
 		for g := range b.G {
-			nodeMean[g] += b.ice.Var[i][g]
+			nodeMean[g] += b.curves[i][g]
 		}
 	}
 	for g := range nodeMean {
@@ -340,7 +360,7 @@ func (b *builder) bestSplit(n *Node) (candidate, bool) {
 	for k, i := range n.members {
 		row := make([]float64, b.G)
 		for g := range b.G {
-			row[g] = b.ice.Var[i][g] - nodeMean[g]
+			row[g] = b.curves[i][g] - nodeMean[g]
 			sq[k] += row[g] * row[g]
 		}
 		centred[k] = row

@@ -216,6 +216,14 @@ func checkWeightedAverage(t *testing.T, res *regional.Result) {
 // The running-sum search must find the same best split as trying every
 // threshold of every parameter with eq. 6 computed from scratch.
 func TestSplitMatchesBruteForce(t *testing.T) {
+	for _, onSD := range []bool{false, true} {
+		splitMatchesBruteForce(t, onSD)
+	}
+}
+
+// splitMatchesBruteForce checks the first split against every cut, on the
+// variance curves (eq. 6) or on the sd curves (Options.OnSD).
+func splitMatchesBruteForce(t *testing.T, onSD bool) {
 	sp := mustSpace(t, floatSpace)
 	for seed := range uint64(5) {
 		rng := rand.New(rand.NewPCG(seed, 1))
@@ -230,9 +238,18 @@ func TestSplitMatchesBruteForce(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tree, err := regional.Fit(ice, regional.Options{MaxSplits: 1, MinNodeSize: 3})
+		tree, err := regional.Fit(ice, regional.Options{MaxSplits: 1, MinNodeSize: 3, OnSD: onSD})
 		if err != nil {
 			t.Fatal(err)
+		}
+		curves := ice.Var
+		if onSD {
+			curves = make([][]float64, len(ice.Var))
+			for i, v := range ice.Var {
+				for _, x := range v {
+					curves[i] = append(curves[i], math.Sqrt(x))
+				}
+			}
 		}
 		bestSum, bestParam := math.Inf(1), -1
 		for j := 1; j < 3; j++ {
@@ -248,28 +265,29 @@ func TestSplitMatchesBruteForce(t *testing.T) {
 				if len(l) < 3 || len(r) < 3 {
 					continue
 				}
-				if s := impurity(ice, l) + impurity(ice, r); s < bestSum {
+				if s := impurity(curves, l) + impurity(curves, r); s < bestSum {
 					bestSum, bestParam = s, j
 				}
 			}
 		}
 		got := tree.Root.Left.Impurity + tree.Root.Right.Impurity
 		if math.Abs(got-bestSum) > 1e-9*bestSum || tree.Root.Split.Param != sp.Params[bestParam].Name {
-			t.Errorf("seed %d: split on %s with impurity %.12g; brute force %s %.12g", seed, tree.Root.Split.Param, got, sp.Params[bestParam].Name, bestSum)
+			t.Errorf("on sd %v, seed %d: split on %s with impurity %.12g; brute force %s %.12g", onSD, seed, tree.Root.Split.Param, got, sp.Params[bestParam].Name, bestSum)
 		}
 	}
 }
 
-func impurity(ice *pdp.ICE, members []int) float64 {
+// impurity is eq. 6 over the given curves (n × G).
+func impurity(curves [][]float64, members []int) float64 {
 	r := 0.0
-	for g := range ice.GridLen() {
+	for g := range curves[0] {
 		m := 0.0
 		for _, i := range members {
-			m += ice.Var[i][g]
+			m += curves[i][g]
 		}
 		m /= float64(len(members))
 		for _, i := range members {
-			r += (ice.Var[i][g] - m) * (ice.Var[i][g] - m)
+			r += (curves[i][g] - m) * (curves[i][g] - m)
 		}
 	}
 	return r
