@@ -153,9 +153,12 @@ type BudgetsResult struct {
 	// StepsTotal counts them all).
 	Steps      []history.BudgetCount `json:"steps"`
 	StepsTotal int                   `json:"steps_total"`
-	Level      float64               `json:"level"`
-	Budgets    []BudgetColumn        `json:"budgets"`
-	Pairs      []BudgetPair          `json:"pairs"`
+	// MinTrials is the fewest trials a budget needs for an explanation at
+	// it; listed steps with fewer are refused by the other kinds.
+	MinTrials int            `json:"min_trials"`
+	Level     float64        `json:"level"`
+	Budgets   []BudgetColumn `json:"budgets"`
+	Pairs     []BudgetPair   `json:"pairs"`
 	// Reading says in words whether the low budgets can be trusted.
 	Reading string `json:"reading"`
 	Note    string `json:"note"`
@@ -260,7 +263,7 @@ func spreadBudgets(list []history.BudgetCount, k int) []history.BudgetCount {
 
 func compareBudgets(t *task, h *history.History, all []history.BudgetCount, req BudgetsRequest, fp string) (*BudgetsResult, error) {
 	res := &BudgetsResult{Kind: "budgets", Direction: string(h.Direction()), Fingerprint: fp, Rule: BudgetRule,
-		Steps: spreadBudgets(all, MaxListedSteps), StepsTotal: len(all), Level: req.Level,
+		Steps: spreadBudgets(all, MaxListedSteps), StepsTotal: len(all), MinTrials: MinTrials, Level: req.Level,
 		Note: "Rank correlations are the same in both directions of optimization. Intervals: Fisher z with " +
 			"Bonett & Wright's (2000) standard errors; they assume independent trials and are approximate with ties."}
 	// values[k][i]: trial i's value at budget k (the last column is the

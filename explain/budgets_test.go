@@ -254,7 +254,7 @@ func TestBudgetsCorrelationsMatchBruteForce(t *testing.T) {
 	if strings.Join(labels, " ") != "1 2 3 4 8 final" {
 		t.Fatalf("budgets %v", labels)
 	}
-	if res.Curves != 29 || res.Final != len(h.Usable()) || res.StepsTotal != 5 {
+	if res.Curves != 29 || res.Final != len(h.Usable()) || res.StepsTotal != 5 || res.MinTrials != MinTrials {
 		t.Errorf("curves %d final %d steps %d", res.Curves, res.Final, res.StepsTotal)
 	}
 	if len(res.Pairs) != 15 {

@@ -66,7 +66,7 @@ export async function loadBudgets() {
     window.xbo.budgets = r;
     const sel = $('explain-budget'), current = sel.value;
     sel.innerHTML = '<option value="">final values</option>' + r.steps.map((s) =>
-      `<option value="${s.step}">${s.step} (${s.trials} trials${s.pruned ? `, ${s.pruned} pruned` : ''})</option>`).join('');
+      `<option value="${s.step}"${s.trials < r.min_trials ? ' disabled' : ''}>${s.step} (${s.trials} trials${s.pruned ? `, ${s.pruned} pruned` : ''})</option>`).join('');
     if (r.steps.some((s) => String(s.step) === current)) sel.value = current;
     setNote('budgets-note', `${r.curves} finished trials with intermediate values, ${r.final} complete; ${Math.round(r.level * 100)}% intervals; `
       + `a trial's value at a budget is ${r.rule}${r.steps_total > r.steps.length ? `; ${r.steps.length} of ${r.steps_total} budgets listed` : ''}`);
