@@ -60,17 +60,17 @@
 // with the WORST observed value, so the optimizer is steered away from a
 // configuration that crashed instead of proposing it again.
 //
-// Pruned trials (stopped early by a pruner, package prune) are given to the
-// optimizer as failed, by FromHistory and by the service alike. Their value
-// is an intermediate one, at a smaller budget than the complete trials', so
-// the surrogate must not be fitted to it as if it were a final result; a
-// pruner stops a trial because it looked worse than the others at that
-// budget, so conditioning proposals on the worst value, like a failure,
-// steers them away, and the duplicate check (which covers every trial)
-// never proposes the configuration again. This is the simplest honest
-// choice; a surrogate over configuration × budget would use the values.
-// Only the optimizer treats them alike: counts, listings and exports keep
-// pruned trials apart from failed ones.
+// Pruned trials (stopped early by a pruner, package prune) are in state
+// Pruned, with their intermediate values (Trial.Curve). Their value is an
+// intermediate one, at a smaller budget than the complete trials', so the
+// full-budget surrogate must not be fitted to it as if it were a final
+// result; a pruner stops a trial because it looked worse than the others at
+// that budget, so conditioning proposals on the worst value, like a
+// failure, steers them away, and the duplicate check (which covers every
+// trial) never proposes the configuration again. A study that names its
+// resource (Config.Resource) goes further: while too few trials are
+// complete, the proposal model is fitted at the largest budget enough
+// trials reached, on their values there, as BOHB does (multifidelity.go).
 //
 // Everything random is derived from Config.Seed and the trial number, so a
 // run is reproducible, and an optimizer rebuilt from a stored history
@@ -93,6 +93,7 @@ import (
 	"xbo/design"
 	"xbo/forest"
 	"xbo/gp"
+	"xbo/history"
 	"xbo/internal/parallel"
 	"xbo/space"
 	"xbo/surrogate"
@@ -106,6 +107,9 @@ const (
 	Pending  State = "pending"
 	Complete State = "complete"
 	Failed   State = "failed"
+	// Pruned: stopped early by a pruner (see the package doc and
+	// Config.Resource).
+	Pruned State = "pruned"
 )
 
 // Acquisition names recorded for trials not chosen by an acquisition function.
@@ -149,6 +153,13 @@ type Trial struct {
 	Hyper *gp.Hyper
 	// Note explains unusual proposals, e.g. why a fallback was used.
 	Note string
+	// Curve holds the intermediate values the trial reported, in
+	// increasing step order (Report, TellPruned; a resumed history).
+	Curve []history.Intermediate
+	// Budget is the resource budget of the model that proposed the trial
+	// when it was below Config.Resource's maximum (multi-fidelity; 0
+	// otherwise): that model was fitted on values at this budget.
+	Budget int64
 }
 
 // BandLog is a-BOBAX's record of the mean PD band half-width at every
@@ -167,6 +178,7 @@ func (o *Optimizer) BandLog() (log []acq.BandRecord, switchedAt int, ok bool) {
 func (t Trial) Clone() Trial {
 	t.Params = slices.Clone(t.Params)
 	t.U = slices.Clone(t.U)
+	t.Curve = slices.Clone(t.Curve)
 	if t.Hyper != nil {
 		h := t.Hyper.Clone()
 		t.Hyper = &h
@@ -293,6 +305,12 @@ type Config struct {
 	// other cores to whatever runs beside the optimizer, e.g. a server's
 	// handlers (xbo serve --optimizer-workers).
 	Workers int
+
+	// Resource, when set, names the study's budget (what intermediate
+	// steps count) and its range, and proposals learn from the values of
+	// trials stopped early (multi-fidelity, see multifidelity.go); nil: a
+	// pruned trial steers proposals as a failed one does.
+	Resource *Resource
 
 	// Seed makes the run reproducible.
 	Seed uint64
@@ -465,6 +483,13 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if cfg.Workers < 0 {
 		return nil, fmt.Errorf("workers %d must be ≥ 0", cfg.Workers)
 	}
+	if err := cfg.Resource.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Resource != nil {
+		r := *cfg.Resource
+		cfg.Resource = &r
+	}
 	if cfg.Workers > 0 && cfg.Forest.Workers == 0 {
 		cfg.Forest.Workers = cfg.Workers
 	}
@@ -558,13 +583,16 @@ func (o *Optimizer) replay(hist []Trial) error {
 		}
 		t.U = u
 		t.Number = i
+		if err := checkCurve(t.Curve); err != nil {
+			return fmt.Errorf("%s: %w", label, err)
+		}
 		switch t.State {
 		case Complete:
 			if math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
 				return fmt.Errorf("%s: complete with value %v", label, t.Value)
 			}
 			completions = append(completions, t.Completion)
-		case Pending, Failed:
+		case Pending, Failed, Pruned:
 			t.Value = math.NaN()
 			t.Completion = -1
 		case "":
@@ -600,7 +628,7 @@ func (o *Optimizer) replay(hist []Trial) error {
 	// continues almost exactly as the uninterrupted one would; the next
 	// full fit comes at most FullRefitEvery observations later.
 	for i := len(o.trials) - 1; i >= 0; i-- {
-		if h := o.trials[i].Hyper; h != nil && len(h.Lengthscales) == o.s.Dim() {
+		if h := o.trials[i].Hyper; h != nil && o.trials[i].Budget == 0 && len(h.Lengthscales) == o.s.Dim() {
 			warm := h.Clone()
 			o.hyper = &warm
 			o.lastFullAt = o.trials[i].Observed
@@ -667,6 +695,7 @@ func (o *Optimizer) record(t Trial) Trial {
 // shared by the proposals of one AskBatch.
 type fitted struct {
 	observed int
+	budget   int64
 	model    surrogate.Model
 	hyper    *gp.Hyper
 }
@@ -684,6 +713,15 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		return Trial{U: slices.Clone(o.design[n]), Acquisition: AcqInitialDesign}, nil
 	}
 	x, y := o.data(o.completed)
+	// With a named resource the model may be fitted at a lower budget
+	// (multifidelity.go); budget 0 is the full-budget model.
+	var budget int64
+	var inData []bool
+	if o.cfg.Resource != nil {
+		if bx, by, b, in, full, ok := o.budgetData(); ok && !full {
+			x, y, budget, inData = bx, by, b, in
+		}
+	}
 	if len(x) < 2 {
 		return Trial{
 			U:           o.s.Sample(rng, 1)[0],
@@ -694,13 +732,16 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	var model surrogate.Model
 	var hyper *gp.Hyper
 	var err error
-	if reuse != nil && reuse.model != nil && reuse.observed == len(x) {
+	switch {
+	case reuse != nil && reuse.model != nil && reuse.observed == len(x) && reuse.budget == budget:
 		model, hyper = reuse.model, reuse.hyper
-	} else {
+	case budget > 0:
+		model, hyper, err = o.fitAtBudget(x, y, budget)
+	default:
 		model, hyper, err = o.fit(x, y, true)
-		if err == nil && reuse != nil {
-			*reuse = fitted{observed: len(x), model: model, hyper: hyper}
-		}
+	}
+	if err == nil && reuse != nil {
+		*reuse = fitted{observed: len(x), budget: budget, model: model, hyper: hyper}
 	}
 	if err != nil {
 		return Trial{
@@ -720,7 +761,7 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 			Note:        step + " failed: " + err.Error(),
 		}, nil
 	}
-	proposal, err := o.condition(model, x, y, best)
+	proposal, err := o.condition(model, x, y, best, inData)
 	if err != nil {
 		return fallback("conditioning on the pending trials", err)
 	}
@@ -751,7 +792,10 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 			Note:        fmt.Sprintf("the %s proposal was %.3g from trial %d (duplicate tolerance %g): replaced by a random configuration", a.Name(), dist, near, o.cfg.DuplicateTolerance),
 		}, nil
 	}
-	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x), Note: res.Warning}
+	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x), Budget: budget, Note: res.Warning}
+	if budget > 0 {
+		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("model fitted at %s = %d on the %d trials that reached it", o.cfg.Resource.Name, budget, len(x))
+	}
 	if ad, ok := o.policy.(*acq.Adaptive); ok {
 		if log := ad.Log(); len(log) > 0 {
 			last := log[len(log)-1]
@@ -996,6 +1040,28 @@ func (o *Optimizer) fit(x [][]float64, y []float64, warm bool) (surrogate.Model,
 	return m, &h, nil
 }
 
+// fitAtBudget fits the GP of a multi-fidelity proposal to values at a
+// budget below the maximum: a full fit every time (the data at a budget
+// changes with every report, so the warm-start schedule of fit does not
+// apply), started from the full-budget fit's hyperparameters when there is
+// one, and leaving the warm-start state alone.
+func (o *Optimizer) fitAtBudget(x [][]float64, y []float64, budget int64) (surrogate.Model, *gp.Hyper, error) {
+	opts := gp.Options{
+		Kernel:   o.kernel,
+		Levels:   o.levels,
+		Restarts: o.cfg.GPRestarts,
+		Seed:     o.seedFor(streamFit, len(x)) ^ uint64(budget),
+		Workers:  o.cfg.Workers,
+		MinNoise: o.cfg.MinNoise,
+		Init:     o.hyper,
+	}
+	m, h, err := o.fitGP(x, y, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("model at %s = %d: %w", o.cfg.Resource.Name, budget, err)
+	}
+	return m, &h, nil
+}
+
 // fitGP fits the GP to (x, y) with opts: exact up to ExactPoints
 // observations, beyond them a gp.Subset whose hyperparameters and variance
 // come from ExactPoints of them and whose mean from MeanPoints (the best
@@ -1023,17 +1089,22 @@ func (o *Optimizer) forestOptions(n int) forest.Options {
 	return fo
 }
 
-// condition adds the pending and failed trials to the proposal model with
-// their lies (see the package doc).
-func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64, best float64) (surrogate.Model, error) {
+// condition adds the pending, failed and pruned trials to the proposal
+// model with their lies (see the package doc), except those whose values
+// the model was fitted on (inData, nil for none: a multi-fidelity model's
+// data may include pending and pruned trials).
+func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64, best float64, inData []bool) (surrogate.Model, error) {
 	var px [][]float64
 	var failed []bool
 	for i := range o.trials {
+		if inData != nil && inData[i] {
+			continue
+		}
 		switch o.trials[i].State {
 		case Pending:
 			px = append(px, o.trials[i].U)
 			failed = append(failed, false)
-		case Failed:
+		case Failed, Pruned:
 			px = append(px, o.trials[i].U)
 			failed = append(failed, true)
 		}
@@ -1106,7 +1177,7 @@ func (o *Optimizer) exclude(a acq.Acquisition, withDone bool) acq.Acquisition {
 	var pts, done [][]float64
 	for i := range o.trials {
 		switch o.trials[i].State {
-		case Pending, Failed:
+		case Pending, Failed, Pruned:
 			if o.cfg.MinDistance > 0 {
 				pts = append(pts, o.trials[i].U)
 			}
@@ -1344,7 +1415,7 @@ func (o *Optimizer) SurrogateAt(t int) (surrogate.Model, error) {
 	o.mu.Lock()
 	var hyper *gp.Hyper
 	for i := range o.trials {
-		if tr := &o.trials[i]; tr.Hyper != nil && tr.Observed == t {
+		if tr := &o.trials[i]; tr.Hyper != nil && tr.Budget == 0 && tr.Observed == t {
 			h := tr.Hyper.Clone()
 			hyper = &h
 			break
@@ -1399,6 +1470,10 @@ func (o *Optimizer) SurrogateOf(id int64) (surrogate.Model, error) {
 	if tr.Observed == 0 {
 		o.mu.Unlock()
 		return nil, fmt.Errorf("opt: trial %d was proposed by %q, not by a surrogate", id, tr.Acquisition)
+	}
+	if tr.Budget > 0 {
+		o.mu.Unlock()
+		return nil, fmt.Errorf("opt: trial %d was proposed by a model fitted at budget %d, from intermediate values that are not kept as of then", id, tr.Budget)
 	}
 	x, y, err := o.snapshot(tr.Observed)
 	o.mu.Unlock()
