@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"xbo/history"
+	"xbo/metrics"
 	"xbo/opt"
 	"xbo/prune"
 	"xbo/space"
@@ -88,7 +90,7 @@ type CurveProblem struct {
 }
 
 // LoadCurveProblem builds a curve problem with T = steps (0: 27) and a
-// run's resource of full trials·T (0: 12·d + 6 full trials' worth).
+// run's resource of full trials·T (0: 6·d + 18 full trials' worth).
 func LoadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, error) {
 	p, err := loadCurveProblem(name, steps, fullTrials)
 	if err != nil {
@@ -111,11 +113,11 @@ func loadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, 
 	case CurveBranin:
 		f, err = Lookup(NameBranin, 0)
 		// Slow learners at large x1 (where one of Branin's three minima is).
-		p.amplitude = func(u []float64) float64 { return 0.25 + 1.5*u[0] }
+		p.amplitude = func(u []float64) float64 { return 0.25 + 0.5*u[0] }
 		p.rate = func(u []float64) float64 { return 0.4 + 1.2*u[1] }
 	case CurveHartmann6:
 		f, err = Lookup(NameHartmann6, 0)
-		p.amplitude = func(u []float64) float64 { return 0.25 + 0.75*(u[0]+u[3]) }
+		p.amplitude = func(u []float64) float64 { return 0.25 + 0.25*(u[0]+u[3]) }
 		p.rate = func(u []float64) float64 { return 0.4 + 1.2*u[5] }
 	case CurveHartmann6Crossing:
 		f, err = Lookup(NameHartmann6, 0)
@@ -151,7 +153,7 @@ func loadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, 
 		return nil, err
 	}
 	if fullTrials == 0 {
-		fullTrials = 12*p.Space.Dim() + 6
+		fullTrials = 6*p.Space.Dim() + 18
 	}
 	p.Budget = int64(fullTrials) * steps
 	rng := rand.New(rand.NewPCG(20, 11))
@@ -186,6 +188,57 @@ func (p *CurveProblem) Curve(x []float64, rng *rand.Rand) ([]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// FidelityCorrelation is the Spearman rank correlation, over n random
+// configurations (seeded), between the noisy value at each of steps and the
+// final value f: how far a low budget can be trusted (1: it ranks as the
+// full budget does).
+func (p *CurveProblem) FidelityCorrelation(steps []int64, n int, seed uint64) ([]float64, error) {
+	if n < 2 || n > 100_000 {
+		return nil, fmt.Errorf("%d configurations, want 2..100000", n)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x636f7272))
+	final := make([]float64, n)
+	at := make([][]float64, len(steps))
+	for k, s := range steps {
+		if s < 1 || s > p.Steps {
+			return nil, fmt.Errorf("step %d outside 1..%d", s, p.Steps)
+		}
+		at[k] = make([]float64, n)
+	}
+	for i, u := range p.Space.Sample(rng, n) {
+		x := p.Space.Decode(u)
+		c, err := p.Curve(x, rng)
+		if err != nil {
+			return nil, err
+		}
+		final[i] = p.Function.Eval(x)
+		for k, s := range steps {
+			at[k][i] = c[s-1]
+		}
+	}
+	out := make([]float64, len(steps))
+	for k := range steps {
+		r, err := metrics.Spearman(at[k], final)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = r
+	}
+	return out, nil
+}
+
+// fidelitySteps are the steps whose rank correlation with the final value
+// the table shows: 1, T/9, T/3 (rounded up) and T.
+func fidelitySteps(steps int64) []int64 {
+	out := []int64{1}
+	for _, s := range []int64{(steps + 8) / 9, (steps + 2) / 3, steps} {
+		if s > out[len(out)-1] {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // MFPoint is the regret of the best complete trial after Spent steps.
@@ -251,6 +304,28 @@ type MFSummary struct {
 	Trials, Pruned float64
 	// AskSeconds is the mean time of all asks of a run.
 	AskSeconds float64 `json:"ask_seconds"`
+	// BeatsTPEHyperband counts the seeds on which this method's final
+	// regret is strictly below Optuna TPE + Hyperband's (−1 when that
+	// method was not run).
+	BeatsTPEHyperband int `json:"beats_tpe_hyperband"`
+}
+
+// MarshalJSON writes the summary with null for a resource never reached
+// and an undefined saving (JSON has no infinity or NaN).
+func (s MFSummary) MarshalJSON() ([]byte, error) {
+	type plain MFSummary
+	finite := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		Median, Q25, Q75 *float64
+		ToTarget         *float64 `json:"to_target"`
+		Saving           *float64 `json:"saving"`
+	}{plain(s), finite(s.Median), finite(s.Q25), finite(s.Q75), finite(s.ToTarget), finite(s.Saving)})
 }
 
 // MFRow is one problem.
@@ -259,7 +334,12 @@ type MFRow struct {
 	Steps      int64   `json:"steps"`
 	FullTrials int64   `json:"full_trials"`
 	Target     float64 `json:"target"` // xbo's (no pruning) median final regret
-	Methods    []MFSummary
+	// Correlation[k] is the rank correlation of the values at step
+	// CorrelationSteps[k] with the final values (FidelityCorrelation, 1000
+	// random configurations).
+	CorrelationSteps []int64   `json:"correlation_steps"`
+	Correlation      []float64 `json:"correlation"`
+	Methods          []MFSummary
 }
 
 // MFResult holds every run and the table.
@@ -335,7 +415,10 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 	}
 	out := &MFResult{Seeds: o.Seeds, Runs: runs}
 	for pi, p := range problems {
-		row := MFRow{Problem: p.Name, Steps: p.Steps, FullTrials: p.Budget / p.Steps, Target: math.NaN()}
+		row := MFRow{Problem: p.Name, Steps: p.Steps, FullTrials: p.Budget / p.Steps, Target: math.NaN(), CorrelationSteps: fidelitySteps(p.Steps)}
+		if row.Correlation, err = p.FidelityCorrelation(row.CorrelationSteps, 1000, 1); err != nil {
+			return nil, err
+		}
 		byMethod := make([][]MFRun, len(o.Methods))
 		for k, j := range jobs {
 			if j.pi == pi {
@@ -355,6 +438,19 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 		if xi := slices.Index(o.Methods, MFXBO); xi >= 0 {
 			for mi := range row.Methods {
 				row.Methods[mi].Saving = row.Methods[xi].ToTarget / row.Methods[mi].ToTarget
+			}
+		}
+		ti := slices.Index(o.Methods, MFTPEHyperband)
+		for mi := range row.Methods {
+			row.Methods[mi].BeatsTPEHyperband = -1
+			if ti < 0 {
+				continue
+			}
+			row.Methods[mi].BeatsTPEHyperband = 0
+			for s, r := range byMethod[mi] {
+				if r.Regret < byMethod[ti][s].Regret {
+					row.Methods[mi].BeatsTPEHyperband++
+				}
 			}
 		}
 		out.Rows = append(out.Rows, row)
@@ -481,16 +577,21 @@ func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, 
 			}
 		}
 		curves = append(curves, prune.Curve{Number: number, Complete: !pruned, Points: points})
+		// The optimizer gets the curve as the service gives it: every
+		// trial's intermediate values, complete ones' too.
+		curve := make([]history.Intermediate, len(points))
+		for i, pt := range points {
+			curve[i] = history.Intermediate{Step: pt.Step, Value: pt.Value}
+		}
 		if pruned {
 			run.Pruned++
-			curve := make([]history.Intermediate, len(points))
-			for i, pt := range points {
-				curve[i] = history.Intermediate{Step: pt.Step, Value: pt.Value}
-			}
 			if err := o.TellPruned(t.ID, curve); err != nil {
 				return err
 			}
 			continue
+		}
+		if err := o.Report(t.ID, curve); err != nil {
+			return err
 		}
 		final := values[len(values)-1]
 		if err := o.Tell(t.ID, final); err != nil {
@@ -601,8 +702,13 @@ func (r *MFResult) WriteTable(w io.Writer) error {
 	for _, row := range r.Rows {
 		fmt.Fprintf(w, "%s: T = %d steps, resource %d full trials (%d steps); target regret %.3g (xbo without pruning, median final)\n",
 			row.Problem, row.Steps, row.FullTrials, row.FullTrials*row.Steps, row.Target)
+		fmt.Fprint(w, "rank correlation with the final value at step")
+		for k, s := range row.CorrelationSteps {
+			fmt.Fprintf(w, " %d: %.2f", s, row.Correlation[k])
+		}
+		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "method\tfinal regret [IQR]\tresource to target\treached\tsaving\ttrials\tpruned\task s\t")
+		fmt.Fprintln(tw, "method\tfinal regret [IQR]\tresource to target\treached\tsaving\tbeats tpe+hb\ttrials\tpruned\task s\t")
 		for _, m := range row.Methods {
 			to := "never"
 			if !math.IsInf(m.ToTarget, 1) && !math.IsNaN(m.ToTarget) {
@@ -612,8 +718,12 @@ func (r *MFResult) WriteTable(w io.Writer) error {
 			if !math.IsNaN(m.Saving) {
 				saving = fmt.Sprintf("%.2f×", m.Saving)
 			}
-			fmt.Fprintf(tw, "%s\t%.3g [%.2g, %.2g]\t%s\t%d/%d\t%s\t%.0f\t%.0f\t%.1f\t\n",
-				m.Method, m.Median, m.Q25, m.Q75, to, m.Reached, r.Seeds, saving, m.Trials, m.Pruned, m.AskSeconds)
+			beats := "-"
+			if m.BeatsTPEHyperband >= 0 {
+				beats = fmt.Sprintf("%d/%d", m.BeatsTPEHyperband, r.Seeds)
+			}
+			fmt.Fprintf(tw, "%s\t%.3g [%.2g, %.2g]\t%s\t%d/%d\t%s\t%s\t%.0f\t%.0f\t%.1f\t\n",
+				m.Method, m.Median, m.Q25, m.Q75, to, m.Reached, r.Seeds, saving, beats, m.Trials, m.Pruned, m.AskSeconds)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -622,6 +732,7 @@ func (r *MFResult) WriteTable(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "median over %d seeds. final regret: f(x̂) − f* of the best complete trial (by its noisy final value) when the resource is spent;\n", r.Seeds)
 	fmt.Fprintln(w, "resource to target: median resource, in full trials (steps / T), after which the regret was at most the target (never: most seeds did not reach it);")
-	fmt.Fprintln(w, "saving: xbo's resource to target over the method's; trials, pruned: mean per run; ask s: mean seconds of all asks of a run.")
+	fmt.Fprintln(w, "saving: xbo's resource to target over the method's; beats tpe+hb: seeds whose final regret is strictly below Optuna TPE + Hyperband's;")
+	fmt.Fprintln(w, "trials, pruned: mean per run; ask s: mean seconds of all asks of a run.")
 	return nil
 }

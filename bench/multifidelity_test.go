@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -19,7 +20,7 @@ func TestCurveProblems(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := int64(12*p.Space.Dim()+6) * 27; p.Budget != want || !(p.Scale > 0) {
+		if want := int64(6*p.Space.Dim()+18) * 27; p.Budget != want || !(p.Scale > 0) {
 			t.Errorf("%s: budget %d (want %d), scale %v", name, p.Budget, want, p.Scale)
 		}
 		for _, x := range append(p.Function.Argmin, p.Space.Decode([]float64{0.3, 0.7, 0.5, 0.1, 0.9, 0.2}[:p.Space.Dim()])) {
@@ -93,6 +94,11 @@ func TestMultiFidelityBenchTiny(t *testing.T) {
 	var buf bytes.Buffer
 	if err := res.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), MFXBOMultiHyperbnd) {
 		t.Errorf("table: %v\n%s", err, buf.String())
+	}
+	// A resource never reached is +Inf, which JSON cannot hold: null.
+	row.Methods[1].ToTarget, row.Methods[1].Saving = math.Inf(1), math.NaN()
+	if data, err := json.Marshal(res); err != nil || !strings.Contains(string(data), `"to_target":null,"saving":null`) {
+		t.Errorf("JSON: %v %.300s", err, data)
 	}
 	if _, err := MultiFidelity(context.Background(), MFOptions{Methods: []string{"smac"}}); err == nil {
 		t.Error("unknown method accepted")

@@ -63,17 +63,18 @@ func TestMultiFidelityLearnsFromPrunedTrials(t *testing.T) {
 		t.Errorf("without a resource the proposals are %.3f from (0.2, 0.8): the test would not tell the two apart", plain)
 	}
 	for _, a := range asked {
-		if a.Budget != 1 || a.Observed != 24 || !strings.Contains(a.Note, "epochs = 1") {
-			t.Errorf("proposal %d: budget %d, observed %d, note %q; want the model at epochs = 1 on 24 trials", a.Number, a.Budget, a.Observed, a.Note)
+		if !a.Fidelity || !strings.Contains(a.Note, "configuration × epochs fitted on 24 values of 24 trials") {
+			t.Errorf("proposal %d: fidelity %v, note %q; want the configuration × epochs model on 24 values", a.Number, a.Fidelity, a.Note)
 		}
 	}
 }
 
-// The model's budget is the largest one that d + 2 trials reached, and each
-// trial's value there is its value at its first reported step at or above
-// it (a complete trial without such a step: its final value).
-func TestBudgetData(t *testing.T) {
-	s := mustSpace(t, unit2) // d = 2: 4 trials needed
+// The configuration × budget data: each trial's values at the levels
+// Min·3^k and Max it reached, at its first reported step at or above each
+// level (with that step's coordinate), a complete trial's final value at
+// Max; failed trials and steps below Min are left out.
+func TestFidelityData(t *testing.T) {
+	s := mustSpace(t, unit2)
 	curve := func(steps ...int64) []history.Intermediate {
 		var c []history.Intermediate
 		for _, st := range steps {
@@ -83,65 +84,63 @@ func TestBudgetData(t *testing.T) {
 	}
 	p := func(v float64) []float64 { return []float64{v, v} }
 	hist := []Trial{
-		{Params: p(0.1), State: Complete, Value: -1, Curve: curve(1, 3, 9, 27)}, // at 9: 90
-		{Params: p(0.2), State: Complete, Value: -2},                            // no curve: -2
-		{Params: p(0.3), State: Pruned, Curve: curve(1, 3, 10)},                 // first step ≥ 9 is 10: 100
-		{Params: p(0.4), State: Pruned, Curve: curve(1, 3)},                     // below 9
-		{Params: p(0.5), State: Pending, Curve: curve(2, 9)},                    // running, at 9: 90
-		{Params: p(0.6), State: Failed, Curve: curve(1, 3, 9, 27)},              // failed: never data
+		{Params: p(0.1), State: Complete, Value: -1, Curve: curve(1, 3, 9, 27)}, // 10, 30, 90, 270
+		{Params: p(0.2), State: Complete, Value: -2},                            // final only: -2 at 27
+		{Params: p(0.3), State: Pruned, Curve: curve(2, 4)},                     // 2 → 20, 3 → 40 (step 4)
+		{Params: p(0.5), State: Pending, Curve: curve(1)},                       // 10
+		{Params: p(0.6), State: Failed, Curve: curve(1, 3, 9, 27)},              // never
 		{Params: p(0.7), State: Pending},                                        // no curve
 		{Params: p(0.8), State: Pruned, Curve: curve(0)},                        // below min
 	}
-	o, err := New(Config{Space: s, Seed: 1, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: hist})
+	r := &Resource{Name: "epochs", Min: 1, Max: 27}
+	if got := r.fidelityLevels(); !slices.Equal(got, []int64{1, 3, 9, 27}) {
+		t.Errorf("levels %v, want 1 3 9 27", got)
+	}
+	if got := (&Resource{Name: "e", Min: 2, Max: 20}).fidelityLevels(); !slices.Equal(got, []int64{2, 6, 18, 20}) {
+		t.Errorf("levels %v, want 2 6 18 20", got)
+	}
+	o, err := New(Config{Space: s, Seed: 1, Resource: r, History: hist})
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, y, budget, inData, full, ok := o.budgetData()
-	if !ok || full || budget != 9 {
-		t.Fatalf("budget %d (full %v, ok %v), want 9", budget, full, ok)
+	xz, y, configs, read, ok := o.fidelityData()
+	if !ok || len(configs) != 4 || read != 27 {
+		t.Fatalf("ok %v, %d configurations, read at %d; want 4, read at 27 (values at several budgets)", ok, len(configs), read)
 	}
-	if want := []float64{90, -2, 100, 90}; !slices.Equal(y, want) {
-		t.Errorf("values at budget 9: %v, want %v", y, want)
+	if want := []float64{10, 30, 90, 270, -2, 20, 40, 10}; !slices.Equal(y, want) {
+		t.Errorf("values %v, want %v", y, want)
 	}
-	if want := []bool{true, true, true, false, true, false, false, false}; !slices.Equal(inData, want) || len(x) != 4 {
-		t.Errorf("trials in the data: %v (%d points), want %v", inData, len(x), want)
+	z := func(step float64) float64 { return math.Log(step) / math.Log(27) }
+	wantZ := []float64{0, z(3), z(9), 1, 1, z(2), z(4), 0}
+	for i, row := range xz {
+		if math.Abs(row[2]-wantZ[i]) > 1e-12 {
+			t.Errorf("point %d: budget coordinate %v, want %v", i, row[2], wantZ[i])
+		}
 	}
-
-	// Steps beyond max count at max; with fewer than d + 2 trials the
-	// lowest budget reached is used, with every trial.
-	o, err = New(Config{Space: s, Seed: 1, Resource: &Resource{Name: "epochs", Min: 1, Max: 5}, History: []Trial{
-		{Params: p(0.1), State: Pruned, Curve: curve(1, 3, 9)},
-		{Params: p(0.2), State: Pruned, Curve: curve(2)},
-		{Params: p(0.3), State: Pruned, Curve: curve(3)},
-	}})
+	// Values at one budget only: the model is read there.
+	o, err = New(Config{Space: s, Seed: 1, Resource: r, History: []Trial{hist[3], {Params: p(0.9), State: Pruned, Curve: curve(1)}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, y, budget, _, _, ok = o.budgetData()
-	if !ok || budget != 2 || !slices.Equal(y, []float64{30, 20, 30}) {
-		t.Errorf("budget %d, values %v (ok %v); want budget 2 with values 30, 20, 30", budget, y, ok)
+	if _, _, _, read, ok := o.fidelityData(); !ok || read != 1 {
+		t.Errorf("values at step 1 only: read at %d (ok %v), want 1", read, ok)
 	}
-
-	// Enough complete trials: the ordinary full-budget model.
-	var done []Trial
-	for i := range 4 {
-		done = append(done, Trial{Params: p(0.1 + 0.2*float64(i)), State: Complete, Value: float64(i)})
-	}
-	o, err = New(Config{Space: s, Seed: 1, Resource: &Resource{Name: "epochs", Min: 1, Max: 5}, History: done})
+	// Every trial complete: no partial value, the ordinary model applies.
+	o, err = New(Config{Space: s, Seed: 1, Resource: r, History: hist[:2]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, budget, _, full, ok := o.budgetData(); !full || !ok || budget != 5 {
-		t.Errorf("4 complete trials: budget %d full %v, want the full budget 5", budget, full)
+	if _, _, _, _, ok := o.fidelityData(); ok {
+		t.Error("complete trials only: the configuration × budget model was used")
 	}
 }
 
-// Once d + 2 trials are complete, a resource changes nothing: the proposal
-// is the full-budget one, pruned trials conditioned on as failures.
-func TestMultiFidelityFullBudgetIsTheOrdinaryProposal(t *testing.T) {
+// Without any trial stopped early a resource changes nothing: the proposal
+// is the ordinary full-budget one.
+func TestMultiFidelityWithoutPartialValuesIsTheOrdinaryProposal(t *testing.T) {
 	s := mustSpace(t, unit2)
-	hist := prunedHistory(10, 7)
 	rng := rand.New(rand.NewPCG(9, 9))
+	var hist []Trial
 	for range 6 {
 		p := []float64{rng.Float64(), rng.Float64()}
 		hist = append(hist, Trial{Params: p, State: Complete, Value: lowBudgetValue(p)})
@@ -158,8 +157,8 @@ func TestMultiFidelityFullBudgetIsTheOrdinaryProposal(t *testing.T) {
 		return a
 	}
 	with, without := ask(&Resource{Name: "epochs", Min: 1, Max: 27}), ask(nil)
-	if !slices.Equal(with.U, without.U) || with.Budget != 0 {
-		t.Errorf("with a resource %v (budget %d), without %v: want the same full-budget proposal", with.U, with.Budget, without.U)
+	if !slices.Equal(with.U, without.U) || with.Fidelity {
+		t.Errorf("with a resource %v (fidelity %v), without %v: want the same full-budget proposal", with.U, with.Fidelity, without.U)
 	}
 }
 
@@ -191,8 +190,8 @@ func TestReportAndTellPruned(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if next.Budget != 1 || next.Observed != 6 {
-		t.Errorf("proposal after 6 reports: budget %d on %d trials, want 1 on 6", next.Budget, next.Observed)
+	if !next.Fidelity || !strings.Contains(next.Note, "fitted on 6 values of 6 trials") {
+		t.Errorf("proposal after 6 reports: fidelity %v, note %q; want the configuration × budget model on 6 values", next.Fidelity, next.Note)
 	}
 	tr, _ := o.Trial(ids[0])
 	if tr.State != Pruned || len(tr.Curve) != 1 {
@@ -210,8 +209,8 @@ func TestReportAndTellPruned(t *testing.T) {
 	if err := o.Report(ids[0], nil); err == nil || !strings.Contains(err.Error(), "pruned") {
 		t.Errorf("report on a pruned trial: %v", err)
 	}
-	if _, err := o.SurrogateOf(next.ID); err == nil || !strings.Contains(err.Error(), "budget 1") {
-		t.Errorf("surrogate of a budget-1 proposal: %v, want an error naming the budget", err)
+	if _, err := o.SurrogateOf(next.ID); err == nil || !strings.Contains(err.Error(), "configuration × budget") {
+		t.Errorf("surrogate of a multi-fidelity proposal: %v, want an error saying why it cannot be rebuilt", err)
 	}
 }
 
@@ -240,19 +239,19 @@ func TestResourceValidation(t *testing.T) {
 }
 
 // FromHistory keeps pruned trials as pruned, with their curves, and reads
-// a proposal's budget back from its meta.
+// back from its meta that a proposal was multi-fidelity.
 func TestFromHistoryKeepsCurves(t *testing.T) {
 	s := mustSpace(t, unit2)
 	h := &history.History{Space: s, Trials: []history.Trial{
 		{Number: 0, State: history.Pruned, Params: []float64{0.1, 0.2}, Value: 3, Completion: -1,
 			Intermediate: []history.Intermediate{{Step: 1, Value: 4}, {Step: 3, Value: 3}}},
-		{Number: 1, State: history.Running, Params: []float64{0.3, 0.2}, Completion: -1, Meta: json.RawMessage(`{"observed":1,"budget":3}`)},
+		{Number: 1, State: history.Running, Params: []float64{0.3, 0.2}, Completion: -1, Meta: json.RawMessage(`{"note":"n","fidelity":true}`)},
 	}}
 	hist, _, err := FromHistory(h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if hist[0].State != Pruned || len(hist[0].Curve) != 2 || hist[0].Curve[1].Value != 3 || hist[1].Budget != 3 {
+	if hist[0].State != Pruned || len(hist[0].Curve) != 2 || hist[0].Curve[1].Value != 3 || !hist[1].Fidelity {
 		t.Errorf("optimizer history: %+v", hist)
 	}
 }

@@ -68,9 +68,9 @@
 // that budget, so conditioning proposals on the worst value, like a
 // failure, steers them away, and the duplicate check (which covers every
 // trial) never proposes the configuration again. A study that names its
-// resource (Config.Resource) goes further: while too few trials are
-// complete, the proposal model is fitted at the largest budget enough
-// trials reached, on their values there, as BOHB does (multifidelity.go).
+// resource (Config.Resource) goes further: once a trial stopped early, the
+// proposal model is a GP over configuration × budget fitted on every
+// trial's values at the budgets it reached (multifidelity.go).
 //
 // Everything random is derived from Config.Seed and the trial number, so a
 // run is reproducible, and an optimizer rebuilt from a stored history
@@ -156,10 +156,10 @@ type Trial struct {
 	// Curve holds the intermediate values the trial reported, in
 	// increasing step order (Report, TellPruned; a resumed history).
 	Curve []history.Intermediate
-	// Budget is the resource budget of the model that proposed the trial
-	// when it was below Config.Resource's maximum (multi-fidelity; 0
-	// otherwise): that model was fitted on values at this budget.
-	Budget int64
+	// Fidelity marks a proposal of the configuration × budget model
+	// (Config.Resource), whose data were intermediate values: it cannot be
+	// rebuilt by SurrogateOf.
+	Fidelity bool
 }
 
 // BandLog is a-BOBAX's record of the mean PD band half-width at every
@@ -343,6 +343,10 @@ type Optimizer struct {
 	hyper      *gp.Hyper
 	lastFullAt int // completed count at the last full fit
 	lastFitAt  int // completed count at the last fit of a gp.Subset's hyperparameters
+
+	// Warm-start state of the configuration × budget GP (multifidelity.go).
+	fidelityHyper  *gp.Hyper
+	fidelityFullAt int // its data size at its last full fit
 }
 
 // New validates cfg and builds an optimizer, replaying cfg.History.
@@ -628,7 +632,7 @@ func (o *Optimizer) replay(hist []Trial) error {
 	// continues almost exactly as the uninterrupted one would; the next
 	// full fit comes at most FullRefitEvery observations later.
 	for i := len(o.trials) - 1; i >= 0; i-- {
-		if h := o.trials[i].Hyper; h != nil && o.trials[i].Budget == 0 && len(h.Lengthscales) == o.s.Dim() {
+		if h := o.trials[i].Hyper; h != nil && !o.trials[i].Fidelity && len(h.Lengthscales) == o.s.Dim() {
 			warm := h.Clone()
 			o.hyper = &warm
 			o.lastFullAt = o.trials[i].Observed
@@ -695,7 +699,9 @@ func (o *Optimizer) record(t Trial) Trial {
 // shared by the proposals of one AskBatch.
 type fitted struct {
 	observed int
-	budget   int64
+	fidelity int       // points of a configuration × budget model (0: none)
+	readAt   int64     // the budget it is read at
+	means    []float64 // its means there at the observed configurations
 	model    surrogate.Model
 	hyper    *gp.Hyper
 }
@@ -713,15 +719,23 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		return Trial{U: slices.Clone(o.design[n]), Acquisition: AcqInitialDesign}, nil
 	}
 	x, y := o.data(o.completed)
-	// With a named resource the model may be fitted at a lower budget
-	// (multifidelity.go); budget 0 is the full-budget model.
-	var budget int64
-	var inData []bool
+	// With a named resource, once a trial stopped early, the model is
+	// over configuration × budget (multifidelity.go).
+	var xz [][]float64
+	var yz []float64
+	var readAt int64
+	var skip []bool // trials the proposal model is not conditioned on
 	if o.cfg.Resource != nil {
-		if bx, by, b, in, full, ok := o.budgetData(); ok && !full {
-			x, y, budget, inData = bx, by, b, in
+		var configs [][]float64
+		var ok bool
+		if xz, yz, configs, readAt, ok = o.fidelityData(); ok {
+			x = configs
+		} else {
+			xz = nil
 		}
+		skip = o.skipPruned(nil)
 	}
+	fidelity := xz != nil
 	if len(x) < 2 {
 		return Trial{
 			U:           o.s.Sample(rng, 1)[0],
@@ -733,15 +747,18 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	var hyper *gp.Hyper
 	var err error
 	switch {
-	case reuse != nil && reuse.model != nil && reuse.observed == len(x) && reuse.budget == budget:
+	case reuse != nil && reuse.model != nil && reuse.observed == len(x) && reuse.fidelity == len(xz) && reuse.readAt == readAt:
 		model, hyper = reuse.model, reuse.hyper
-	case budget > 0:
-		model, hyper, err = o.fitAtBudget(x, y, budget)
+		if fidelity {
+			y = reuse.means
+		}
+	case fidelity:
+		model, y, hyper, err = o.fitFidelity(xz, yz, x, readAt)
 	default:
 		model, hyper, err = o.fit(x, y, true)
 	}
 	if err == nil && reuse != nil {
-		*reuse = fitted{observed: len(x), budget: budget, model: model, hyper: hyper}
+		*reuse = fitted{observed: len(x), fidelity: len(xz), readAt: readAt, means: y, model: model, hyper: hyper}
 	}
 	if err != nil {
 		return Trial{
@@ -761,7 +778,7 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 			Note:        step + " failed: " + err.Error(),
 		}, nil
 	}
-	proposal, err := o.condition(model, x, y, best, inData)
+	proposal, err := o.condition(model, x, y, best, skip)
 	if err != nil {
 		return fallback("conditioning on the pending trials", err)
 	}
@@ -792,9 +809,11 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 			Note:        fmt.Sprintf("the %s proposal was %.3g from trial %d (duplicate tolerance %g): replaced by a random configuration", a.Name(), dist, near, o.cfg.DuplicateTolerance),
 		}, nil
 	}
-	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x), Budget: budget, Note: res.Warning}
-	if budget > 0 {
-		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("model fitted at %s = %d on the %d trials that reached it", o.cfg.Resource.Name, budget, len(x))
+	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x), Fidelity: fidelity, Note: res.Warning}
+	if fidelity {
+		t.Observed = 0 // the model's data are not the first complete trials
+		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("model over configuration × %s fitted on %d values of %d trials, read at %s = %d",
+			o.cfg.Resource.Name, len(xz), len(x), o.cfg.Resource.Name, readAt)
 	}
 	if ad, ok := o.policy.(*acq.Adaptive); ok {
 		if log := ad.Log(); len(log) > 0 {
@@ -1040,28 +1059,6 @@ func (o *Optimizer) fit(x [][]float64, y []float64, warm bool) (surrogate.Model,
 	return m, &h, nil
 }
 
-// fitAtBudget fits the GP of a multi-fidelity proposal to values at a
-// budget below the maximum: a full fit every time (the data at a budget
-// changes with every report, so the warm-start schedule of fit does not
-// apply), started from the full-budget fit's hyperparameters when there is
-// one, and leaving the warm-start state alone.
-func (o *Optimizer) fitAtBudget(x [][]float64, y []float64, budget int64) (surrogate.Model, *gp.Hyper, error) {
-	opts := gp.Options{
-		Kernel:   o.kernel,
-		Levels:   o.levels,
-		Restarts: o.cfg.GPRestarts,
-		Seed:     o.seedFor(streamFit, len(x)) ^ uint64(budget),
-		Workers:  o.cfg.Workers,
-		MinNoise: o.cfg.MinNoise,
-		Init:     o.hyper,
-	}
-	m, h, err := o.fitGP(x, y, opts)
-	if err != nil {
-		return nil, nil, fmt.Errorf("model at %s = %d: %w", o.cfg.Resource.Name, budget, err)
-	}
-	return m, &h, nil
-}
-
 // fitGP fits the GP to (x, y) with opts: exact up to ExactPoints
 // observations, beyond them a gp.Subset whose hyperparameters and variance
 // come from ExactPoints of them and whose mean from MeanPoints (the best
@@ -1090,14 +1087,14 @@ func (o *Optimizer) forestOptions(n int) forest.Options {
 }
 
 // condition adds the pending, failed and pruned trials to the proposal
-// model with their lies (see the package doc), except those whose values
-// the model was fitted on (inData, nil for none: a multi-fidelity model's
-// data may include pending and pruned trials).
-func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64, best float64, inData []bool) (surrogate.Model, error) {
+// model with their lies (see the package doc), except those skip marks (nil
+// for none: with a resource, the trials a multi-fidelity model was fitted on
+// and the pruned ones; see multifidelity.go).
+func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64, best float64, skip []bool) (surrogate.Model, error) {
 	var px [][]float64
 	var failed []bool
 	for i := range o.trials {
-		if inData != nil && inData[i] {
+		if skip != nil && skip[i] {
 			continue
 		}
 		switch o.trials[i].State {
@@ -1147,6 +1144,8 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 		c, err = g.ConditionAll(px, lies)
 	case *gp.Subset:
 		c, err = g.ConditionAll(px, lies)
+	case atBudget:
+		c, err = g.conditionAll(px, lies)
 	default:
 		// A forest has no cheap update: refit on the augmented data.
 		c, err = forest.Fit(append(slices.Clone(x), px...), append(slices.Clone(y), lies...), o.forestOptions(len(x)))
@@ -1415,7 +1414,7 @@ func (o *Optimizer) SurrogateAt(t int) (surrogate.Model, error) {
 	o.mu.Lock()
 	var hyper *gp.Hyper
 	for i := range o.trials {
-		if tr := &o.trials[i]; tr.Hyper != nil && tr.Budget == 0 && tr.Observed == t {
+		if tr := &o.trials[i]; tr.Hyper != nil && !tr.Fidelity && tr.Observed == t {
 			h := tr.Hyper.Clone()
 			hyper = &h
 			break
@@ -1467,13 +1466,13 @@ func (o *Optimizer) SurrogateOf(id int64) (surrogate.Model, error) {
 		return nil, fmt.Errorf("opt: no trial with id %d", id)
 	}
 	tr := o.trials[i].Clone()
+	if tr.Fidelity {
+		o.mu.Unlock()
+		return nil, fmt.Errorf("opt: trial %d was proposed by the configuration × budget model, from intermediate values not kept as of then", id)
+	}
 	if tr.Observed == 0 {
 		o.mu.Unlock()
 		return nil, fmt.Errorf("opt: trial %d was proposed by %q, not by a surrogate", id, tr.Acquisition)
-	}
-	if tr.Budget > 0 {
-		o.mu.Unlock()
-		return nil, fmt.Errorf("opt: trial %d was proposed by a model fitted at budget %d, from intermediate values that are not kept as of then", id, tr.Budget)
 	}
 	x, y, err := o.snapshot(tr.Observed)
 	o.mu.Unlock()

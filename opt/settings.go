@@ -104,12 +104,12 @@ type ProposalMeta struct {
 	Observed int       `json:"observed,omitempty"`
 	Hyper    *gp.Hyper `json:"hyper,omitempty"`
 	Note     string    `json:"note,omitempty"`
-	Budget   int64     `json:"budget,omitempty"`
+	Fidelity bool      `json:"fidelity,omitempty"`
 }
 
 // Meta returns the trial's proposal record.
 func (t *Trial) Meta() ProposalMeta {
-	return ProposalMeta{Observed: t.Observed, Hyper: t.Hyper, Note: t.Note, Budget: t.Budget}
+	return ProposalMeta{Observed: t.Observed, Hyper: t.Hyper, Note: t.Note, Fidelity: t.Fidelity}
 }
 
 // notProposals are acquisition labels of trials no surrogate chose.
@@ -156,7 +156,7 @@ func FromHistory(h *history.History) ([]Trial, map[int64]int64, error) {
 		if len(t.Meta) > 0 {
 			var m ProposalMeta
 			if json.Unmarshal(t.Meta, &m) == nil {
-				ot.Observed, ot.Hyper, ot.Note, ot.Budget = m.Observed, m.Hyper, m.Note, m.Budget
+				ot.Observed, ot.Hyper, ot.Note, ot.Fidelity = m.Observed, m.Hyper, m.Note, m.Fidelity
 				recorded = true
 			}
 		}

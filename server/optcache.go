@@ -391,6 +391,14 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 	slices.SortStableFunc(changed, func(a, b store.Trial) int { return cmp.Compare(a.Version, b.Version) })
 	for _, t := range changed {
 		held, known := c.state[t.Number]
+		// Reports first: the optimizer learns from the curve when the
+		// study names its resource (opt.Config.Resource), whatever the
+		// trial's state now.
+		if known && held == store.Pending && len(t.Intermediate) > 0 {
+			if err := c.o.Report(c.optID[t.Number], t.Curve()); err != nil {
+				return false
+			}
+		}
 		switch {
 		case !known:
 			if t.State == store.Expired {
@@ -398,13 +406,6 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 			}
 			return false
 		case t.State == store.Pending || t.State == store.Running:
-			// A report: the optimizer learns from the curve when the
-			// study names its resource (opt.Config.Resource).
-			if len(t.Intermediate) > 0 && held == store.Pending {
-				if err := c.o.Report(c.optID[t.Number], t.Curve()); err != nil {
-					return false
-				}
-			}
 			continue
 		case held == t.State:
 			continue
@@ -421,7 +422,7 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 			}
 			c.state[t.Number] = t.State
 		case t.State == store.Pruned:
-			if err := c.o.TellPruned(c.optID[t.Number], t.Curve()); err != nil {
+			if err := c.o.TellPruned(c.optID[t.Number], nil); err != nil {
 				return false
 			}
 			c.state[t.Number] = t.State
@@ -484,7 +485,7 @@ func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[i
 		if len(t.Meta) > 0 {
 			var m opt.ProposalMeta
 			if json.Unmarshal(t.Meta, &m) == nil {
-				ht.Observed, ht.Hyper, ht.Note, ht.Budget = m.Observed, m.Hyper, m.Note, m.Budget
+				ht.Observed, ht.Hyper, ht.Note, ht.Fidelity = m.Observed, m.Hyper, m.Note, m.Fidelity
 			}
 		}
 		switch t.State {

@@ -313,8 +313,8 @@ func TestPrunerOfRecreatedStudy(t *testing.T) {
 
 // A study that names its resource proposes from the intermediate values of
 // pruned and running trials (opt.Config.Resource): after four trials at
-// step 1 (d + 2 for d = 2), the next proposal is the EI of the model at
-// epochs = 1, both from the server that holds the optimizer (applying the
+// step 1, the next proposal is the EI of the configuration × budget model,
+// both from the server that holds the optimizer (applying the
 // reports and prunings in place) and from a second one that rebuilds it from
 // the store. Without the resource no trial is complete and the proposal is
 // random.
@@ -354,11 +354,11 @@ func TestResourceProposalsFromIntermediateValues(t *testing.T) {
 					t.Fatal(err)
 				}
 				var meta struct {
-					Budget int64 `json:"budget"`
+					Fidelity bool `json:"fidelity"`
 				}
 				json.Unmarshal(tr.Meta, &meta)
-				if withResource && (tr.Acquisition != "ei" || meta.Budget != 1) {
-					t.Errorf("server %d with a resource: acquisition %q, meta %s; want ei at budget 1", k+1, tr.Acquisition, tr.Meta)
+				if withResource && (tr.Acquisition != "ei" || !meta.Fidelity) {
+					t.Errorf("server %d with a resource: acquisition %q, meta %s; want ei from the configuration × budget model", k+1, tr.Acquisition, tr.Meta)
 				}
 				if !withResource && tr.Acquisition != "random-fallback" {
 					t.Errorf("server %d without a resource: acquisition %q, want random-fallback", k+1, tr.Acquisition)

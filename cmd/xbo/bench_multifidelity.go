@@ -24,7 +24,7 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 	methods := fs.String("methods", "", "comma-separated methods (default all: "+strings.Join(bench.MFMethods, ",")+")")
 	seeds := fs.Int("seeds", 5, "repetitions (seeds 1..N)")
 	steps := fs.Int64("steps", 27, "T: the step (epoch) at which a trial is fully trained")
-	fullTrials := fs.Int("full-trials", 0, "one run's resource in full trials, i.e. steps·T (0: 12·d + 6)")
+	fullTrials := fs.Int("full-trials", 0, "one run's resource in full trials, i.e. steps·T (0: 6·d + 18)")
 	python := fs.String("python", bench.DefaultPython(), "Python interpreter with Optuna (Debian python3-optuna)")
 	jobs := fs.Int("jobs", 0, "runs at once (0: one per CPU); regrets do not depend on it, ask times do")
 	settings := fs.String("optimizer", "", `xbo's base optimizer settings as a study's JSON (e.g. '{"candidates":500}'); the multi-fidelity methods add the resource`)
