@@ -715,7 +715,7 @@ func (r *MFResult) WriteTable(w io.Writer) error {
 				to = fmt.Sprintf("%.3g", m.ToTarget)
 			}
 			saving := "-"
-			if !math.IsNaN(m.Saving) {
+			if !math.IsNaN(m.Saving) && m.Saving > 0 && !math.IsInf(m.Saving, 0) {
 				saving = fmt.Sprintf("%.2f×", m.Saving)
 			}
 			beats := "-"
