@@ -90,16 +90,11 @@ func (r *Resource) Validate() error {
 	return nil
 }
 
-// MaxCurvePoints bounds one trial's intermediate values held by the
-// optimizer (a report per step of a 10,000-epoch run fits).
-const MaxCurvePoints = 100_000
-
 // checkCurve validates intermediate values: finite, in strictly increasing
-// step order, steps ≥ 0.
+// step order, steps ≥ 0. Their number is not bounded here (the store holds
+// whatever a worker reported): a proposal reads a curve at a handful of
+// levels by binary search, whatever its length.
 func checkCurve(curve []history.Intermediate) error {
-	if len(curve) > MaxCurvePoints {
-		return fmt.Errorf("%d intermediate values, at most %d", len(curve), MaxCurvePoints)
-	}
 	for i, p := range curve {
 		switch {
 		case p.Step < 0:
