@@ -255,3 +255,62 @@ func TestFromHistoryKeepsCurves(t *testing.T) {
 		t.Errorf("optimizer history: %+v", hist)
 	}
 }
+
+// The same with a maximized objective and negated values: the sign reaches
+// the configuration × budget data, so the proposals are the minimization's.
+func TestMultiFidelityMaximize(t *testing.T) {
+	ask := func(objective string, sign float64) []Trial {
+		s := mustSpace(t, `{"objective":"`+objective+`","params":[
+	{"name":"a","type":"float","low":0,"high":1},
+	{"name":"b","type":"float","low":0,"high":1}]}`)
+		hist := prunedHistory(24, 5)
+		for i := range hist {
+			hist[i].Curve[0].Value *= sign
+		}
+		o, err := New(Config{Space: s, Seed: 3, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: hist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked, err := o.AskBatch(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return asked
+	}
+	minimized, maximized := ask("minimize", 1), ask("maximize", -1)
+	for i := range minimized {
+		if !slices.Equal(minimized[i].U, maximized[i].U) {
+			t.Errorf("proposal %d: minimize %v, maximize with negated values %v", i, minimized[i].U, maximized[i].U)
+		}
+	}
+}
+
+// Curves that cross: the values at step 1 are best near (0.2, 0.8), the
+// final ones near (0.8, 0.2). With complete trials at both budgets the model
+// is read at the full budget, so the proposals go where the final values are
+// good, not where the many step-1 values are.
+func TestMultiFidelityReadsTheFullBudget(t *testing.T) {
+	s := mustSpace(t, unit2)
+	final := func(u []float64) float64 { return math.Pow(u[0]-0.8, 2) + math.Pow(u[1]-0.2, 2) }
+	hist := prunedHistory(30, 5)
+	rng := rand.New(rand.NewPCG(11, 3))
+	for range 12 {
+		p := []float64{rng.Float64(), rng.Float64()}
+		hist = append(hist, Trial{Params: p, State: Complete, Value: final(p),
+			Curve: []history.Intermediate{{Step: 1, Value: lowBudgetValue(p)}, {Step: 27, Value: final(p)}}})
+	}
+	o, err := New(Config{Space: s, Seed: 4, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: hist})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, err := o.AskBatch(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range asked {
+		toFinal, toLow := math.Hypot(a.U[0]-0.8, a.U[1]-0.2), math.Hypot(a.U[0]-0.2, a.U[1]-0.8)
+		if !a.Fidelity || !strings.Contains(a.Note, "read at epochs = 27") || toFinal > 0.35 || toFinal > toLow/3 {
+			t.Errorf("proposal %v (note %q): %.3f from the final optimum, %.3f from the step-1 one", a.U, a.Note, toFinal, toLow)
+		}
+	}
+}
