@@ -231,6 +231,9 @@ func quartiles(x []float64) (q25, q50, q75 float64) {
 		if int(lo)+1 >= len(s) {
 			return s[len(s)-1]
 		}
+		if h == lo {
+			return s[int(lo)] // exact rank: no interpolation (an infinite neighbour would give NaN)
+		}
 		return s[int(lo)] + (h-lo)*(s[int(lo)+1]-s[int(lo)])
 	}
 	return q(0.25), q(0.5), q(0.75)

@@ -634,63 +634,28 @@ type peerSpec struct {
 
 func optunaRun(ctx context.Context, p *Problem, method string, workers int, seed uint64, python string, run *PeerRun) error {
 	spec := peerSpec{Sampler: method, Seed: seed, Budget: p.Budget, Workers: workers}
-	for _, i := range p.Space.Order() {
-		raw, err := json.Marshal(p.Space.Params[i])
-		if err != nil {
-			return err
-		}
-		spec.Params = append(spec.Params, raw)
+	var err error
+	if spec.Params, err = peerParams(p.Space); err != nil {
+		return err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, python, "-c", peersScript)
-	var stderr strings.Builder
-	cmd.Stderr = &limitedWriter{w: &stderr, n: 4096}
-	stdin, err := cmd.StdinPipe()
+	child, err := startPeer(ctx, python, spec)
 	if err != nil {
 		return err
 	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting %s: %w", python, err)
-	}
-	fail := func(err error) error {
-		cancel()
-		cmd.Wait()
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return fmt.Errorf("%w (python: %s)", err, msg)
-		}
-		return err
-	}
-	enc := json.NewEncoder(stdin)
-	if err := enc.Encode(spec); err != nil {
-		return fail(err)
-	}
+	defer child.stop()
 	tr := newTracker(p, seed)
-	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 64<<10), 1<<20)
 	// Values are told in ask order, oldest first, so the told sequence is
 	// the asked one delayed by the workers' window.
 	var queue [][]float64
 	var values []float64
 	for {
-		if !lines.Scan() {
-			err := lines.Err()
-			if err == nil {
-				err = errors.New("the optuna script ended early")
-			}
-			return fail(err)
-		}
 		var msg struct {
 			Params     map[string]any `json:"params"`
 			Done       bool           `json:"done"`
 			AskSeconds []float64      `json:"ask_seconds"`
 		}
-		if err := json.Unmarshal(lines.Bytes(), &msg); err != nil {
-			return fail(fmt.Errorf("reading the optuna script: %w", err))
+		if err := child.receive(&msg); err != nil {
+			return child.fail(err)
 		}
 		if msg.Done {
 			run.AskSeconds = msg.AskSeconds
@@ -698,21 +663,20 @@ func optunaRun(ctx context.Context, p *Problem, method string, workers int, seed
 		}
 		x, err := p.Space.FromMap(msg.Params)
 		if err != nil {
-			return fail(err)
+			return child.fail(err)
 		}
 		y, err := tr.evaluate(x)
 		if err != nil {
-			return fail(err)
+			return child.fail(err)
 		}
 		queue = append(queue, x)
 		values = append(values, y)
-		if err := enc.Encode(map[string]float64{"value": y}); err != nil {
-			return fail(err)
+		if err := child.send(map[string]float64{"value": y}); err != nil {
+			return child.fail(err)
 		}
 	}
-	stdin.Close()
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("%w (python: %s)", err, strings.TrimSpace(stderr.String()))
+	if err := child.wait(); err != nil {
+		return err
 	}
 	if len(queue) != p.Budget {
 		return fmt.Errorf("the optuna script asked %d configurations for a budget of %d", len(queue), p.Budget)
@@ -722,6 +686,107 @@ func optunaRun(ctx context.Context, p *Problem, method string, workers int, seed
 	}
 	run.Regret = tr.regret
 	return nil
+}
+
+// peerParams lists a space's parameters, parents before children, as
+// peers.py reads them.
+func peerParams(sp *space.Space) ([]json.RawMessage, error) {
+	var out []json.RawMessage
+	for _, i := range sp.Order() {
+		raw, err := json.Marshal(sp.Params[i])
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, raw)
+	}
+	return out, nil
+}
+
+// peerProcess is a running scripts/peers.py speaking JSON lines: the spec
+// first, then whatever the run's protocol exchanges.
+type peerProcess struct {
+	cmd    *exec.Cmd
+	cancel context.CancelFunc
+	stdin  io.WriteCloser
+	enc    *json.Encoder
+	lines  *bufio.Scanner
+	stderr *strings.Builder
+	done   bool
+}
+
+// startPeer starts the script with python and sends it spec.
+func startPeer(ctx context.Context, python string, spec any) (*peerProcess, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	c := &peerProcess{cmd: exec.CommandContext(ctx, python, "-c", peersScript), cancel: cancel, stderr: &strings.Builder{}}
+	c.cmd.Stderr = &limitedWriter{w: c.stderr, n: 4096}
+	var err error
+	if c.stdin, err = c.cmd.StdinPipe(); err != nil {
+		cancel()
+		return nil, err
+	}
+	stdout, err := c.cmd.StdoutPipe()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	if err := c.cmd.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("starting %s: %w", python, err)
+	}
+	c.enc = json.NewEncoder(c.stdin)
+	c.lines = bufio.NewScanner(stdout)
+	c.lines.Buffer(make([]byte, 64<<10), 1<<20)
+	if err := c.send(spec); err != nil {
+		return nil, c.fail(err)
+	}
+	return c, nil
+}
+
+func (c *peerProcess) send(v any) error { return c.enc.Encode(v) }
+
+// receive reads the script's next line into v.
+func (c *peerProcess) receive(v any) error {
+	if !c.lines.Scan() {
+		if err := c.lines.Err(); err != nil {
+			return err
+		}
+		return errors.New("the optuna script ended early")
+	}
+	if err := json.Unmarshal(c.lines.Bytes(), v); err != nil {
+		return fmt.Errorf("reading the optuna script: %w", err)
+	}
+	return nil
+}
+
+// fail stops the script and returns err with what it wrote to stderr.
+func (c *peerProcess) fail(err error) error {
+	c.stop()
+	if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
+		return fmt.Errorf("%w (python: %s)", err, msg)
+	}
+	return err
+}
+
+// wait closes the script's input and waits for it to exit.
+func (c *peerProcess) wait() error {
+	c.stdin.Close()
+	err := c.cmd.Wait()
+	c.done = true
+	c.cancel()
+	if err != nil {
+		return fmt.Errorf("%w (python: %s)", err, strings.TrimSpace(c.stderr.String()))
+	}
+	return nil
+}
+
+// stop kills the script unless it has exited (safe to call twice).
+func (c *peerProcess) stop() {
+	if c.done {
+		return
+	}
+	c.done = true
+	c.cancel()
+	c.cmd.Wait()
 }
 
 // limitedWriter keeps the first n bytes written to it.

@@ -60,17 +60,17 @@
 // with the WORST observed value, so the optimizer is steered away from a
 // configuration that crashed instead of proposing it again.
 //
-// Pruned trials (stopped early by a pruner, package prune) are given to the
-// optimizer as failed, by FromHistory and by the service alike. Their value
-// is an intermediate one, at a smaller budget than the complete trials', so
-// the surrogate must not be fitted to it as if it were a final result; a
-// pruner stops a trial because it looked worse than the others at that
-// budget, so conditioning proposals on the worst value, like a failure,
-// steers them away, and the duplicate check (which covers every trial)
-// never proposes the configuration again. This is the simplest honest
-// choice; a surrogate over configuration × budget would use the values.
-// Only the optimizer treats them alike: counts, listings and exports keep
-// pruned trials apart from failed ones.
+// Pruned trials (stopped early by a pruner, package prune) are in state
+// Pruned, with their intermediate values (Trial.Curve). Their value is an
+// intermediate one, at a smaller budget than the complete trials', so the
+// full-budget surrogate must not be fitted to it as if it were a final
+// result; a pruner stops a trial because it looked worse than the others at
+// that budget, so conditioning proposals on the worst value, like a
+// failure, steers them away, and the duplicate check (which covers every
+// trial) never proposes the configuration again. A study that names its
+// resource (Config.Resource) goes further: once a trial stopped early, the
+// proposal model is a GP over configuration × budget fitted on every
+// trial's values at the budgets it reached (multifidelity.go).
 //
 // Everything random is derived from Config.Seed and the trial number, so a
 // run is reproducible, and an optimizer rebuilt from a stored history
@@ -93,6 +93,7 @@ import (
 	"xbo/design"
 	"xbo/forest"
 	"xbo/gp"
+	"xbo/history"
 	"xbo/internal/parallel"
 	"xbo/space"
 	"xbo/surrogate"
@@ -106,6 +107,9 @@ const (
 	Pending  State = "pending"
 	Complete State = "complete"
 	Failed   State = "failed"
+	// Pruned: stopped early by a pruner (see the package doc and
+	// Config.Resource).
+	Pruned State = "pruned"
 )
 
 // Acquisition names recorded for trials not chosen by an acquisition function.
@@ -149,6 +153,13 @@ type Trial struct {
 	Hyper *gp.Hyper
 	// Note explains unusual proposals, e.g. why a fallback was used.
 	Note string
+	// Curve holds the intermediate values the trial reported, in
+	// increasing step order (Report, TellPruned; a resumed history).
+	Curve []history.Intermediate
+	// Fidelity marks a proposal of the configuration × budget model
+	// (Config.Resource), whose data were intermediate values: it cannot be
+	// rebuilt by SurrogateOf.
+	Fidelity bool
 }
 
 // BandLog is a-BOBAX's record of the mean PD band half-width at every
@@ -167,6 +178,7 @@ func (o *Optimizer) BandLog() (log []acq.BandRecord, switchedAt int, ok bool) {
 func (t Trial) Clone() Trial {
 	t.Params = slices.Clone(t.Params)
 	t.U = slices.Clone(t.U)
+	t.Curve = slices.Clone(t.Curve)
 	if t.Hyper != nil {
 		h := t.Hyper.Clone()
 		t.Hyper = &h
@@ -294,6 +306,12 @@ type Config struct {
 	// handlers (xbo serve --optimizer-workers).
 	Workers int
 
+	// Resource, when set, names the study's budget (what intermediate
+	// steps count) and its range, and proposals learn from the values of
+	// trials stopped early (multi-fidelity, see multifidelity.go); nil: a
+	// pruned trial steers proposals as a failed one does.
+	Resource *Resource
+
 	// Seed makes the run reproducible.
 	Seed uint64
 	// History is a prior run to resume from (e.g. trials read back from a
@@ -325,6 +343,10 @@ type Optimizer struct {
 	hyper      *gp.Hyper
 	lastFullAt int // completed count at the last full fit
 	lastFitAt  int // completed count at the last fit of a gp.Subset's hyperparameters
+
+	// Warm-start state of the configuration × budget GP (multifidelity.go).
+	fidelityHyper  *gp.Hyper
+	fidelityFullAt int // its data size at its last full fit
 }
 
 // New validates cfg and builds an optimizer, replaying cfg.History.
@@ -465,6 +487,13 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if cfg.Workers < 0 {
 		return nil, fmt.Errorf("workers %d must be ≥ 0", cfg.Workers)
 	}
+	if err := cfg.Resource.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Resource != nil {
+		r := *cfg.Resource
+		cfg.Resource = &r
+	}
 	if cfg.Workers > 0 && cfg.Forest.Workers == 0 {
 		cfg.Forest.Workers = cfg.Workers
 	}
@@ -558,13 +587,16 @@ func (o *Optimizer) replay(hist []Trial) error {
 		}
 		t.U = u
 		t.Number = i
+		if err := checkCurve(t.Curve); err != nil {
+			return fmt.Errorf("%s: %w", label, err)
+		}
 		switch t.State {
 		case Complete:
 			if math.IsNaN(t.Value) || math.IsInf(t.Value, 0) {
 				return fmt.Errorf("%s: complete with value %v", label, t.Value)
 			}
 			completions = append(completions, t.Completion)
-		case Pending, Failed:
+		case Pending, Failed, Pruned:
 			t.Value = math.NaN()
 			t.Completion = -1
 		case "":
@@ -600,7 +632,7 @@ func (o *Optimizer) replay(hist []Trial) error {
 	// continues almost exactly as the uninterrupted one would; the next
 	// full fit comes at most FullRefitEvery observations later.
 	for i := len(o.trials) - 1; i >= 0; i-- {
-		if h := o.trials[i].Hyper; h != nil && len(h.Lengthscales) == o.s.Dim() {
+		if h := o.trials[i].Hyper; h != nil && !o.trials[i].Fidelity && len(h.Lengthscales) == o.s.Dim() {
 			warm := h.Clone()
 			o.hyper = &warm
 			o.lastFullAt = o.trials[i].Observed
@@ -667,6 +699,9 @@ func (o *Optimizer) record(t Trial) Trial {
 // shared by the proposals of one AskBatch.
 type fitted struct {
 	observed int
+	fidelity int       // points of a configuration × budget model (0: none)
+	readAt   int64     // the budget it is read at
+	means    []float64 // its means there at the observed configurations
 	model    surrogate.Model
 	hyper    *gp.Hyper
 }
@@ -684,6 +719,23 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		return Trial{U: slices.Clone(o.design[n]), Acquisition: AcqInitialDesign}, nil
 	}
 	x, y := o.data(o.completed)
+	// With a named resource, once a trial stopped early, the model is
+	// over configuration × budget (multifidelity.go).
+	var xz [][]float64
+	var yz []float64
+	var readAt int64
+	var skip []bool // trials the proposal model is not conditioned on
+	if o.cfg.Resource != nil {
+		var configs [][]float64
+		var ok bool
+		if xz, yz, configs, readAt, ok = o.fidelityData(); ok {
+			x = configs
+		} else {
+			xz = nil
+		}
+		skip = o.skipPruned(nil)
+	}
+	fidelity := xz != nil
 	if len(x) < 2 {
 		return Trial{
 			U:           o.s.Sample(rng, 1)[0],
@@ -694,13 +746,19 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	var model surrogate.Model
 	var hyper *gp.Hyper
 	var err error
-	if reuse != nil && reuse.model != nil && reuse.observed == len(x) {
+	switch {
+	case reuse != nil && reuse.model != nil && reuse.observed == len(x) && reuse.fidelity == len(xz) && reuse.readAt == readAt:
 		model, hyper = reuse.model, reuse.hyper
-	} else {
-		model, hyper, err = o.fit(x, y, true)
-		if err == nil && reuse != nil {
-			*reuse = fitted{observed: len(x), model: model, hyper: hyper}
+		if fidelity {
+			y = reuse.means
 		}
+	case fidelity:
+		model, y, hyper, err = o.fitFidelity(xz, yz, x, readAt)
+	default:
+		model, hyper, err = o.fit(x, y, true)
+	}
+	if err == nil && reuse != nil {
+		*reuse = fitted{observed: len(x), fidelity: len(xz), readAt: readAt, means: y, model: model, hyper: hyper}
 	}
 	if err != nil {
 		return Trial{
@@ -720,7 +778,7 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 			Note:        step + " failed: " + err.Error(),
 		}, nil
 	}
-	proposal, err := o.condition(model, x, y, best)
+	proposal, err := o.condition(model, x, y, best, skip)
 	if err != nil {
 		return fallback("conditioning on the pending trials", err)
 	}
@@ -751,7 +809,12 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 			Note:        fmt.Sprintf("the %s proposal was %.3g from trial %d (duplicate tolerance %g): replaced by a random configuration", a.Name(), dist, near, o.cfg.DuplicateTolerance),
 		}, nil
 	}
-	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x), Note: res.Warning}
+	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x), Fidelity: fidelity, Note: res.Warning}
+	if fidelity {
+		t.Observed = 0 // the model's data are not the first complete trials
+		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("model over configuration × %s fitted on %d values of %d trials, read at %s = %d",
+			o.cfg.Resource.Name, len(xz), len(x), o.cfg.Resource.Name, readAt)
+	}
 	if ad, ok := o.policy.(*acq.Adaptive); ok {
 		if log := ad.Log(); len(log) > 0 {
 			last := log[len(log)-1]
@@ -1023,17 +1086,22 @@ func (o *Optimizer) forestOptions(n int) forest.Options {
 	return fo
 }
 
-// condition adds the pending and failed trials to the proposal model with
-// their lies (see the package doc).
-func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64, best float64) (surrogate.Model, error) {
+// condition adds the pending, failed and pruned trials to the proposal
+// model with their lies (see the package doc), except those skip marks (nil
+// for none: with a resource, the trials a multi-fidelity model was fitted on
+// and the pruned ones; see multifidelity.go).
+func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64, best float64, skip []bool) (surrogate.Model, error) {
 	var px [][]float64
 	var failed []bool
 	for i := range o.trials {
+		if skip != nil && skip[i] {
+			continue
+		}
 		switch o.trials[i].State {
 		case Pending:
 			px = append(px, o.trials[i].U)
 			failed = append(failed, false)
-		case Failed:
+		case Failed, Pruned:
 			px = append(px, o.trials[i].U)
 			failed = append(failed, true)
 		}
@@ -1076,6 +1144,8 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 		c, err = g.ConditionAll(px, lies)
 	case *gp.Subset:
 		c, err = g.ConditionAll(px, lies)
+	case atBudget:
+		c, err = g.conditionAll(px, lies)
 	default:
 		// A forest has no cheap update: refit on the augmented data.
 		c, err = forest.Fit(append(slices.Clone(x), px...), append(slices.Clone(y), lies...), o.forestOptions(len(x)))
@@ -1106,7 +1176,7 @@ func (o *Optimizer) exclude(a acq.Acquisition, withDone bool) acq.Acquisition {
 	var pts, done [][]float64
 	for i := range o.trials {
 		switch o.trials[i].State {
-		case Pending, Failed:
+		case Pending, Failed, Pruned:
 			if o.cfg.MinDistance > 0 {
 				pts = append(pts, o.trials[i].U)
 			}
@@ -1344,7 +1414,7 @@ func (o *Optimizer) SurrogateAt(t int) (surrogate.Model, error) {
 	o.mu.Lock()
 	var hyper *gp.Hyper
 	for i := range o.trials {
-		if tr := &o.trials[i]; tr.Hyper != nil && tr.Observed == t {
+		if tr := &o.trials[i]; tr.Hyper != nil && !tr.Fidelity && tr.Observed == t {
 			h := tr.Hyper.Clone()
 			hyper = &h
 			break
@@ -1396,6 +1466,10 @@ func (o *Optimizer) SurrogateOf(id int64) (surrogate.Model, error) {
 		return nil, fmt.Errorf("opt: no trial with id %d", id)
 	}
 	tr := o.trials[i].Clone()
+	if tr.Fidelity {
+		o.mu.Unlock()
+		return nil, fmt.Errorf("opt: trial %d was proposed by the configuration × budget model, from intermediate values not kept as of then", id)
+	}
 	if tr.Observed == 0 {
 		o.mu.Unlock()
 		return nil, fmt.Errorf("opt: trial %d was proposed by %q, not by a surrogate", id, tr.Acquisition)

@@ -50,6 +50,10 @@ type Settings struct {
 	Beta        float64  `json:"beta,omitempty"`
 	PDTolerance float64  `json:"pd_tolerance,omitempty"`
 	PDParams    []string `json:"pd_params,omitempty"`
+	// Resource names the study's budget, what its intermediate-value steps
+	// count, and its range: {"name": "epochs", "min": 1, "max": 81}.
+	// Proposals then learn from trials stopped early (Config.Resource).
+	Resource *Resource `json:"resource,omitempty"`
 	// Seed makes proposals reproducible; the server picks and stores one when
 	// it is not given, so every server process proposes from the same streams.
 	Seed *uint64 `json:"seed,omitempty"`
@@ -113,23 +117,26 @@ func (c Settings) Config(sp *space.Space, history []Trial, workers int) Config {
 		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
 		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
 		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, LocalCandidates: c.LocalCandidates, ExactPoints: c.ExactPoints, MeanPoints: c.MeanPoints, Seed: seed, History: history, Workers: workers,
-		BOBAX: BOBAXConfig{K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.PDTolerance, Params: c.PDParams},
+		Resource: c.Resource,
+		BOBAX:    BOBAXConfig{K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.PDTolerance, Params: c.PDParams},
 	}
 }
 
 // ProposalMeta is what the optimizer records about a proposal: the number
-// of complete trials its surrogate was fitted on, that surrogate's GP
-// hyperparameters, and a note on unusual proposals. Stores keep it verbatim
+// of complete trials its surrogate was fitted on (of trials that reached
+// Budget, for a multi-fidelity model fitted below the full budget), that
+// surrogate's GP hyperparameters, and a note on unusual proposals. Stores keep it verbatim
 // as the trial's meta, so the proposing surrogate can be rebuilt exactly.
 type ProposalMeta struct {
 	Observed int       `json:"observed,omitempty"`
 	Hyper    *gp.Hyper `json:"hyper,omitempty"`
 	Note     string    `json:"note,omitempty"`
+	Fidelity bool      `json:"fidelity,omitempty"`
 }
 
 // Meta returns the trial's proposal record.
 func (t *Trial) Meta() ProposalMeta {
-	return ProposalMeta{Observed: t.Observed, Hyper: t.Hyper, Note: t.Note}
+	return ProposalMeta{Observed: t.Observed, Hyper: t.Hyper, Note: t.Note, Fidelity: t.Fidelity}
 }
 
 // notProposals are acquisition labels of trials no surrogate chose.
@@ -140,8 +147,10 @@ var notProposals = map[string]bool{
 
 // FromHistory turns a study's history into an optimizer history: expired
 // trials are left out (their requeued copies stand for them), complete
-// trials keep their completion order, failed and pruned ones count as
-// failed (see the package doc for why pruned ones do), the rest as pending. A trial's recorded proposal (history.Trial's
+// trials keep their completion order, failed ones count as failed, pruned
+// ones as pruned (which steers proposals as a failure does unless the
+// optimizer has a Resource; see the package doc), the rest as pending;
+// every trial keeps its intermediate values. A trial's recorded proposal (history.Trial's
 // Meta) is read back; a history without records (a CSV file, an import) is
 // taken as a sequential run, so a model-chosen trial — one whose acquisition
 // is not a design, random or enqueued label, or every trial from the
@@ -168,12 +177,13 @@ func FromHistory(h *history.History) ([]Trial, map[int64]int64, error) {
 		if t.State == history.Expired {
 			continue
 		}
-		ot := Trial{ID: int64(len(hist) + 1), Params: slices.Clone(t.Params), Acquisition: t.Acquisition, Value: math.NaN(), Completion: -1}
+		ot := Trial{ID: int64(len(hist) + 1), Params: slices.Clone(t.Params), Acquisition: t.Acquisition, Value: math.NaN(), Completion: -1,
+			Curve: slices.Clone(t.Intermediate)}
 		recorded := false
 		if len(t.Meta) > 0 {
 			var m ProposalMeta
 			if json.Unmarshal(t.Meta, &m) == nil {
-				ot.Observed, ot.Hyper, ot.Note = m.Observed, m.Hyper, m.Note
+				ot.Observed, ot.Hyper, ot.Note, ot.Fidelity = m.Observed, m.Hyper, m.Note, m.Fidelity
 				recorded = true
 			}
 		}
@@ -191,8 +201,10 @@ func FromHistory(h *history.History) ([]Trial, map[int64]int64, error) {
 			}
 			ot.State, ot.Value, ot.Completion = Complete, t.Value, t.Completion
 			ranks = append(ranks, t.Completion)
-		case history.Failed, history.Pruned:
+		case history.Failed:
 			ot.State = Failed
+		case history.Pruned:
+			ot.State = Pruned
 		default:
 			ot.State = Pending
 		}

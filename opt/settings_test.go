@@ -37,7 +37,7 @@ func TestFromHistory(t *testing.T) {
 		state      State
 		completion int
 		observed   int
-	}{{Complete, 1, 0}, {Complete, 0, 0}, {Complete, 2, 2}, {Failed, -1, 1}, {Pending, -1, 3}}
+	}{{Complete, 1, 0}, {Complete, 0, 0}, {Complete, 2, 2}, {Pruned, -1, 1}, {Pending, -1, 3}}
 	for k, w := range want {
 		got := hist[k]
 		if got.State != w.state || got.Completion != w.completion || got.Observed != w.observed {

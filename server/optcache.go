@@ -454,8 +454,9 @@ func (c *studyCache) reset(st *store.Study) error {
 	return nil
 }
 
-// apply tells the optimizer about changes it can take in place: completions
-// and failures of trials it holds as pending. It returns false when a change
+// apply tells the optimizer about changes it can take in place: the
+// intermediate values, completions, failures and prunings of trials it
+// holds as pending. It returns false when a change
 // needs a rebuild (a trial it does not know, an expiry of a pending trial).
 func (c *studyCache) apply(changed []store.Trial) bool {
 	// Completions are applied in the order they were stored, which is the
@@ -464,6 +465,14 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 	slices.SortStableFunc(changed, func(a, b store.Trial) int { return cmp.Compare(a.Version, b.Version) })
 	for _, t := range changed {
 		held, known := c.state[t.Number]
+		// Reports first: the optimizer learns from the curve when the
+		// study names its resource (opt.Config.Resource), whatever the
+		// trial's state now.
+		if known && held == store.Pending && len(t.Intermediate) > 0 {
+			if err := c.o.Report(c.optID[t.Number], t.Curve()); err != nil {
+				return false
+			}
+		}
 		switch {
 		case !known:
 			if t.State == store.Expired {
@@ -481,10 +490,13 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 				return false
 			}
 			c.state[t.Number] = store.Complete
-		case t.State == store.Failed, t.State == store.Pruned:
-			// A pruned trial is no evaluation at full budget: the
-			// optimizer takes it as failed (see optHistory).
+		case t.State == store.Failed:
 			if err := c.o.TellFailed(c.optID[t.Number]); err != nil {
+				return false
+			}
+			c.state[t.Number] = t.State
+		case t.State == store.Pruned:
+			if err := c.o.TellPruned(c.optID[t.Number], nil); err != nil {
 				return false
 			}
 			c.state[t.Number] = t.State
@@ -520,10 +532,10 @@ func (c *studyCache) rebuild(st *store.Study) error {
 // history maps stored trials to the optimizer's history. Running and queued
 // trials are pending (the constant liar accounts for them), expired trials
 // are left out (their requeued copies stand for them), completions keep the
-// order in which they were stored. Pruned trials are given as failed, as
-// opt.FromHistory gives them: their value is not at the full budget, so
-// the surrogate is not fitted to it, and the proposals are steered away
-// from them (conditioned on the worst value) and never copy them.
+// order in which they were stored. Pruned trials are pruned, as
+// opt.FromHistory gives them, and every trial keeps its intermediate values:
+// what the optimizer does with them is package opt's decision (a pruned
+// value is not at the full budget; see opt.Config.Resource).
 func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[int64]int64, map[int64]store.State, error) {
 	var completes []store.Trial
 	for _, t := range all {
@@ -543,11 +555,11 @@ func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[i
 		if t.State == store.Expired {
 			continue
 		}
-		ht := opt.Trial{ID: int64(len(hist) + 1), Params: vals[t.Number], Acquisition: t.Acquisition}
+		ht := opt.Trial{ID: int64(len(hist) + 1), Params: vals[t.Number], Acquisition: t.Acquisition, Curve: t.Curve()}
 		if len(t.Meta) > 0 {
 			var m opt.ProposalMeta
 			if json.Unmarshal(t.Meta, &m) == nil {
-				ht.Observed, ht.Hyper, ht.Note = m.Observed, m.Hyper, m.Note
+				ht.Observed, ht.Hyper, ht.Note, ht.Fidelity = m.Observed, m.Hyper, m.Note, m.Fidelity
 			}
 		}
 		switch t.State {
@@ -557,8 +569,11 @@ func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[i
 			}
 			ht.State, ht.Value, ht.Completion = opt.Complete, *t.Value, rank[t.Number]
 			state[t.Number] = store.Complete
-		case store.Failed, store.Pruned:
+		case store.Failed:
 			ht.State = opt.Failed
+			state[t.Number] = t.State
+		case store.Pruned:
+			ht.State = opt.Pruned
 			state[t.Number] = t.State
 		default:
 			ht.State = opt.Pending

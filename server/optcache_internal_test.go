@@ -8,11 +8,10 @@ import (
 	"xbo/store"
 )
 
-// The optimizer is given a pruned trial as failed: its value (the last
-// intermediate one) is not at the full budget, so it must not be fitted as
-// an observation; as a failed trial it is steered away from and never
-// proposed again.
-func TestOptHistoryPrunedIsFailed(t *testing.T) {
+// The optimizer is given a pruned trial as pruned, with its curve: its
+// value (the last intermediate one) is not at the full budget, so it must
+// not be fitted as a complete observation.
+func TestOptHistoryPruned(t *testing.T) {
 	v, pv := 0.5, 0.1
 	all := []store.Trial{
 		{Number: 0, State: store.Complete, Value: &v, Version: 1},
@@ -25,14 +24,14 @@ func TestOptHistoryPrunedIsFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []opt.State{opt.Complete, opt.Failed, opt.Failed, opt.Pending}
+	want := []opt.State{opt.Complete, opt.Pruned, opt.Failed, opt.Pending}
 	for i, h := range hist {
 		if h.State != want[i] {
 			t.Errorf("trial %d: optimizer state %s, want %s", i, h.State, want[i])
 		}
 	}
-	if hist[1].Value == pv || state[1] != store.Pruned {
-		t.Errorf("pruned trial: value %v given to the optimizer, mirrored state %s", hist[1].Value, state[1])
+	if hist[1].Value == pv || state[1] != store.Pruned || len(hist[1].Curve) != 1 || hist[1].Curve[0].Step != 3 {
+		t.Errorf("pruned trial: value %v given to the optimizer, curve %v, mirrored state %s", hist[1].Value, hist[1].Curve, state[1])
 	}
 	sp, err := space.New(space.Minimize, []space.Param{{Name: "x", Type: space.Float, Low: 0, High: 1}})
 	if err != nil {

@@ -310,3 +310,60 @@ func TestPrunerOfRecreatedStudy(t *testing.T) {
 		t.Fatalf("the recreated study has no pruner, server 1 still pruned: %v, %v", prune, err)
 	}
 }
+
+// A study that names its resource proposes from the intermediate values of
+// pruned and running trials (opt.Config.Resource): after four trials at
+// step 1, the next proposal is the EI of the configuration × budget model,
+// both from the server that holds the optimizer (applying the
+// reports and prunings in place) and from a second one that rebuilds it from
+// the store. Without the resource no trial is complete and the proposal is
+// random.
+func TestResourceProposalsFromIntermediateValues(t *testing.T) {
+	forBackends(t, func(t *testing.T, backend string) {
+		st, _ := storetest.Open(t, backend)
+		e := newEnv(t, st, time.Minute)
+		ctx := context.Background()
+		for _, withResource := range []bool{true, false} {
+			name := fmt.Sprintf("mf-%v", withResource)
+			optimizer := map[string]any{"seed": 3, "initial_size": 4}
+			if withResource {
+				optimizer["resource"] = map[string]any{"name": "epochs", "min": 1, "max": 9}
+			}
+			if _, err := e.c.CreateStudy(ctx, client.StudySpec{Name: name, Space: json.RawMessage(space2D),
+				Optimizer: optimizer, Pruner: map[string]any{"type": "asha", "min_resource": 1, "reduction_factor": 3}}); err != nil {
+				t.Fatal(err)
+			}
+			for i := range 4 {
+				tr, err := e.c.Ask(ctx, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := e.c.Report(ctx, name, tr.Number, 1, float64(i)); err != nil {
+					t.Fatal(err)
+				}
+				if i%2 == 0 {
+					if err := e.c.Prune(ctx, name, tr.Number); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			e2 := newEnv(t, st, time.Minute)
+			for k, c := range []*client.Client{e.c, e2.c} {
+				tr, err := c.Ask(ctx, name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var meta struct {
+					Fidelity bool `json:"fidelity"`
+				}
+				json.Unmarshal(tr.Meta, &meta)
+				if withResource && (tr.Acquisition != "ei" || !meta.Fidelity) {
+					t.Errorf("server %d with a resource: acquisition %q, meta %s; want ei from the configuration × budget model", k+1, tr.Acquisition, tr.Meta)
+				}
+				if !withResource && tr.Acquisition != "random-fallback" {
+					t.Errorf("server %d without a resource: acquisition %q, want random-fallback", k+1, tr.Acquisition)
+				}
+			}
+		}
+	})
+}

@@ -57,9 +57,7 @@ func ToHistory(s *Study, trials []Trial) (*history.History, error) {
 		if t.Value != nil {
 			ht.Value = *t.Value
 		}
-		for _, iv := range t.Intermediate {
-			ht.Intermediate = append(ht.Intermediate, history.Intermediate{Step: iv.Step, Value: iv.Value})
-		}
+		ht.Intermediate = t.Curve()
 		version[t.Number] = t.Version
 		h.Trials = append(h.Trials, ht)
 	}
@@ -76,4 +74,17 @@ func deref(t *time.Time) time.Time {
 		return time.Time{}
 	}
 	return *t
+}
+
+// Curve is the trial's intermediate values in the history's form (nil when
+// it reported none).
+func (t *Trial) Curve() []history.Intermediate {
+	if len(t.Intermediate) == 0 {
+		return nil
+	}
+	out := make([]history.Intermediate, len(t.Intermediate))
+	for i, iv := range t.Intermediate {
+		out[i] = history.Intermediate{Step: iv.Step, Value: iv.Value}
+	}
+	return out
 }

@@ -7,6 +7,15 @@ that many trials asked and not yet told, telling the oldest first, exactly as
 xbo's own runs do. It ends with {"done": true, "ask_seconds": [...]}, the time
 each ask took (the sampler's work, suggest calls included).
 
+With "pruner" in the settings (`xbo bench multifidelity`) a run is sequential
+and every trial has a learning curve: after {"params": ...} it reads
+{"curve": [v1, v2, ...], "last": bool} (the values at steps 1, 2, ...),
+reports them one by one until the pruner says stop, tells the trial pruned or
+complete (with its value at the last step), and writes {"used": steps,
+"pruned": bool}. "last" marks a curve cut short by the end of the run's
+resource: unless pruned, that trial is not told and the run ends. A reply
+{"stop": true} ends the run.
+
 Optuna (Debian's python3-optuna) is a benchmark baseline only, never a
 dependency of xbo.
 """
@@ -51,9 +60,66 @@ def suggest(trial, params):
     return out
 
 
+def pruner_for(name, steps):
+    if name == "median":
+        return optuna.pruners.MedianPruner()
+    if name == "hyperband":
+        return optuna.pruners.HyperbandPruner(min_resource=1, max_resource=steps, reduction_factor=3)
+    raise SystemExit("unknown pruner %r" % name)
+
+
+def write(msg):
+    sys.stdout.write(json.dumps(msg) + "\n")
+    sys.stdout.flush()
+
+
+def ask(study, params, ask_seconds):
+    """Asks a trial, times the ask, sends its parameters and reads the reply."""
+    start = time.perf_counter()
+    trial = study.ask()
+    values = suggest(trial, params)
+    ask_seconds.append(time.perf_counter() - start)
+    write({"params": values})
+    return trial, json.loads(sys.stdin.readline())
+
+
+def multifidelity(spec):
+    # The study's name draws Hyperband's brackets: "bench", as xbo's runs.
+    study = optuna.create_study(
+        study_name="bench",
+        direction="minimize",
+        sampler=sampler_for(spec["sampler"], spec["seed"], 1),
+        pruner=pruner_for(spec["pruner"], spec["steps"]),
+    )
+    ask_seconds = []
+    while True:
+        trial, reply = ask(study, spec["params"], ask_seconds)
+        if reply.get("stop"):
+            break
+        curve = reply["curve"]
+        used, pruned = 0, False
+        for step, value in enumerate(curve, start=1):
+            used = step
+            trial.report(value, step)
+            if trial.should_prune():
+                pruned = True
+                break
+        if pruned:
+            study.tell(trial, state=optuna.trial.TrialState.PRUNED)
+        elif not reply.get("last"):
+            study.tell(trial, curve[-1])
+        write({"used": used, "pruned": pruned})
+        if reply.get("last") and not pruned:
+            break
+    write({"done": True, "ask_seconds": ask_seconds})
+
+
 def main():
     optuna.logging.set_verbosity(optuna.logging.ERROR)
     spec = json.loads(sys.stdin.readline())
+    if spec.get("pruner"):
+        multifidelity(spec)
+        return
     workers = spec["workers"]
     study = optuna.create_study(direction="minimize", sampler=sampler_for(spec["sampler"], spec["seed"], workers))
     pending = collections.deque()
@@ -61,20 +127,13 @@ def main():
     asked = told = 0
     while told < spec["budget"]:
         while len(pending) < workers and asked < spec["budget"]:
-            start = time.perf_counter()
-            trial = study.ask()
-            params = suggest(trial, spec["params"])
-            ask_seconds.append(time.perf_counter() - start)
-            sys.stdout.write(json.dumps({"params": params}) + "\n")
-            sys.stdout.flush()
-            reply = json.loads(sys.stdin.readline())
+            trial, reply = ask(study, spec["params"], ask_seconds)
             pending.append((trial, reply["value"]))
             asked += 1
         trial, value = pending.popleft()
         study.tell(trial, value)
         told += 1
-    sys.stdout.write(json.dumps({"done": True, "ask_seconds": ask_seconds}) + "\n")
-    sys.stdout.flush()
+    write({"done": True, "ask_seconds": ask_seconds})
 
 
 if __name__ == "__main__":

@@ -88,6 +88,16 @@ func optimizerFlags(fs *flag.FlagSet) (settings func() opt.Settings) {
 	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
 	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
 	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: believer (default: the model's mean), best, mean, worst")
+	fs.Func("resource", `the study's resource as JSON, e.g. '{"name":"epochs","min":1,"max":81}': proposals then learn from the intermediate values of trials a pruner stopped (docs/api.md, "Pruners")`, func(v string) error {
+		dec := json.NewDecoder(strings.NewReader(v))
+		dec.DisallowUnknownFields()
+		var r opt.Resource
+		if err := dec.Decode(&r); err != nil {
+			return fmt.Errorf("resource: %w", err)
+		}
+		cfg.Resource = &r
+		return nil
+	})
 	seed := fs.Int64("seed", -1, "random seed (default: chosen at random and stored)")
 	return func() opt.Settings {
 		out := cfg

@@ -49,6 +49,15 @@ params:
 	if code, _, errOut := runCLI(t, "study", "create", "--db", db, "--name", "y", "--space", spacePath, "--pruner", `{"type":"median","interval_steps":0}`); code != 2 || !strings.Contains(errOut, "interval_steps 0") {
 		t.Fatalf("bad pruner: exit %d %q", code, errOut)
 	}
+	code, out, errOut = runCLI(t, "study", "create", "--db", db, "--name", "mf", "--space", spacePath, "--resource", `{"name":"epochs","min":1,"max":27}`, "--pruner", `{"type":"asha"}`)
+	if code != 0 || !strings.Contains(out, `"resource":{"name":"epochs","min":1,"max":27}`) {
+		t.Fatalf("create with a resource: exit %d, %q %q", code, out, errOut)
+	}
+	for _, bad := range []string{`{"name":"epochs","min":3,"max":2}`, `{"name":"epochs","low":1}`} {
+		if code, _, errOut := runCLI(t, "study", "create", "--db", db, "--name", "z", "--space", spacePath, "--resource", bad); code != 2 || !strings.Contains(errOut, "resource") {
+			t.Fatalf("bad resource %s: exit %d %q", bad, code, errOut)
+		}
+	}
 
 	ctx := context.Background()
 	st, err := store.Open(ctx, db)
@@ -105,7 +114,7 @@ params:
 	}
 	code, out, _ = runCLI(t, "study", "list", "--db", db, "--json")
 	var list []store.StudySummary
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 2 || list[0].Counts[store.Complete] != 2 || list[0].Counts[store.Pruned] != 1 {
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 3 || list[0].Counts[store.Complete] != 2 || list[0].Counts[store.Pruned] != 1 {
 		t.Fatalf("list --json: %d %q", code, out)
 	}
 	code, out, errOut = runCLI(t, "study", "export", "cnn", "--csv", "--db", db)

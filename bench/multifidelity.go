@@ -1,0 +1,738 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"xbo/history"
+	"xbo/metrics"
+	"xbo/opt"
+	"xbo/prune"
+	"xbo/space"
+)
+
+// The multi-fidelity comparison (issue 20, point 3) runs xbo with and
+// without pruners, xbo's multi-fidelity proposals, and Optuna's TPE with its
+// median and Hyperband pruners on learning-curve problems whose final values
+// are known functions. Every method is sequential (one trial at a time), and
+// every run spends the same resource: the steps (epochs) of all its trials
+// added up. Objectives are evaluated in this process; the Optuna runs are
+// scripts/peers.py children, as in the peers comparison.
+//
+// A curve problem's value at step t = 1 … T of configuration x is
+//
+//	y(x, t) = f(x) + a(x)·(t^(−b(x)) − T^(−b(x))) + ε,  ε ~ N(0, σ²),
+//
+// a power-law learning curve (the shape Domhan, Springenberg & Hutter 2015
+// and the LCBench curves show) that ends at the known response surface f:
+// y(x, T) = f(x) + ε, so the regret of a configuration is f(x) − f*. The
+// amplitude a(x) ≥ 0 and rate b(x) > 0 vary over the space, so curves cross:
+// a configuration that learns slowly looks worse at low budgets than it
+// ends. In the "crossing" problem the slow learners are the configurations
+// near the optimum, so the lowest budgets mislead.
+
+// Curve problems.
+const (
+	CurveBranin            = "branin-curves"
+	CurveHartmann6         = "hartmann6-curves"
+	CurveHartmann6Crossing = "hartmann6-crossing"
+)
+
+// CurveProblems lists the curve problems in table order.
+var CurveProblems = []string{CurveBranin, CurveHartmann6, CurveHartmann6Crossing}
+
+// Multi-fidelity methods: xbo without pruning, with each pruner (pruned
+// trials steer proposals as failures), with multi-fidelity proposals
+// (opt.Config.Resource) under successive halving or Hyperband, and Optuna's
+// TPE with its median and Hyperband pruners.
+const (
+	MFXBO              = "xbo"
+	MFXBOMedian        = "xbo+median"
+	MFXBOPercentile    = "xbo+percentile"
+	MFXBOASHA          = "xbo+asha"
+	MFXBOHyperband     = "xbo+hyperband"
+	MFXBOMultiASHA     = "xbo-mf+asha"
+	MFXBOMultiHyperbnd = "xbo-mf+hyperband"
+	MFTPEMedian        = "tpe+median"
+	MFTPEHyperband     = "tpe+hyperband"
+)
+
+// MFMethods lists the methods in table order.
+var MFMethods = []string{MFXBO, MFXBOMedian, MFXBOPercentile, MFXBOASHA, MFXBOHyperband, MFXBOMultiASHA, MFXBOMultiHyperbnd, MFTPEMedian, MFTPEHyperband}
+
+// CurveProblem is a learning-curve problem (see the comment above).
+type CurveProblem struct {
+	Name     string
+	Function *Function // f, over the space's natural values
+	Space    *space.Space
+	// Steps is T, the step at which a trial is fully trained.
+	Steps int64
+	// Budget is one run's resource, in steps.
+	Budget int64
+	// Scale is the amplitudes' unit: the median of f over random
+	// configurations minus f*, so amplitudes compare with how much better
+	// the optimum is than a typical configuration.
+	Scale float64
+	// Noise is σ, the sd of the noise of every step's value.
+	Noise float64
+	// amplitude is a(x)/Scale and rate b(x), of the unit encoding.
+	amplitude, rate func(u []float64) float64
+}
+
+// LoadCurveProblem builds a curve problem with T = steps (0: 27) and a
+// run's resource of full trials·T (0: 6·d + 18 full trials' worth).
+func LoadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, error) {
+	p, err := loadCurveProblem(name, steps, fullTrials)
+	if err != nil {
+		return nil, fmt.Errorf("bench: curve problem %s: %w", name, err)
+	}
+	return p, nil
+}
+
+func loadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, error) {
+	if steps == 0 {
+		steps = 27
+	}
+	if steps < 2 || steps > 10_000 || fullTrials < 0 || fullTrials > 100_000 {
+		return nil, fmt.Errorf("steps %d must lie in 2..10000 and full trials %d in 0..100000", steps, fullTrials)
+	}
+	var f *Function
+	var err error
+	p := &CurveProblem{Name: name, Steps: steps}
+	switch name {
+	case CurveBranin:
+		f, err = Lookup(NameBranin, 0)
+		// Slow learners at large x1 (where one of Branin's three minima is).
+		p.amplitude = func(u []float64) float64 { return 0.25 + 0.5*u[0] }
+		p.rate = func(u []float64) float64 { return 0.4 + 1.2*u[1] }
+	case CurveHartmann6:
+		f, err = Lookup(NameHartmann6, 0)
+		p.amplitude = func(u []float64) float64 { return 0.25 + 0.25*(u[0]+u[3]) }
+		p.rate = func(u []float64) float64 { return 0.4 + 1.2*u[5] }
+	case CurveHartmann6Crossing:
+		f, err = Lookup(NameHartmann6, 0)
+		if err != nil {
+			return nil, err
+		}
+		// The configurations near the optimum learn slowly: at step 1 they
+		// look worse than a typical configuration, from step 3 or so better.
+		sp, err := f.Space()
+		if err != nil {
+			return nil, err
+		}
+		centre, err := sp.Encode(f.Argmin[0])
+		if err != nil {
+			return nil, err
+		}
+		p.amplitude = func(u []float64) float64 {
+			d2 := 0.0
+			for j, c := range centre {
+				d2 += (u[j] - c) * (u[j] - c)
+			}
+			return 0.25 + 1.5*math.Exp(-d2/(2*0.3*0.3))
+		}
+		p.rate = func(u []float64) float64 { return 0.5 + 0.5*u[1] }
+	default:
+		return nil, fmt.Errorf("unknown curve problem (valid: %s)", strings.Join(CurveProblems, ", "))
+	}
+	if err != nil {
+		return nil, err
+	}
+	p.Function = f
+	if p.Space, err = f.Space(); err != nil {
+		return nil, err
+	}
+	if fullTrials == 0 {
+		fullTrials = 6*p.Space.Dim() + 18
+	}
+	p.Budget = int64(fullTrials) * steps
+	rng := rand.New(rand.NewPCG(20, 11))
+	values := make([]float64, 2001)
+	for i, u := range p.Space.Sample(rng, len(values)) {
+		values[i] = f.Eval(p.Space.Decode(u))
+	}
+	slices.Sort(values)
+	p.Scale = values[len(values)/2] - f.Optimum
+	p.Noise = 0.005 * p.Scale
+	return p, nil
+}
+
+// Curve returns the values at steps 1 … T of the configuration with natural
+// values x, the noise drawn from rng (nil: none).
+func (p *CurveProblem) Curve(x []float64, rng *rand.Rand) ([]float64, error) {
+	u, err := p.Space.Encode(x)
+	if err != nil {
+		return nil, err
+	}
+	fx := p.Function.Eval(x)
+	a, b := p.Scale*p.amplitude(u), p.rate(u)
+	if math.IsNaN(fx) || math.IsInf(fx, 0) || !(a >= 0) || !(b > 0) {
+		return nil, fmt.Errorf("curve of %v: f %v, amplitude %v, rate %v", x, fx, a, b)
+	}
+	end := math.Pow(float64(p.Steps), -b)
+	out := make([]float64, p.Steps)
+	for t := range out {
+		out[t] = fx + a*(math.Pow(float64(t+1), -b)-end)
+		if rng != nil {
+			out[t] += p.Noise * rng.NormFloat64()
+		}
+	}
+	return out, nil
+}
+
+// FidelityCorrelation is the Spearman rank correlation, over n random
+// configurations (seeded), between the noisy value at each of steps and the
+// final value f: how far a low budget can be trusted (1: it ranks as the
+// full budget does).
+func (p *CurveProblem) FidelityCorrelation(steps []int64, n int, seed uint64) ([]float64, error) {
+	if n < 2 || n > 100_000 {
+		return nil, fmt.Errorf("%d configurations, want 2..100000", n)
+	}
+	rng := rand.New(rand.NewPCG(seed, 0x636f7272))
+	final := make([]float64, n)
+	at := make([][]float64, len(steps))
+	for k, s := range steps {
+		if s < 1 || s > p.Steps {
+			return nil, fmt.Errorf("step %d outside 1..%d", s, p.Steps)
+		}
+		at[k] = make([]float64, n)
+	}
+	for i, u := range p.Space.Sample(rng, n) {
+		x := p.Space.Decode(u)
+		c, err := p.Curve(x, rng)
+		if err != nil {
+			return nil, err
+		}
+		final[i] = p.Function.Eval(x)
+		for k, s := range steps {
+			at[k][i] = c[s-1]
+		}
+	}
+	out := make([]float64, len(steps))
+	for k := range steps {
+		r, err := metrics.Spearman(at[k], final)
+		if err != nil {
+			return nil, err
+		}
+		out[k] = r
+	}
+	return out, nil
+}
+
+// fidelitySteps are the steps whose rank correlation with the final value
+// the table shows: 1, T/9, T/3 (rounded up) and T.
+func fidelitySteps(steps int64) []int64 {
+	out := []int64{1}
+	for _, s := range []int64{(steps + 8) / 9, (steps + 2) / 3, steps} {
+		if s > out[len(out)-1] {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// MFPoint is the regret of the best complete trial after Spent steps.
+type MFPoint struct {
+	Spent  int64   `json:"spent"`
+	Regret float64 `json:"regret"`
+}
+
+// MFRun is one (problem, method, seed) run.
+type MFRun struct {
+	Problem string  `json:"problem"`
+	Method  string  `json:"method"`
+	Seed    uint64  `json:"seed"`
+	Trials  int     `json:"trials"`
+	Pruned  int     `json:"pruned"`
+	Spent   int64   `json:"spent"`
+	Regret  float64 `json:"regret"` // at the end of the resource
+	// Trace has a point at every completion that lowered the regret.
+	Trace []MFPoint `json:"trace"`
+	// AskSeconds is the time all asks took.
+	AskSeconds float64 `json:"ask_seconds"`
+}
+
+// SpentTo is the resource after which the regret was at most target
+// (+Inf if it never was).
+func (r *MFRun) SpentTo(target float64) float64 {
+	for _, p := range r.Trace {
+		if p.Regret <= target {
+			return float64(p.Spent)
+		}
+	}
+	return math.Inf(1)
+}
+
+// MFOptions configure MultiFidelity.
+type MFOptions struct {
+	Problems []string // default CurveProblems
+	Methods  []string // default MFMethods
+	Seeds    int      // seeds 1..Seeds [5]
+	// Steps is T [27]; FullTrials a run's resource in full trials [12·d + 6].
+	Steps      int64
+	FullTrials int
+	Python     string // interpreter with Optuna [DefaultPython]
+	// Config is xbo's base configuration (nil: opt's defaults).
+	Config   *opt.Config
+	Jobs     int // runs at once [GOMAXPROCS]
+	Progress func(done, total int)
+}
+
+// MFSummary is one method on one problem.
+type MFSummary struct {
+	Method string `json:"method"`
+	// Final regret at the run's whole resource: median and quartiles.
+	Median, Q25, Q75 float64
+	// ToTarget is the median resource, in full trials (steps / T), after
+	// which the regret reached the target (+Inf when most seeds did not);
+	// Reached counts the seeds that reached it.
+	ToTarget float64 `json:"to_target"`
+	Reached  int     `json:"reached"`
+	// Saving is xbo's (no pruning) ToTarget over this method's.
+	Saving float64 `json:"saving"`
+	// Trials and Pruned are the mean numbers of trials and pruned trials.
+	Trials, Pruned float64
+	// AskSeconds is the mean time of all asks of a run.
+	AskSeconds float64 `json:"ask_seconds"`
+	// BeatsTPEHyperband counts the seeds on which this method's final
+	// regret is strictly below Optuna TPE + Hyperband's (−1 when that
+	// method was not run).
+	BeatsTPEHyperband int `json:"beats_tpe_hyperband"`
+}
+
+// MarshalJSON writes the summary with null for a resource never reached
+// and an undefined saving (JSON has no infinity or NaN).
+func (s MFSummary) MarshalJSON() ([]byte, error) {
+	type plain MFSummary
+	finite := func(v float64) *float64 {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return nil
+		}
+		return &v
+	}
+	return json.Marshal(struct {
+		plain
+		Median, Q25, Q75 *float64
+		ToTarget         *float64 `json:"to_target"`
+		Saving           *float64 `json:"saving"`
+	}{plain(s), finite(s.Median), finite(s.Q25), finite(s.Q75), finite(s.ToTarget), finite(s.Saving)})
+}
+
+// MFRow is one problem.
+type MFRow struct {
+	Problem    string  `json:"problem"`
+	Steps      int64   `json:"steps"`
+	FullTrials int64   `json:"full_trials"`
+	Target     float64 `json:"target"` // xbo's (no pruning) median final regret
+	// Correlation[k] is the rank correlation of the values at step
+	// CorrelationSteps[k] with the final values (FidelityCorrelation, 1000
+	// random configurations).
+	CorrelationSteps []int64   `json:"correlation_steps"`
+	Correlation      []float64 `json:"correlation"`
+	Methods          []MFSummary
+}
+
+// MFResult holds every run and the table.
+type MFResult struct {
+	Seeds int     `json:"seeds"`
+	Rows  []MFRow `json:"rows"`
+	Runs  []MFRun `json:"runs"`
+}
+
+// MultiFidelity runs the comparison.
+func MultiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
+	res, err := multiFidelity(ctx, o)
+	if err != nil {
+		return nil, fmt.Errorf("bench: multifidelity: %w", err)
+	}
+	return res, nil
+}
+
+func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
+	if len(o.Problems) == 0 {
+		o.Problems = CurveProblems
+	}
+	if len(o.Methods) == 0 {
+		o.Methods = MFMethods
+	}
+	if o.Seeds == 0 {
+		o.Seeds = 5
+	}
+	if o.Python == "" {
+		o.Python = DefaultPython()
+	}
+	if o.Jobs == 0 {
+		o.Jobs = runtime.GOMAXPROCS(0)
+	}
+	if o.Seeds < 1 || o.Seeds > 1000 || o.Jobs < 1 {
+		return nil, fmt.Errorf("seeds %d must lie in 1..1000 and jobs %d be positive", o.Seeds, o.Jobs)
+	}
+	for _, m := range o.Methods {
+		if !slices.Contains(MFMethods, m) {
+			return nil, fmt.Errorf("unknown method %q (valid: %s)", m, strings.Join(MFMethods, ", "))
+		}
+	}
+	problems := make([]*CurveProblem, len(o.Problems))
+	for i, name := range o.Problems {
+		p, err := LoadCurveProblem(name, o.Steps, o.FullTrials)
+		if err != nil {
+			return nil, err
+		}
+		problems[i] = p
+	}
+	type job struct{ pi, mi, seed int }
+	var jobs []job
+	for pi := range problems {
+		for mi := range o.Methods {
+			for seed := 1; seed <= o.Seeds; seed++ {
+				jobs = append(jobs, job{pi, mi, seed})
+			}
+		}
+	}
+	runs := make([]MFRun, len(jobs))
+	err := parallelDo(ctx, len(jobs), o.Jobs, o.Progress, func(k int) error {
+		j := jobs[k]
+		p, method := problems[j.pi], o.Methods[j.mi]
+		run, err := mfRun(ctx, p, method, uint64(j.seed), o)
+		if err != nil {
+			return fmt.Errorf("%s, %s, seed %d: %w", p.Name, method, j.seed, err)
+		}
+		runs[k] = run
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := &MFResult{Seeds: o.Seeds, Runs: runs}
+	for pi, p := range problems {
+		row := MFRow{Problem: p.Name, Steps: p.Steps, FullTrials: p.Budget / p.Steps, Target: math.NaN(), CorrelationSteps: fidelitySteps(p.Steps)}
+		if row.Correlation, err = p.FidelityCorrelation(row.CorrelationSteps, 1000, 1); err != nil {
+			return nil, err
+		}
+		byMethod := make([][]MFRun, len(o.Methods))
+		for k, j := range jobs {
+			if j.pi == pi {
+				byMethod[j.mi] = append(byMethod[j.mi], runs[k])
+			}
+		}
+		if xi := slices.Index(o.Methods, MFXBO); xi >= 0 {
+			finals := make([]float64, len(byMethod[xi]))
+			for s, r := range byMethod[xi] {
+				finals[s] = r.Regret
+			}
+			_, row.Target, _ = quartiles(finals)
+		}
+		for mi, m := range o.Methods {
+			row.Methods = append(row.Methods, summarizeMF(m, byMethod[mi], row.Target, p.Steps))
+		}
+		if xi := slices.Index(o.Methods, MFXBO); xi >= 0 {
+			for mi := range row.Methods {
+				row.Methods[mi].Saving = row.Methods[xi].ToTarget / row.Methods[mi].ToTarget
+			}
+		}
+		ti := slices.Index(o.Methods, MFTPEHyperband)
+		for mi := range row.Methods {
+			row.Methods[mi].BeatsTPEHyperband = -1
+			if ti < 0 {
+				continue
+			}
+			row.Methods[mi].BeatsTPEHyperband = 0
+			for s, r := range byMethod[mi] {
+				if r.Regret < byMethod[ti][s].Regret {
+					row.Methods[mi].BeatsTPEHyperband++
+				}
+			}
+		}
+		out.Rows = append(out.Rows, row)
+	}
+	return out, nil
+}
+
+func summarizeMF(method string, runs []MFRun, target float64, steps int64) MFSummary {
+	s := MFSummary{Method: method, Saving: math.NaN(), ToTarget: math.NaN()}
+	finals := make([]float64, len(runs))
+	to := make([]float64, len(runs))
+	for i, r := range runs {
+		finals[i] = r.Regret
+		to[i] = r.SpentTo(target) / float64(steps)
+		if !math.IsInf(to[i], 1) {
+			s.Reached++
+		}
+		s.Trials += float64(r.Trials) / float64(len(runs))
+		s.Pruned += float64(r.Pruned) / float64(len(runs))
+		s.AskSeconds += r.AskSeconds / float64(len(runs))
+	}
+	s.Q25, s.Median, s.Q75 = quartiles(finals)
+	if !math.IsNaN(target) {
+		_, s.ToTarget, _ = quartiles(to)
+	}
+	return s
+}
+
+// mfPruner is each xbo method's pruner (package prune, Optuna's defaults
+// but for the percentile, 25, and Hyperband's maximum resource, T).
+func mfPruner(method string, steps int64) (prune.Config, error) {
+	switch method {
+	case MFXBO:
+		return prune.Parse(nil)
+	case MFXBOMedian:
+		return prune.Parse([]byte(`{"type":"median"}`))
+	case MFXBOPercentile:
+		return prune.Parse([]byte(`{"type":"percentile","percentile":25}`))
+	case MFXBOASHA, MFXBOMultiASHA:
+		return prune.Parse([]byte(`{"type":"asha"}`))
+	case MFXBOHyperband, MFXBOMultiHyperbnd:
+		return prune.Parse(fmt.Appendf(nil, `{"type":"hyperband","max_resource":%d}`, steps))
+	}
+	return prune.Config{}, fmt.Errorf("%q is not an xbo method", method)
+}
+
+// mfStudy names the simulated study: Hyperband draws brackets from it, the
+// same name in xbo's runs and Optuna's.
+const mfStudy = "bench"
+
+func mfRun(ctx context.Context, p *CurveProblem, method string, seed uint64, o MFOptions) (MFRun, error) {
+	run := MFRun{Problem: p.Name, Method: method, Seed: seed}
+	noise := rand.New(rand.NewPCG(seed^0x6375727665, seed^0x9e3779b97f4a7c15))
+	// The tracker scores a told final value by its noise-free f.
+	tr := newTracker(&Problem{Function: p.Function}, seed)
+	complete := func(x []float64, final float64) {
+		before := tr.regret
+		tr.told(x, final)
+		if tr.regret < before {
+			run.Trace = append(run.Trace, MFPoint{Spent: run.Spent, Regret: tr.regret})
+		}
+	}
+	var err error
+	if strings.HasPrefix(method, "tpe") {
+		err = mfOptunaRun(ctx, p, method, seed, o.Python, noise, complete, &run)
+	} else {
+		err = mfXBORun(ctx, p, method, seed, o.Config, noise, complete, &run)
+	}
+	if err != nil {
+		return run, err
+	}
+	run.Regret = tr.regret
+	return run, nil
+}
+
+func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, base *opt.Config, noise *rand.Rand, complete func([]float64, float64), run *MFRun) error {
+	pruner, err := mfPruner(method, p.Steps)
+	if err != nil {
+		return err
+	}
+	cfg := opt.Config{}
+	if base != nil {
+		cfg = *base
+	}
+	cfg.Space, cfg.Seed = p.Space, seed
+	if method == MFXBOMultiASHA || method == MFXBOMultiHyperbnd {
+		cfg.Resource = &opt.Resource{Name: "epochs", Min: 1, Max: p.Steps}
+	}
+	o, err := opt.New(cfg)
+	if err != nil {
+		return err
+	}
+	var curves prune.Curves
+	for number := int64(0); run.Spent < p.Budget; number++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		start := time.Now()
+		t, err := o.Ask()
+		if err != nil {
+			return err
+		}
+		run.AskSeconds += time.Since(start).Seconds()
+		run.Trials++
+		values, err := p.Curve(t.Params, noise)
+		if err != nil {
+			return err
+		}
+		points := make([]prune.Point, 0, len(values))
+		pruned := false
+		for i, v := range values {
+			if run.Spent >= p.Budget {
+				return nil // the resource ran out during this trial
+			}
+			run.Spent++
+			points = append(points, prune.Point{Step: int64(i + 1), Value: v})
+			d, err := pruner.Decide(ctx, prune.Trial{Study: mfStudy, Number: number, Curve: points}, curves)
+			if err != nil {
+				return err
+			}
+			if d.Prune {
+				pruned = true
+				break
+			}
+		}
+		curves = append(curves, prune.Curve{Number: number, Complete: !pruned, Points: points})
+		// The optimizer gets the curve as the service gives it: every
+		// trial's intermediate values, complete ones' too.
+		curve := make([]history.Intermediate, len(points))
+		for i, pt := range points {
+			curve[i] = history.Intermediate{Step: pt.Step, Value: pt.Value}
+		}
+		if pruned {
+			run.Pruned++
+			if err := o.TellPruned(t.ID, curve); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := o.Report(t.ID, curve); err != nil {
+			return err
+		}
+		final := values[len(values)-1]
+		if err := o.Tell(t.ID, final); err != nil {
+			return err
+		}
+		complete(t.Params, final)
+	}
+	return nil
+}
+
+// mfSpec is the first line peers.py reads for a multi-fidelity run.
+type mfSpec struct {
+	peerSpec
+	Pruner string `json:"pruner"`
+	Steps  int64  `json:"steps"`
+}
+
+func mfOptunaRun(ctx context.Context, p *CurveProblem, method string, seed uint64, python string, noise *rand.Rand, complete func([]float64, float64), run *MFRun) error {
+	spec := mfSpec{peerSpec: peerSpec{Sampler: "tpe", Seed: seed, Workers: 1}, Steps: p.Steps}
+	switch method {
+	case MFTPEMedian:
+		spec.Pruner = "median"
+	case MFTPEHyperband:
+		spec.Pruner = "hyperband"
+	default:
+		return fmt.Errorf("%q is not an Optuna method", method)
+	}
+	var err error
+	if spec.Params, err = peerParams(p.Space); err != nil {
+		return err
+	}
+	child, err := startPeer(ctx, python, spec)
+	if err != nil {
+		return err
+	}
+	defer child.stop()
+	for {
+		var msg struct {
+			Params     map[string]any `json:"params"`
+			Done       bool           `json:"done"`
+			AskSeconds []float64      `json:"ask_seconds"`
+		}
+		if err := child.receive(&msg); err != nil {
+			return child.fail(err)
+		}
+		if msg.Done {
+			for _, s := range msg.AskSeconds {
+				run.AskSeconds += s
+			}
+			break
+		}
+		if run.Spent >= p.Budget {
+			if err := child.send(map[string]bool{"stop": true}); err != nil {
+				return child.fail(err)
+			}
+			continue
+		}
+		x, err := p.Space.FromMap(msg.Params)
+		if err != nil {
+			return child.fail(err)
+		}
+		values, err := p.Curve(x, noise)
+		if err != nil {
+			return child.fail(err)
+		}
+		last := false
+		if left := p.Budget - run.Spent; int64(len(values)) > left {
+			values, last = values[:left], true
+		}
+		run.Trials++
+		if err := child.send(map[string]any{"curve": values, "last": last}); err != nil {
+			return child.fail(err)
+		}
+		var result struct {
+			Used   int64 `json:"used"`
+			Pruned bool  `json:"pruned"`
+		}
+		if err := child.receive(&result); err != nil {
+			return child.fail(err)
+		}
+		if result.Used < 1 || result.Used > int64(len(values)) {
+			return child.fail(fmt.Errorf("the optuna script used %d steps of a curve of %d", result.Used, len(values)))
+		}
+		run.Spent += result.Used
+		switch {
+		case result.Pruned:
+			run.Pruned++
+		case !last:
+			complete(x, values[len(values)-1])
+		}
+	}
+	if err := child.wait(); err != nil {
+		return err
+	}
+	if run.Spent != p.Budget {
+		return fmt.Errorf("the optuna run spent %d steps of %d", run.Spent, p.Budget)
+	}
+	return nil
+}
+
+// WriteTable prints, per problem, every method's final regret at the run's
+// resource, the resource it needed to reach xbo's (no pruning) median final
+// regret, and the saving against xbo without pruning.
+func (r *MFResult) WriteTable(w io.Writer) error {
+	if len(r.Rows) == 0 {
+		return errors.New("no rows")
+	}
+	for _, row := range r.Rows {
+		fmt.Fprintf(w, "%s: T = %d steps, resource %d full trials (%d steps); target regret %.3g (xbo without pruning, median final)\n",
+			row.Problem, row.Steps, row.FullTrials, row.FullTrials*row.Steps, row.Target)
+		fmt.Fprint(w, "rank correlation with the final value at step")
+		for k, s := range row.CorrelationSteps {
+			fmt.Fprintf(w, " %d: %.2f", s, row.Correlation[k])
+		}
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprintln(tw, "method\tfinal regret [IQR]\tresource to target\treached\tsaving\tbeats tpe+hb\ttrials\tpruned\task s\t")
+		for _, m := range row.Methods {
+			to := "never"
+			if !math.IsInf(m.ToTarget, 1) && !math.IsNaN(m.ToTarget) {
+				to = fmt.Sprintf("%.3g", m.ToTarget)
+			}
+			saving := "-"
+			if !math.IsNaN(m.Saving) && m.Saving > 0 && !math.IsInf(m.Saving, 0) {
+				saving = fmt.Sprintf("%.2f×", m.Saving)
+			}
+			beats := "-"
+			if m.BeatsTPEHyperband >= 0 {
+				beats = fmt.Sprintf("%d/%d", m.BeatsTPEHyperband, r.Seeds)
+			}
+			fmt.Fprintf(tw, "%s\t%.3g [%.2g, %.2g]\t%s\t%d/%d\t%s\t%s\t%.0f\t%.0f\t%.1f\t\n",
+				m.Method, m.Median, m.Q25, m.Q75, to, m.Reached, r.Seeds, saving, beats, m.Trials, m.Pruned, m.AskSeconds)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "median over %d seeds. final regret: f(x̂) − f* of the best complete trial (by its noisy final value) when the resource is spent;\n", r.Seeds)
+	fmt.Fprintln(w, "resource to target: median resource, in full trials (steps / T), after which the regret was at most the target (never: most seeds did not reach it);")
+	fmt.Fprintln(w, "saving: xbo's resource to target over the method's; beats tpe+hb: seeds whose final regret is strictly below Optuna TPE + Hyperband's;")
+	fmt.Fprintln(w, "trials, pruned: mean per run; ask s: mean seconds of all asks of a run.")
+	return nil
+}

@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// Every curve ends at the response surface (y(x, T) = f(x) without noise)
+// and falls from step to step; in the crossing problem the optimum looks
+// worse at step 1 than a typical configuration, and better from step 3 on.
+func TestCurveProblems(t *testing.T) {
+	for _, name := range CurveProblems {
+		p, err := LoadCurveProblem(name, 27, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := int64(6*p.Space.Dim()+18) * 27; p.Budget != want || !(p.Scale > 0) {
+			t.Errorf("%s: budget %d (want %d), scale %v", name, p.Budget, want, p.Scale)
+		}
+		for _, x := range append(p.Function.Argmin, p.Space.Decode([]float64{0.3, 0.7, 0.5, 0.1, 0.9, 0.2}[:p.Space.Dim()])) {
+			c, err := p.Curve(x, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(c) != 27 || math.Abs(c[26]-p.Function.Eval(x)) > 1e-12 {
+				t.Errorf("%s at %v: %d steps, last %v, f %v", name, x, len(c), c[len(c)-1], p.Function.Eval(x))
+			}
+			for s := 1; s < len(c); s++ {
+				if c[s] > c[s-1] {
+					t.Errorf("%s at %v: the curve rises at step %d", name, x, s+1)
+				}
+			}
+		}
+	}
+	p, err := LoadCurveProblem(CurveHartmann6Crossing, 27, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	best, _ := p.Curve(p.Function.Argmin[0], nil)
+	typical := p.Function.Optimum + p.Scale // the median configuration's final value
+	if !(best[0] > typical) || !(best[2] < typical) {
+		t.Errorf("crossing: the optimum's curve %.3g at step 1, %.3g at step 3; a typical final value %.3g", best[0], best[2], typical)
+	}
+	if _, err := LoadCurveProblem("nope", 0, 0); err == nil {
+		t.Error("unknown problem accepted")
+	}
+	if _, err := LoadCurveProblem(CurveBranin, 1, 0); err == nil {
+		t.Error("one step accepted")
+	}
+}
+
+// A tiny run of the comparison: every run spends exactly the resource, the
+// run without pruning completes every trial, xbo's pruners prune, and the
+// table is printed. Optuna's methods join unless -short or python3-optuna
+// is missing. The full comparison is `xbo bench multifidelity`
+// (docs/multifidelity.md).
+func TestMultiFidelityBenchTiny(t *testing.T) {
+	methods := []string{MFXBO, MFXBOMedian, MFXBOASHA, MFXBOMultiHyperbnd}
+	if !testing.Short() {
+		if err := exec.Command(DefaultPython(), "-c", "import optuna").Run(); err == nil {
+			methods = append(methods, MFTPEHyperband)
+		} else if os.Getenv("XBO_REQUIRE_OPTUNA") != "" {
+			t.Fatalf("XBO_REQUIRE_OPTUNA is set but optuna cannot be imported: %v", err)
+		}
+	}
+	res, err := MultiFidelity(context.Background(), MFOptions{Problems: []string{CurveBranin}, Methods: methods, Seeds: 1, Steps: 9, FullTrials: 8, Jobs: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != len(methods) || len(res.Rows) != 1 {
+		t.Fatalf("%d runs, %d rows", len(res.Runs), len(res.Rows))
+	}
+	for _, r := range res.Runs {
+		if r.Spent != 72 || !(r.Regret >= 0) || math.IsInf(r.Regret, 0) {
+			t.Errorf("%s: spent %d of 72 steps, regret %v", r.Method, r.Spent, r.Regret)
+		}
+		switch {
+		case r.Method == MFXBO && (r.Trials != 8 || r.Pruned != 0):
+			t.Errorf("without pruning: %d trials, %d pruned; want 8 full trials", r.Trials, r.Pruned)
+		case strings.HasPrefix(r.Method, "xbo+") && (r.Pruned == 0 || r.Trials <= 8):
+			t.Errorf("%s: %d trials, %d pruned; want more trials than 8 and some pruned", r.Method, r.Trials, r.Pruned)
+		}
+	}
+	row := res.Rows[0]
+	if row.Target != res.Runs[0].Regret || row.Methods[0].Saving != 1 || row.Methods[0].Reached != 1 {
+		t.Errorf("target %v (xbo's final regret %v), xbo's saving %v, reached %d", row.Target, res.Runs[0].Regret, row.Methods[0].Saving, row.Methods[0].Reached)
+	}
+	var buf bytes.Buffer
+	if err := res.WriteTable(&buf); err != nil || !strings.Contains(buf.String(), MFXBOMultiHyperbnd) {
+		t.Errorf("table: %v\n%s", err, buf.String())
+	}
+	// A resource never reached is +Inf, which JSON cannot hold: null.
+	row.Methods[1].ToTarget, row.Methods[1].Saving = math.Inf(1), math.NaN()
+	if data, err := json.Marshal(res); err != nil || !strings.Contains(string(data), `"to_target":null,"saving":null`) {
+		t.Errorf("JSON: %v %.300s", err, data)
+	}
+	if _, err := MultiFidelity(context.Background(), MFOptions{Methods: []string{"smac"}}); err == nil {
+		t.Error("unknown method accepted")
+	}
+}
+
+// TestMultiFidelitySuite is the long run (about 15 minutes on two cores),
+// behind XBO_LONG_BENCH=1: the whole suite at 3 seeds, where xbo's
+// multi-fidelity proposals under Hyperband must end with a lower median
+// regret than Optuna TPE + Hyperband on every problem (docs/multifidelity.md).
+func TestMultiFidelitySuite(t *testing.T) {
+	if os.Getenv("XBO_LONG_BENCH") == "" {
+		t.Skip("the long run: set XBO_LONG_BENCH=1")
+	}
+	res, err := MultiFidelity(context.Background(), MFOptions{Seeds: 3, Jobs: 2, Methods: []string{MFXBO, MFXBOMultiHyperbnd, MFTPEHyperband}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	res.WriteTable(&buf)
+	t.Log("\n" + buf.String())
+	for _, row := range res.Rows {
+		if mf, tpe := row.Methods[1], row.Methods[2]; !(mf.Median < tpe.Median) {
+			t.Errorf("%s: xbo-mf+hyperband median regret %.3g, TPE + Hyperband %.3g", row.Problem, mf.Median, tpe.Median)
+		}
+	}
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"strings"
+
+	"xbo/bench"
+	"xbo/opt"
+)
+
+func init() {
+	registerBenchmark(benchmark{
+		name:    "multifidelity",
+		summary: "issue 20: pruners and multi-fidelity proposals against no pruning and Optuna TPE + median/Hyperband pruners on learning-curve problems (resource to a target regret, final regret at equal resource)",
+		run:     runBenchMultiFidelity,
+	})
+}
+
+func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("bench multifidelity", flag.ContinueOnError)
+	problems := fs.String("problems", "", "comma-separated curve problems (default all: "+strings.Join(bench.CurveProblems, ",")+")")
+	methods := fs.String("methods", "", "comma-separated methods (default all: "+strings.Join(bench.MFMethods, ",")+")")
+	seeds := fs.Int("seeds", 5, "repetitions (seeds 1..N)")
+	steps := fs.Int64("steps", 27, "T: the step (epoch) at which a trial is fully trained")
+	fullTrials := fs.Int("full-trials", 0, "one run's resource in full trials, i.e. steps·T (0: 6·d + 18)")
+	python := fs.String("python", bench.DefaultPython(), "Python interpreter with Optuna (Debian python3-optuna)")
+	jobs := fs.Int("jobs", 0, "runs at once (0: one per CPU); regrets do not depend on it, ask times do")
+	settings := fs.String("optimizer", "", `xbo's base optimizer settings as a study's JSON (e.g. '{"candidates":500}'); the multi-fidelity methods add the resource`)
+	asJSON := fs.Bool("json", false, "print JSON (every run included) instead of the tables")
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	if *seeds < 1 || *jobs < 0 {
+		return usagef("need --seeds ≥ 1 and --jobs ≥ 0")
+	}
+	o := bench.MFOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Steps: *steps, FullTrials: *fullTrials, Python: *python, Jobs: *jobs}
+	if *settings != "" {
+		st, err := opt.ParseSettings(json.RawMessage(*settings))
+		if err != nil {
+			return usagef("--optimizer: %v", err)
+		}
+		if st.Resource != nil {
+			return usagef("--optimizer: the resource is the benchmark's (its multi-fidelity methods set it)")
+		}
+		cfg := st.Config(nil, nil, 0)
+		o.Config = &cfg
+	}
+	bar := newProgress(env, "bench multifidelity")
+	o.Progress = bar.set
+	defer bar.finish()
+	res, err := bench.MultiFidelity(ctx, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env.stdout, res)
+	}
+	return res.WriteTable(env.stdout)
+}

@@ -1,0 +1,316 @@
+package opt
+
+import (
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"xbo/history"
+)
+
+const unit2 = `{"params":[
+	{"name":"a","type":"float","low":0,"high":1},
+	{"name":"b","type":"float","low":0,"high":1}]}`
+
+// lowBudgetValue is good near (0.2, 0.8).
+func lowBudgetValue(u []float64) float64 {
+	return math.Pow(u[0]-0.2, 2) + math.Pow(u[1]-0.8, 2)
+}
+
+// prunedHistory is n trials at random configurations, every one pruned at
+// step 1 with lowBudgetValue as its only intermediate value.
+func prunedHistory(n int, seed uint64) []Trial {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	hist := make([]Trial, n)
+	for i := range hist {
+		p := []float64{rng.Float64(), rng.Float64()}
+		hist[i] = Trial{Params: p, State: Pruned, Curve: []history.Intermediate{{Step: 1, Value: lowBudgetValue(p)}}}
+	}
+	return hist
+}
+
+// With only pruned trials, the multi-fidelity optimizer proposes where their
+// low-budget values are good; without a resource it has no complete trial
+// and proposes at random. The test fails if the partial evaluations are
+// ignored.
+func TestMultiFidelityLearnsFromPrunedTrials(t *testing.T) {
+	s := mustSpace(t, unit2)
+	meanDistance := func(resource *Resource) (float64, []Trial) {
+		o, err := New(Config{Space: s, Seed: 3, Resource: resource, History: prunedHistory(24, 5)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked, err := o.AskBatch(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := 0.0
+		for _, a := range asked {
+			sum += math.Hypot(a.U[0]-0.2, a.U[1]-0.8)
+		}
+		return sum / float64(len(asked)), asked
+	}
+	mf, asked := meanDistance(&Resource{Name: "epochs", Min: 1, Max: 27})
+	plain, _ := meanDistance(nil)
+	t.Logf("mean distance to the low-budget optimum: multi-fidelity %.3f, without resource %.3f", mf, plain)
+	if mf > 0.12 {
+		t.Errorf("multi-fidelity proposals are %.3f from (0.2, 0.8) on average, want ≤ 0.12", mf)
+	}
+	if plain < 0.2 {
+		t.Errorf("without a resource the proposals are %.3f from (0.2, 0.8): the test would not tell the two apart", plain)
+	}
+	for _, a := range asked {
+		if !a.Fidelity || !strings.Contains(a.Note, "configuration × epochs fitted on 24 values of 24 trials") {
+			t.Errorf("proposal %d: fidelity %v, note %q; want the configuration × epochs model on 24 values", a.Number, a.Fidelity, a.Note)
+		}
+	}
+}
+
+// The configuration × budget data: each trial's values at the levels
+// Min·3^k and Max it reached, at its first reported step at or above each
+// level (with that step's coordinate), a complete trial's final value at
+// Max; failed trials and steps below Min are left out.
+func TestFidelityData(t *testing.T) {
+	s := mustSpace(t, unit2)
+	curve := func(steps ...int64) []history.Intermediate {
+		var c []history.Intermediate
+		for _, st := range steps {
+			c = append(c, history.Intermediate{Step: st, Value: float64(st) * 10})
+		}
+		return c
+	}
+	p := func(v float64) []float64 { return []float64{v, v} }
+	hist := []Trial{
+		{Params: p(0.1), State: Complete, Value: -1, Curve: curve(1, 3, 9, 27)}, // 10, 30, 90, 270
+		{Params: p(0.2), State: Complete, Value: -2},                            // final only: -2 at 27
+		{Params: p(0.3), State: Pruned, Curve: curve(2, 4)},                     // 2 → 20, 3 → 40 (step 4)
+		{Params: p(0.5), State: Pending, Curve: curve(1)},                       // 10
+		{Params: p(0.6), State: Failed, Curve: curve(1, 3, 9, 27)},              // never
+		{Params: p(0.7), State: Pending},                                        // no curve
+		{Params: p(0.8), State: Pruned, Curve: curve(0)},                        // below min
+	}
+	r := &Resource{Name: "epochs", Min: 1, Max: 27}
+	if got := r.fidelityLevels(); !slices.Equal(got, []int64{1, 3, 9, 27}) {
+		t.Errorf("levels %v, want 1 3 9 27", got)
+	}
+	if got := (&Resource{Name: "e", Min: 2, Max: 20}).fidelityLevels(); !slices.Equal(got, []int64{2, 6, 18, 20}) {
+		t.Errorf("levels %v, want 2 6 18 20", got)
+	}
+	o, err := New(Config{Space: s, Seed: 1, Resource: r, History: hist})
+	if err != nil {
+		t.Fatal(err)
+	}
+	xz, y, configs, read, ok := o.fidelityData()
+	if !ok || len(configs) != 4 || read != 27 {
+		t.Fatalf("ok %v, %d configurations, read at %d; want 4, read at 27 (values at several budgets)", ok, len(configs), read)
+	}
+	if want := []float64{10, 30, 90, 270, -2, 20, 40, 10}; !slices.Equal(y, want) {
+		t.Errorf("values %v, want %v", y, want)
+	}
+	z := func(step float64) float64 { return math.Log(step) / math.Log(27) }
+	wantZ := []float64{0, z(3), z(9), 1, 1, z(2), z(4), 0}
+	for i, row := range xz {
+		if math.Abs(row[2]-wantZ[i]) > 1e-12 {
+			t.Errorf("point %d: budget coordinate %v, want %v", i, row[2], wantZ[i])
+		}
+	}
+	// Values at one budget only: the model is read there.
+	o, err = New(Config{Space: s, Seed: 1, Resource: r, History: []Trial{hist[3], {Params: p(0.9), State: Pruned, Curve: curve(1)}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, read, ok := o.fidelityData(); !ok || read != 1 {
+		t.Errorf("values at step 1 only: read at %d (ok %v), want 1", read, ok)
+	}
+	// Every trial complete: no partial value, the ordinary model applies.
+	o, err = New(Config{Space: s, Seed: 1, Resource: r, History: hist[:2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, _, _, ok := o.fidelityData(); ok {
+		t.Error("complete trials only: the configuration × budget model was used")
+	}
+}
+
+// Without any trial stopped early a resource changes nothing: the proposal
+// is the ordinary full-budget one.
+func TestMultiFidelityWithoutPartialValuesIsTheOrdinaryProposal(t *testing.T) {
+	s := mustSpace(t, unit2)
+	rng := rand.New(rand.NewPCG(9, 9))
+	var hist []Trial
+	for range 6 {
+		p := []float64{rng.Float64(), rng.Float64()}
+		hist = append(hist, Trial{Params: p, State: Complete, Value: lowBudgetValue(p)})
+	}
+	ask := func(resource *Resource) Trial {
+		o, err := New(Config{Space: s, Seed: 2, Resource: resource, History: hist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	with, without := ask(&Resource{Name: "epochs", Min: 1, Max: 27}), ask(nil)
+	if !slices.Equal(with.U, without.U) || with.Fidelity {
+		t.Errorf("with a resource %v (fidelity %v), without %v: want the same full-budget proposal", with.U, with.Fidelity, without.U)
+	}
+}
+
+func TestReportAndTellPruned(t *testing.T) {
+	s := mustSpace(t, unit2)
+	o, err := New(Config{Space: s, Seed: 1, Resource: &Resource{Name: "epochs", Min: 1, Max: 9}, InitialSize: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for i := range 6 {
+		a, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, a.ID)
+		c := []history.Intermediate{{Step: 1, Value: lowBudgetValue(a.U)}}
+		if err := o.Report(a.ID, c); err != nil {
+			t.Fatal(err)
+		}
+		if i%2 == 0 {
+			if err := o.TellPruned(a.ID, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// Three pruned and three running trials, all at step 1: 6 ≥ d + 2.
+	next, err := o.Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !next.Fidelity || !strings.Contains(next.Note, "fitted on 6 values of 6 trials") {
+		t.Errorf("proposal after 6 reports: fidelity %v, note %q; want the configuration × budget model on 6 values", next.Fidelity, next.Note)
+	}
+	tr, _ := o.Trial(ids[0])
+	if tr.State != Pruned || len(tr.Curve) != 1 {
+		t.Errorf("pruned trial: state %s, curve %v", tr.State, tr.Curve)
+	}
+	for _, bad := range [][]history.Intermediate{
+		{{Step: 2, Value: 1}, {Step: 2, Value: 1}},
+		{{Step: -1, Value: 1}},
+		{{Step: 1, Value: math.NaN()}},
+	} {
+		if err := o.Report(ids[1], bad); err == nil {
+			t.Errorf("report %v accepted", bad)
+		}
+	}
+	if err := o.Report(ids[0], nil); err == nil || !strings.Contains(err.Error(), "pruned") {
+		t.Errorf("report on a pruned trial: %v", err)
+	}
+	if _, err := o.SurrogateOf(next.ID); err == nil || !strings.Contains(err.Error(), "configuration × budget") {
+		t.Errorf("surrogate of a multi-fidelity proposal: %v, want an error saying why it cannot be rebuilt", err)
+	}
+}
+
+func TestResourceValidation(t *testing.T) {
+	s := mustSpace(t, unit2)
+	for _, r := range []Resource{
+		{Name: "", Min: 1, Max: 9},
+		{Name: "epochs", Min: 0, Max: 9},
+		{Name: "epochs", Min: 5, Max: 5},
+		{Name: "epochs", Min: 1, Max: MaxResourceStep + 1},
+	} {
+		if _, err := New(Config{Space: s, Resource: &r}); err == nil || !strings.Contains(err.Error(), "resource") {
+			t.Errorf("resource %+v: %v, want an error", r, err)
+		}
+	}
+	cfg, err := ParseSettings(json.RawMessage(`{"resource":{"name":"epochs","min":1,"max":81}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := cfg.Config(s, nil, 0); c.Resource == nil || *c.Resource != (Resource{Name: "epochs", Min: 1, Max: 81}) {
+		t.Errorf("settings resource: %+v", c.Resource)
+	}
+	if _, err := ParseSettings(json.RawMessage(`{"resource":{"name":"epochs","low":1}}`)); err == nil {
+		t.Error("unknown resource field accepted")
+	}
+}
+
+// FromHistory keeps pruned trials as pruned, with their curves, and reads
+// back from its meta that a proposal was multi-fidelity.
+func TestFromHistoryKeepsCurves(t *testing.T) {
+	s := mustSpace(t, unit2)
+	h := &history.History{Space: s, Trials: []history.Trial{
+		{Number: 0, State: history.Pruned, Params: []float64{0.1, 0.2}, Value: 3, Completion: -1,
+			Intermediate: []history.Intermediate{{Step: 1, Value: 4}, {Step: 3, Value: 3}}},
+		{Number: 1, State: history.Running, Params: []float64{0.3, 0.2}, Completion: -1, Meta: json.RawMessage(`{"note":"n","fidelity":true}`)},
+	}}
+	hist, _, err := FromHistory(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if hist[0].State != Pruned || len(hist[0].Curve) != 2 || hist[0].Curve[1].Value != 3 || !hist[1].Fidelity {
+		t.Errorf("optimizer history: %+v", hist)
+	}
+}
+
+// The same with a maximized objective and negated values: the sign reaches
+// the configuration × budget data, so the proposals are the minimization's.
+func TestMultiFidelityMaximize(t *testing.T) {
+	ask := func(objective string, sign float64) []Trial {
+		s := mustSpace(t, `{"objective":"`+objective+`","params":[
+	{"name":"a","type":"float","low":0,"high":1},
+	{"name":"b","type":"float","low":0,"high":1}]}`)
+		hist := prunedHistory(24, 5)
+		for i := range hist {
+			hist[i].Curve[0].Value *= sign
+		}
+		o, err := New(Config{Space: s, Seed: 3, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: hist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		asked, err := o.AskBatch(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return asked
+	}
+	minimized, maximized := ask("minimize", 1), ask("maximize", -1)
+	for i := range minimized {
+		if !slices.Equal(minimized[i].U, maximized[i].U) {
+			t.Errorf("proposal %d: minimize %v, maximize with negated values %v", i, minimized[i].U, maximized[i].U)
+		}
+	}
+}
+
+// Curves that cross: the values at step 1 are best near (0.2, 0.8), the
+// final ones near (0.8, 0.2). With complete trials at both budgets the model
+// is read at the full budget, so the proposals go where the final values are
+// good, not where the many step-1 values are.
+func TestMultiFidelityReadsTheFullBudget(t *testing.T) {
+	s := mustSpace(t, unit2)
+	final := func(u []float64) float64 { return math.Pow(u[0]-0.8, 2) + math.Pow(u[1]-0.2, 2) }
+	hist := prunedHistory(30, 5)
+	rng := rand.New(rand.NewPCG(11, 3))
+	for range 12 {
+		p := []float64{rng.Float64(), rng.Float64()}
+		hist = append(hist, Trial{Params: p, State: Complete, Value: final(p),
+			Curve: []history.Intermediate{{Step: 1, Value: lowBudgetValue(p)}, {Step: 27, Value: final(p)}}})
+	}
+	o, err := New(Config{Space: s, Seed: 4, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: hist})
+	if err != nil {
+		t.Fatal(err)
+	}
+	asked, err := o.AskBatch(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range asked {
+		toFinal, toLow := math.Hypot(a.U[0]-0.8, a.U[1]-0.2), math.Hypot(a.U[0]-0.2, a.U[1]-0.8)
+		if !a.Fidelity || !strings.Contains(a.Note, "read at epochs = 27") || toFinal > 0.35 || toFinal > toLow/3 {
+			t.Errorf("proposal %v (note %q): %.3f from the final optimum, %.3f from the step-1 one", a.U, a.Note, toFinal, toLow)
+		}
+	}
+}
