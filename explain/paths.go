@@ -165,6 +165,7 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 		ot opt.Trial
 	}
 	var props []proposal
+	fidelity := 0 // proposals of the configuration × budget model, which cannot be rebuilt
 	for i := range h.Trials {
 		tr := &h.Trials[i]
 		id, ok := ids[tr.Number]
@@ -175,7 +176,10 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 		if err != nil {
 			return nil, fmt.Errorf("explain: paths: trial %d: %w", tr.Number, err)
 		}
-		if ot.Observed > 0 {
+		switch {
+		case ot.Fidelity:
+			fidelity++
+		case ot.Observed > 0:
 			props = append(props, proposal{t: tr, id: id, ot: ot})
 		}
 	}
@@ -186,9 +190,18 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 		res.Truncated = true
 		res.Note = fmt.Sprintf("explained the last %d of %d model-chosen proposals", req.Proposals, res.Proposals)
 	}
+	if fidelity > 0 {
+		skipped := fmt.Sprintf("%d proposals of the multi-fidelity (configuration × budget) model left out: the intermediate values they were fitted on are not kept as of their proposal", fidelity)
+		if res.Note != "" {
+			skipped = res.Note + "; " + skipped
+		}
+		res.Note = skipped
+	}
 	res.Explained = len(props)
 	if len(props) == 0 {
-		res.Note = "no model-chosen proposals yet (only design, random or enqueued trials)"
+		if fidelity == 0 {
+			res.Note = "no model-chosen proposals yet (only design, random or enqueued trials)"
+		}
 		return res, nil
 	}
 	iterations := make([]int, len(props))

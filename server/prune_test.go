@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -366,4 +367,54 @@ func TestResourceProposalsFromIntermediateValues(t *testing.T) {
 			}
 		}
 	})
+}
+
+// Desirability paths explain every model-chosen proposal by rebuilding its
+// surrogate; a proposal of the configuration × budget model cannot be
+// rebuilt (the intermediate values as of its proposal are not kept), so the
+// paths leave such proposals out and say so instead of failing.
+func TestPathsLeaveOutMultiFidelityProposals(t *testing.T) {
+	st, _ := storetest.Open(t, "sqlite")
+	e := newEnv(t, st, time.Minute)
+	ctx := context.Background()
+	if _, err := e.c.CreateStudy(ctx, client.StudySpec{Name: "mf", Space: json.RawMessage(space2D),
+		Optimizer: map[string]any{"seed": 3, "initial_size": 4, "resource": map[string]any{"name": "epochs", "min": 1, "max": 9}},
+		Pruner:    map[string]any{"type": "asha", "min_resource": 1, "reduction_factor": 3}}); err != nil {
+		t.Fatal(err)
+	}
+	fidelity := 0
+	for i := range 8 {
+		tr, err := e.c.Ask(ctx, "mf")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.Contains(string(tr.Meta), `"fidelity":true`) {
+			fidelity++
+		}
+		if _, err := e.c.Report(ctx, "mf", tr.Number, 1, float64(i%3)); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			if err := e.c.Prune(ctx, "mf", tr.Number); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := e.c.Tell(ctx, "mf", tr.Number, float64(i%3)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if fidelity == 0 {
+		t.Fatal("no proposal of the configuration × budget model: the test would not exercise them")
+	}
+	var res struct {
+		Proposals, Explained int
+		Note                 string
+	}
+	if err := e.c.Explain(ctx, "mf", "paths", url.Values{"samples": {"64"}}, &res); err != nil {
+		t.Fatalf("paths with %d multi-fidelity proposals: %v", fidelity, err)
+	}
+	if !strings.Contains(res.Note, fmt.Sprintf("%d proposals of the multi-fidelity", fidelity)) {
+		t.Errorf("paths note %q, want it to name the %d multi-fidelity proposals left out", res.Note, fidelity)
+	}
 }
