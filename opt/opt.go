@@ -330,6 +330,8 @@ type Optimizer struct {
 	levels []int
 	design [][]float64
 	maxim  acq.Maximizer
+	sur    surrogateComponent
+	liar   liarComponent
 
 	trials    []Trial
 	byID      map[int64]int
@@ -367,32 +369,16 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if d == 0 {
 		return nil, errors.New("search space has no parameters")
 	}
-	cfg.Strategy = strings.ToLower(strings.TrimSpace(cfg.Strategy))
-	if cfg.Strategy == "" {
-		cfg.Strategy = "ei"
+	name, newPolicy, err := component("strategy", cfg.Strategy, "ei", strategyComponents)
+	if err != nil {
+		return nil, err
 	}
+	cfg.Strategy = name
 	var policy acq.Policy
-	switch cfg.Strategy {
-	case "ei", "lcb", "pi", "pvar", AcqRandom:
-	case "bax", "bobax", "bobax-prob", "eibax", "bo-rs", "a-bobax":
-		if cfg.Acquire != nil {
-			return nil, fmt.Errorf("strategy %q and a custom Acquire cannot be combined", cfg.Strategy)
-		}
-		if cfg.Kernel == "" {
-			cfg.Kernel = "se"
-		}
-		bc := cfg.BOBAX
-		bc.Strategy = cfg.Strategy
-		if bc.Seed == 0 {
-			bc.Seed = cfg.Seed
-		}
-		p, err := newBOBAXPolicy(s, bc)
-		if err != nil {
+	if newPolicy != nil {
+		if policy, err = newPolicy(s, &cfg); err != nil {
 			return nil, err
 		}
-		policy, cfg.Acquire = p, PolicyAcquire(p)
-	default:
-		return nil, fmt.Errorf("unknown strategy %q (want ei, lcb, pi, pvar, random, bax, bobax, bobax-prob, eibax, bo-rs or a-bobax)", cfg.Strategy)
 	}
 	if cfg.Tau == 0 {
 		cfg.Tau = acq.DefaultTau
@@ -403,13 +389,9 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if cfg.Xi < 0 || math.IsNaN(cfg.Xi) || math.IsInf(cfg.Xi, 0) {
 		return nil, fmt.Errorf("xi %v must be ≥ 0 and finite", cfg.Xi)
 	}
-	cfg.Surrogate = strings.ToLower(strings.TrimSpace(cfg.Surrogate))
-	switch cfg.Surrogate {
-	case "":
-		cfg.Surrogate = "gp"
-	case "gp", "forest":
-	default:
-		return nil, fmt.Errorf("unknown surrogate %q (want gp or forest)", cfg.Surrogate)
+	var sur surrogateComponent
+	if cfg.Surrogate, sur, err = component("surrogate", cfg.Surrogate, "gp", surrogateComponents); err != nil {
+		return nil, err
 	}
 	if cfg.Kernel == "" {
 		cfg.Kernel = DefaultKernel
@@ -460,13 +442,9 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if cfg.Candidates < 0 || cfg.Candidates > MaxCandidates {
 		return nil, fmt.Errorf("candidates %d must lie in 0..%d", cfg.Candidates, MaxCandidates)
 	}
-	cfg.Liar = strings.ToLower(strings.TrimSpace(cfg.Liar))
-	switch cfg.Liar {
-	case "":
-		cfg.Liar = "believer"
-	case "best", "mean", "worst", "believer":
-	default:
-		return nil, fmt.Errorf("unknown liar %q (want best, mean, worst or believer)", cfg.Liar)
+	var liar liarComponent
+	if cfg.Liar, liar, err = component("liar", cfg.Liar, "believer", liarComponents); err != nil {
+		return nil, err
 	}
 	switch {
 	case math.IsNaN(cfg.MinDistance) || math.IsInf(cfg.MinDistance, 0):
@@ -505,19 +483,13 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	case cfg.LocalCandidates > MaxCandidates:
 		return nil, fmt.Errorf("local candidates %d above the limit %d", cfg.LocalCandidates, MaxCandidates)
 	}
-	var maxim acq.Maximizer
-	switch strings.ToLower(strings.TrimSpace(cfg.AcqOptimizer)) {
-	case "", "random":
-		cfg.AcqOptimizer = "random"
-		maxim = acq.RandomSearch{Candidates: cfg.Candidates, Refine: cfg.Refine, Workers: cfg.Workers}
-	case "focus":
-		cfg.AcqOptimizer = "focus"
-		if cfg.FocusRestarts < 0 || cfg.FocusIterations < 0 || cfg.FocusPoints < 0 {
-			return nil, errors.New("focus search settings must be ≥ 0")
-		}
-		maxim = acq.FocusSearch{Restarts: cfg.FocusRestarts, Iterations: cfg.FocusIterations, Points: cfg.FocusPoints, Refine: max(cfg.Refine, 0), Workers: cfg.Workers}
-	default:
-		return nil, fmt.Errorf("unknown acquisition optimizer %q (want random or focus)", cfg.AcqOptimizer)
+	var newMaximizer maximizerComponent
+	if cfg.AcqOptimizer, newMaximizer, err = component("acquisition optimizer", cfg.AcqOptimizer, "random", maximizerComponents); err != nil {
+		return nil, err
+	}
+	maxim, err := newMaximizer(&cfg)
+	if err != nil {
+		return nil, err
 	}
 
 	o := &Optimizer{
@@ -527,6 +499,8 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 		kernel: kernel,
 		levels: s.Levels(),
 		maxim:  maxim,
+		sur:    sur,
+		liar:   liar,
 		byID:   map[int64]int{},
 		nextID: 1,
 	}
@@ -1016,13 +990,11 @@ func (o *Optimizer) data(t int) ([][]float64, []float64) {
 // observations, and every proposal records the hyperparameters it used, so
 // SurrogateOf rebuilds the same model.
 func (o *Optimizer) fit(x [][]float64, y []float64, warm bool) (surrogate.Model, *gp.Hyper, error) {
-	if o.cfg.Surrogate == "forest" {
-		f, err := forest.Fit(x, y, o.forestOptions(len(x)))
-		if err != nil {
-			return nil, nil, err
-		}
-		return f, nil, nil
-	}
+	return o.sur.fit(o, x, y, warm)
+}
+
+// fitWarmGP is the GP surrogate's fit (see fit).
+func (o *Optimizer) fitWarmGP(x [][]float64, y []float64, warm bool) (surrogate.Model, *gp.Hyper, error) {
 	opts := gp.Options{
 		Kernel:   o.kernel,
 		Levels:   o.levels,
@@ -1109,36 +1081,17 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 	if len(px) == 0 {
 		return model, nil
 	}
-	worst := slices.Max(y)
-	lies := make([]float64, len(px))
-	var lie float64
-	switch o.cfg.Liar {
-	case "best":
-		lie = best
-	case "worst":
-		lie = worst
-	case "mean":
-		for _, v := range y {
-			lie += v
-		}
-		lie /= float64(len(y))
-	case "believer":
-		mean, variance := make([]float64, len(px)), make([]float64, len(px))
-		if err := model.Predict(px, mean, variance); err != nil {
-			return nil, fmt.Errorf("kriging believer: %w", err)
-		}
-		copy(lies, mean)
+	lies, err := o.liar(model, px, y, best)
+	if err != nil {
+		return nil, err
 	}
+	worst := slices.Max(y)
 	for i := range lies {
-		switch {
-		case failed[i]:
+		if failed[i] {
 			lies[i] = worst
-		case o.cfg.Liar != "believer":
-			lies[i] = lie
 		}
 	}
 	var c surrogate.Model
-	var err error
 	switch g := model.(type) {
 	case *gp.GP:
 		c, err = g.ConditionAll(px, lies)
@@ -1447,12 +1400,7 @@ func (o *Optimizer) snapshot(t int) ([][]float64, []float64, error) {
 // fitSnapshot fits the surrogate of SurrogateAt/SurrogateOf on copied data;
 // it touches no mutable optimizer state, so it runs without o.mu.
 func (o *Optimizer) fitSnapshot(x [][]float64, y []float64, hyper *gp.Hyper) (surrogate.Model, error) {
-	if o.cfg.Surrogate == "gp" && hyper != nil {
-		m, _, err := o.fitGP(x, y, gp.Options{Kernel: o.kernel, Levels: o.levels, Fixed: hyper, Workers: o.cfg.Workers})
-		return m, err
-	}
-	m, _, err := o.fit(x, y, false)
-	return m, err
+	return o.sur.rebuild(o, x, y, hyper)
 }
 
 // SurrogateOf returns the surrogate (before pending-trial lies) that proposed
