@@ -99,20 +99,7 @@ type Forest struct {
 var (
 	_ surrogate.Model            = (*Forest)(nil)
 	_ surrogate.AverageVariancer = (*Forest)(nil)
-	_ surrogate.Fitter           = Fitter{}
 )
-
-// Fitter fits forests with fixed options; it implements surrogate.Fitter.
-type Fitter struct{ Options }
-
-// Fit implements surrogate.Fitter.
-func (f Fitter) Fit(x [][]float64, y []float64) (surrogate.Model, error) {
-	m, err := Fit(x, y, f.Options)
-	if err != nil {
-		return nil, err
-	}
-	return m, nil
-}
 
 // resolved holds validated options with defaults applied.
 type resolved struct {

@@ -276,8 +276,8 @@ func TestAverageVariance(t *testing.T) {
 	for i, r := range x {
 		y[i] = r[0]*r[0] + rng.NormFloat64()*0.2
 	}
-	var fitter surrogate.Fitter = Fitter{Options{Trees: 12, Seed: 1}}
-	m, err := fitter.Fit(x, y)
+	var m surrogate.Model
+	m, err := Fit(x, y, Options{Trees: 12, Seed: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -127,20 +127,6 @@ var (
 	_ surrogate.SharedPredictor  = (*GP)(nil)
 )
 
-// Fitter fits a GP with fixed Options; it implements surrogate.Fitter.
-type Fitter struct{ Options }
-
-var _ surrogate.Fitter = Fitter{}
-
-// Fit implements surrogate.Fitter.
-func (f Fitter) Fit(x [][]float64, y []float64) (surrogate.Model, error) {
-	g, err := Fit(x, y, f.Options)
-	if err != nil {
-		return nil, err
-	}
-	return g, nil
-}
-
 // Fit conditions a GP on observations y at unit-cube points x (rows), fitting
 // the kernel hyperparameters by maximum marginal likelihood unless
 // opt.Fixed is set. Constant y (including a single observation) skip the fit:

@@ -845,20 +845,6 @@ func TestInactiveIsOwnValue(t *testing.T) {
 	}
 }
 
-func TestFitterInterface(t *testing.T) {
-	var f surrogate.Fitter = Fitter{Options{Kernel: Matern52}}
-	m, err := f.Fit([][]float64{{0.1}, {0.5}, {0.9}}, []float64{1, 0, 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := m.(surrogate.AverageVariancer); !ok {
-		t.Error("fitted model is not an AverageVariancer")
-	}
-	if m, err := f.Fit(nil, nil); m != nil || err == nil {
-		t.Errorf("empty fit gave %v, %v", m, err)
-	}
-}
-
 // TestScreenedRestarts covers the subset screening used above screenSize
 // observations: the full-data run from the warm start is still made, so more
 // restarts can only raise the likelihood, and the fit is deterministic.

@@ -54,12 +54,6 @@ type Covariancer interface {
 	Covariance(a, b [][]float64) (*mat.Dense, error)
 }
 
-// Fitter builds a Model from observations. x rows are unit-cube encodings,
-// y the observed objective values (finite).
-type Fitter interface {
-	Fit(x [][]float64, y []float64) (Model, error)
-}
-
 // ErrDim is wrapped by models when a point has the wrong number of coordinates.
 var ErrDim = errors.New("point has the wrong dimension")
 
