@@ -312,8 +312,9 @@ func (m atBudget) conditionAll(px [][]float64, lies []float64) (surrogate.Model,
 }
 
 // fitFidelity fits the configuration × budget GP, warm-started from the
-// previous such fit with a full fit every FullRefitEvery new points (as fit
-// does for the ordinary model), and returns it seen at budget b with the
+// previous such fit with a full fit every FullRefitEvery new points and,
+// beyond ExactPoints data, its hyperparameters kept until the data grew by a
+// tenth (as fit does for the ordinary model), and returns it seen at budget b with the
 // configurations' predicted means there (the data EI's incumbent and the
 // local candidates are taken from).
 func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64, b int64) (surrogate.Model, []float64, *gp.Hyper, error) {
@@ -325,11 +326,20 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 		Workers:  o.cfg.Workers,
 		MinNoise: o.cfg.MinNoise,
 	}
-	if o.fidelityHyper != nil && o.cfg.FullRefitEvery > 0 && len(xz)-o.fidelityFullAt < o.cfg.FullRefitEvery {
+	subset := len(xz) > o.cfg.ExactPoints
+	switch {
+	case subset && o.fidelityHyper != nil && 10*(len(xz)-o.fidelityFitAt) < o.fidelityFitAt:
+		// As for the ordinary model beyond ExactPoints (see fit): a subset's
+		// hyperparameters move little per ask; refitting them at every ask
+		// made a run with hundreds of pruned trials spend most of its time
+		// there.
+		opts.Fixed = o.fidelityHyper
+	case o.fidelityHyper != nil && o.cfg.FullRefitEvery > 0 && len(xz)-o.fidelityFullAt < o.cfg.FullRefitEvery:
 		opts.Init, opts.Restarts = o.fidelityHyper, 1
-	} else {
+		o.fidelityFitAt = len(xz)
+	default:
 		opts.Init = o.fidelityHyper
-		o.fidelityFullAt = len(xz)
+		o.fidelityFullAt, o.fidelityFitAt = len(xz), len(xz)
 	}
 	m, h, err := o.fitGP(xz, y, opts)
 	if err != nil {

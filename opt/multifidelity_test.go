@@ -314,3 +314,42 @@ func TestMultiFidelityReadsTheFullBudget(t *testing.T) {
 		}
 	}
 }
+
+// Beyond ExactPoints values the configuration × budget model keeps its
+// hyperparameters until its data grew by a tenth, as the ordinary model
+// does: one more pruned trial (41 values after 40) proposes with exactly
+// the same hyperparameters; six more (47) refit them.
+func TestFidelityHyperparametersKeptWhileDataGrowsLittle(t *testing.T) {
+	s := mustSpace(t, unit2)
+	o, err := New(Config{Space: s, Seed: 3, Resource: &Resource{Name: "epochs", Min: 1, Max: 27},
+		History: prunedHistory(40, 5), ExactPoints: 20, MeanPoints: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	askAndPrune := func() *Trial {
+		t.Helper()
+		tr, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !tr.Fidelity || tr.Hyper == nil {
+			t.Fatalf("trial %d: fidelity %v, hyperparameters %v; want the configuration × budget model's", tr.Number, tr.Fidelity, tr.Hyper)
+		}
+		if err := o.TellPruned(tr.ID, []history.Intermediate{{Step: 1, Value: lowBudgetValue(tr.U)}}); err != nil {
+			t.Fatal(err)
+		}
+		return &tr
+	}
+	first := askAndPrune()
+	second := askAndPrune()
+	if !slices.Equal(first.Hyper.Lengthscales, second.Hyper.Lengthscales) || first.Hyper.NoiseVariance != second.Hyper.NoiseVariance {
+		t.Errorf("41 values after 40: hyperparameters %+v, want the previous %+v kept", *second.Hyper, *first.Hyper)
+	}
+	var last *Trial
+	for range 6 {
+		last = askAndPrune()
+	}
+	if slices.Equal(first.Hyper.Lengthscales, last.Hyper.Lengthscales) {
+		t.Errorf("47 values after 40: hyperparameters %+v not refitted", *last.Hyper)
+	}
+}

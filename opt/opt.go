@@ -349,6 +349,7 @@ type Optimizer struct {
 	// Warm-start state of the configuration × budget GP (multifidelity.go).
 	fidelityHyper  *gp.Hyper
 	fidelityFullAt int // its data size at its last full fit
+	fidelityFitAt  int // its data size at its last hyperparameter fit
 }
 
 // New validates cfg and builds an optimizer, replaying cfg.History.
