@@ -17,11 +17,14 @@ import (
 // calibration caches a GP's cross-validated variance scales and its
 // hyperposterior samples, each computed on first use.
 type calibration struct {
-	mu          sync.Mutex
-	scale       float64 // VarianceScale, once scaled is set
-	scaled      bool
-	discrepancy map[string]float64  // Discrepancy by dimensions
-	hyper       map[[2]uint64][]*GP // HyperposteriorSamples by (n, seed)
+	mu     sync.Mutex
+	scale  float64 // VarianceScale, once scaled is set
+	scaled bool
+	// Leave-one-out residuals, their covariance and each dimension's
+	// binned excess (Discrepancy), computed on first use.
+	looResidual, looCov []float64
+	excess              map[int]float64
+	hyper               map[[2]uint64][]*GP // HyperposteriorSamples by (n, seed)
 }
 
 var (
@@ -165,28 +168,31 @@ func (g *GP) Discrepancy(dims []int) (float64, error) {
 	if g.calib == nil {
 		return 0, errors.New("gp: discrepancy: model was not fitted")
 	}
-	key := fmt.Sprint(dims)
 	g.calib.mu.Lock()
 	defer g.calib.mu.Unlock()
-	if v, ok := g.calib.discrepancy[key]; ok {
-		return v, nil
-	}
-	residual, cov, err := g.looResiduals()
-	if err != nil {
-		return 0, fmt.Errorf("gp: discrepancy: %w", err)
+	// The residuals and their covariance (an O(n³) inverse) serve every
+	// dimension; each dimension's excess is kept for the next PDP.
+	if g.calib.looResidual == nil {
+		residual, cov, err := g.looResiduals()
+		if err != nil {
+			return 0, fmt.Errorf("gp: discrepancy: %w", err)
+		}
+		g.calib.looResidual, g.calib.looCov = residual, cov
+		g.calib.excess = map[int]float64{}
 	}
 	total := 0.0
 	for _, j := range dims {
-		total += g.binnedExcess(j, residual, cov)
+		e, ok := g.calib.excess[j]
+		if !ok {
+			e = g.binnedExcess(j, g.calib.looResidual, g.calib.looCov)
+			g.calib.excess[j] = e
+		}
+		total += e
 	}
 	total *= g.out.Std * g.out.Std
 	if math.IsNaN(total) || math.IsInf(total, 0) {
 		return 0, fmt.Errorf("gp: discrepancy is %v", total)
 	}
-	if g.calib.discrepancy == nil {
-		g.calib.discrepancy = map[string]float64{}
-	}
-	g.calib.discrepancy[key] = total
 	return total, nil
 }
 
