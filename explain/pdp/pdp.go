@@ -518,12 +518,9 @@ func (c *ICE) varianceScale() (float64, error) {
 	if !ok {
 		return 1, nil
 	}
-	s, err := vs.VarianceScale()
+	s, err := varianceTerm("variance scale", vs.VarianceScale)
 	if err != nil {
 		return 0, err
-	}
-	if math.IsNaN(s) || math.IsInf(s, 0) || s < 0 {
-		return 0, fmt.Errorf("variance scale %v", s)
 	}
 	return max(s, 1), nil
 }
@@ -535,12 +532,18 @@ func (c *ICE) discrepancy() (float64, error) {
 	if !ok {
 		return 0, nil
 	}
-	v, err := de.Discrepancy(c.Params)
+	return varianceTerm("discrepancy", func() (float64, error) { return de.Discrepancy(c.Params) })
+}
+
+// varianceTerm calls a model's estimate of a calibrated band's term and
+// refuses a value that is not finite and non-negative.
+func varianceTerm(what string, estimate func() (float64, error)) (float64, error) {
+	v, err := estimate()
 	if err != nil {
 		return 0, err
 	}
 	if math.IsNaN(v) || math.IsInf(v, 0) || v < 0 {
-		return 0, fmt.Errorf("discrepancy %v", v)
+		return 0, fmt.Errorf("%s %v", what, v)
 	}
 	return v, nil
 }
