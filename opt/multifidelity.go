@@ -328,7 +328,7 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 	}
 	subset := len(xz) > o.cfg.ExactPoints
 	switch {
-	case subset && o.fidelityHyper != nil && 10*(len(xz)-o.fidelityFitAt) < o.fidelityFitAt:
+	case subset && o.fidelityHyper != nil && grewLittle(len(xz), o.fidelityFitAt):
 		// As for the ordinary model beyond ExactPoints (see fit): a subset's
 		// hyperparameters move little per ask; refitting them at every ask
 		// made a run with hundreds of pruned trials spend most of its time

@@ -1009,7 +1009,7 @@ func (o *Optimizer) fitWarmGP(x [][]float64, y []float64, warm bool) (surrogate.
 	if warm && o.hyper != nil {
 		opts.Init = o.hyper
 		switch {
-		case subset && 10*(len(x)-o.lastFitAt) < o.lastFitAt:
+		case subset && grewLittle(len(x), o.lastFitAt):
 			opts.Fixed, refit, full = o.hyper, false, false
 		case subset && 2*(len(x)-o.lastFullAt) < o.lastFullAt,
 			!subset && o.cfg.FullRefitEvery > 0 && len(x)-o.lastFullAt < o.cfg.FullRefitEvery:
@@ -1031,6 +1031,10 @@ func (o *Optimizer) fitWarmGP(x [][]float64, y []float64, warm bool) (surrogate.
 	}
 	return m, &h, nil
 }
+
+// grewLittle says whether data of n points grew by less than a tenth since
+// a fit on at: a subset GP's hyperparameters are then kept (see fit).
+func grewLittle(n, at int) bool { return 10*(n-at) < at }
 
 // fitGP fits the GP to (x, y) with opts: exact up to ExactPoints
 // observations, beyond them a gp.Subset whose hyperparameters and variance
