@@ -377,10 +377,8 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 	if o.Seeds < 1 || o.Seeds > 1000 || o.Jobs < 1 {
 		return nil, fmt.Errorf("seeds %d must lie in 1..1000 and jobs %d be positive", o.Seeds, o.Jobs)
 	}
-	for _, m := range o.Methods {
-		if !slices.Contains(MFMethods, m) {
-			return nil, fmt.Errorf("unknown method %q (valid: %s)", m, strings.Join(MFMethods, ", "))
-		}
+	if err := checkMethods(o.Methods, MFMethods); err != nil {
+		return nil, err
 	}
 	problems := make([]*CurveProblem, len(o.Problems))
 	for i, name := range o.Problems {

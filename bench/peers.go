@@ -369,10 +369,8 @@ func peers(ctx context.Context, o PeersOptions) (*PeersResult, error) {
 	if o.Seeds < 1 || o.Jobs < 1 || o.Budget < 0 || o.Budget > 100_000 {
 		return nil, fmt.Errorf("seeds %d and jobs %d must be positive, budget %d in 0..100000", o.Seeds, o.Jobs, o.Budget)
 	}
-	for _, m := range o.Methods {
-		if !slices.Contains(PeerMethods, m) {
-			return nil, fmt.Errorf("unknown method %q (valid: %s)", m, strings.Join(PeerMethods, ", "))
-		}
+	if err := checkMethods(o.Methods, PeerMethods); err != nil {
+		return nil, err
 	}
 	for _, w := range o.Workers {
 		if w < 1 || w > 64 {
@@ -857,6 +855,16 @@ func (r *PeersResult) WriteTable(w io.Writer) error {
 		}
 		if err := tw.Flush(); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// checkMethods refuses a requested method that is not among the valid ones.
+func checkMethods(asked, valid []string) error {
+	for _, m := range asked {
+		if !slices.Contains(valid, m) {
+			return fmt.Errorf("unknown method %q (valid: %s)", m, strings.Join(valid, ", "))
 		}
 	}
 	return nil
