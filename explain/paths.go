@@ -63,11 +63,16 @@ type PathsResult struct {
 	Samples int      `json:"samples,omitempty"`
 	// Proposals counts the model-chosen proposals; Explained those in Steps
 	// (the latest); Truncated says older ones were left out.
-	Proposals int        `json:"proposals"`
-	Explained int        `json:"explained"`
-	Truncated bool       `json:"truncated"`
-	Note      string     `json:"note,omitempty"`
-	Steps     []PathStep `json:"steps"`
+	Proposals int    `json:"proposals"`
+	Explained int    `json:"explained"`
+	Truncated bool   `json:"truncated"`
+	Note      string `json:"note,omitempty"`
+	// Units of the mean, standard error and confidence bound explained:
+	// "objective", or the warp the optimizer's proposal model was fitted
+	// with ("yeo-johnson": the values standardized and power-transformed,
+	// opt.Config.OutputWarp), whose order is the objective's.
+	Units string     `json:"units"`
+	Steps []PathStep `json:"steps"`
 }
 
 func (r *PathsRequest) normalize(sp *space.Space) error {
@@ -184,7 +189,10 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 		}
 	}
 	res := &PathsResult{About: p.about("paths"), Params: h.Space.Names(), Tau: *req.Tau, Method: req.Method,
-		Proposals: len(props), Steps: []PathStep{}}
+		Proposals: len(props), Units: "objective", Steps: []PathStep{}}
+	if w := o.Config().OutputWarp; w != "none" {
+		res.Units = w
+	}
 	if len(props) > req.Proposals {
 		props = props[len(props)-req.Proposals:]
 		res.Truncated = true

@@ -12,6 +12,7 @@ import (
 	"xbo/gp"
 	"xbo/space"
 	"xbo/surrogate"
+	"xbo/warp"
 )
 
 // The one place that maps the names a study's settings use to the
@@ -133,6 +134,21 @@ func constantLiar(value func(y []float64, best float64) float64) liarComponent {
 		}
 		return lies, nil
 	}
+}
+
+// warpComponent maps the observed values (minimization units) to the
+// values the proposal model is fitted to, keeping their order.
+type warpComponent func(y []float64) ([]float64, error)
+
+var warpComponents = map[string]warpComponent{
+	"none": func(y []float64) ([]float64, error) { return y, nil },
+	"yeo-johnson": func(y []float64) ([]float64, error) {
+		t, err := warp.Fit(y)
+		if err != nil {
+			return nil, err
+		}
+		return t.Apply(y), nil
+	},
 }
 
 // maximizerComponent builds the acquisition maximizer from the settings.

@@ -256,6 +256,15 @@ type Config struct {
 	// Forest options when Surrogate is "forest" (Seed and Levels are set by
 	// the optimizer).
 	Forest forest.Options
+	// OutputWarp transforms the observed values before the proposal model
+	// is fitted to them: "yeo-johnson" (package warp: standardization and a
+	// power transform that compresses a heavy tail of bad values) or
+	// "none". Default: "yeo-johnson" for a GP with a plain acquisition (EI,
+	// LCB, PI, PVar) and ξ = 0, "none" otherwise — BOBAX's tolerance and ξ
+	// are in objective units, and the forest's splits are left as they were
+	// measured. The multi-fidelity model is not warped. Explanations never
+	// see the warp: they fit their own surrogates to the objective.
+	OutputWarp string
 
 	// InitialDesign is the design kind: "maximin" [default], "lhs", "sobol",
 	// "random".
@@ -331,6 +340,7 @@ type Optimizer struct {
 	design [][]float64
 	maxim  acq.Maximizer
 	sur    surrogateComponent
+	warp   warpComponent // Config.OutputWarp
 	liar   liarComponent
 
 	trials    []Trial
@@ -393,6 +403,24 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	var sur surrogateComponent
 	if cfg.Surrogate, sur, err = component("surrogate", cfg.Surrogate, "gp", surrogateComponents); err != nil {
 		return nil, err
+	}
+	objectiveUnits := ""
+	switch {
+	case policy != nil || cfg.Acquire != nil:
+		objectiveUnits = "the strategy's acquisition"
+	case cfg.Xi != 0:
+		objectiveUnits = "xi"
+	}
+	defaultWarp := "none"
+	if cfg.Surrogate == "gp" && objectiveUnits == "" {
+		defaultWarp = "yeo-johnson"
+	}
+	var outputWarp warpComponent
+	if cfg.OutputWarp, outputWarp, err = component("output warp", cfg.OutputWarp, defaultWarp, warpComponents); err != nil {
+		return nil, err
+	}
+	if cfg.OutputWarp != "none" && objectiveUnits != "" {
+		return nil, fmt.Errorf("output warp %q cannot be combined with %s, which works in objective units (use \"none\")", cfg.OutputWarp, objectiveUnits)
 	}
 	if cfg.Kernel == "" {
 		cfg.Kernel = DefaultKernel
@@ -501,6 +529,7 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 		levels: s.Levels(),
 		maxim:  maxim,
 		sur:    sur,
+		warp:   outputWarp,
 		liar:   liar,
 		byID:   map[int64]int{},
 		nextID: 1,
@@ -711,6 +740,12 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		skip = o.skipPruned(nil)
 	}
 	fidelity := xz != nil
+	var err error
+	if !fidelity {
+		if y, err = o.warp(y); err != nil {
+			return Trial{U: o.s.Sample(rng, 1)[0], Acquisition: AcqRandomFallback, Note: "output warp failed: " + err.Error()}, nil
+		}
+	}
 	if len(x) < 2 {
 		return Trial{
 			U:           o.s.Sample(rng, 1)[0],
@@ -720,7 +755,6 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	}
 	var model surrogate.Model
 	var hyper *gp.Hyper
-	var err error
 	switch {
 	case reuse != nil && reuse.model != nil && reuse.observed == len(x) && reuse.fidelity == len(xz) && reuse.readAt == readAt:
 		model, hyper = reuse.model, reuse.hyper
@@ -1358,8 +1392,8 @@ func (o *Optimizer) Best() (Trial, bool) {
 }
 
 // SurrogateAt rebuilds the surrogate fitted on the first t completed trials
-// (in completion order), in minimization units (values × Space.Sign()),
-// without pending-trial lies: the model behind a proposal made after t
+// (in completion order), in the proposal model's units (values ×
+// Space.Sign(), warped as Config.OutputWarp says), without pending-trial lies: the model behind a proposal made after t
 // observations. When a recorded proposal was made from exactly those t
 // observations with a GP, its recorded hyperparameters are reused, so the
 // model is the one that proposed it; otherwise the GP is fitted afresh with
@@ -1405,6 +1439,10 @@ func (o *Optimizer) snapshot(t int) ([][]float64, []float64, error) {
 // fitSnapshot fits the surrogate of SurrogateAt/SurrogateOf on copied data;
 // it touches no mutable optimizer state, so it runs without o.mu.
 func (o *Optimizer) fitSnapshot(x [][]float64, y []float64, hyper *gp.Hyper) (surrogate.Model, error) {
+	y, err := o.warp(y)
+	if err != nil {
+		return nil, err
+	}
 	return o.sur.rebuild(o, x, y, hyper)
 }
 

@@ -133,17 +133,27 @@ func TestMaximize(t *testing.T) {
 	if best.Value < -1-1e-3 {
 		t.Errorf("maximizing −bowl: best %v, want within 1e-3 of −1", best.Value)
 	}
-	// SurrogateAt is in minimization units: it predicts sign·value = bowl.
+	// SurrogateAt is in the proposal model's units: sign·value = bowl,
+	// warped; it predicts the warped value of the best point there.
 	m, err := o.SurrogateAt(20)
 	if err != nil {
 		t.Fatal(err)
+	}
+	_, y := o.data(20)
+	warped, err := o.warp(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := slices.Min(warped)
+	if slices.Min(y) != -best.Value {
+		t.Fatalf("minimization units: best %v, data minimum %v", best.Value, slices.Min(y))
 	}
 	mean, variance := make([]float64, 1), make([]float64, 1)
 	if err := m.Predict([][]float64{best.U}, mean, variance); err != nil {
 		t.Fatal(err)
 	}
-	if math.Abs(mean[0]-(-best.Value)) > 1e-3 {
-		t.Errorf("surrogate mean at the best point %v, want ≈ %v", mean[0], -best.Value)
+	if math.Abs(mean[0]-want) > 1e-3 {
+		t.Errorf("surrogate mean at the best point %v, want ≈ %v (the warp of %v)", mean[0], want, -best.Value)
 	}
 }
 
@@ -307,6 +317,10 @@ func TestSurrogateAtReproducesTheProposalModel(t *testing.T) {
 	// With the recorded hyperparameters, EI maximized over the same random
 	// stream must land on the recorded proposal again.
 	rng := o.stream(streamAsk, tr.Number)
+	// The proposal model's EI is on the warped values.
+	if y, err = o.warp(y); err != nil {
+		t.Fatal(err)
+	}
 	res, err := o.searchAround(x, y, tr.Number).Maximize(acq.EI{Best: slices.Min(y)}, m, s, rng)
 	if err != nil {
 		t.Fatal(err)
@@ -616,6 +630,10 @@ func TestLongStudiesUseASubset(t *testing.T) {
 		t.Fatalf("surrogate of a trial proposed from 32 observations is %T, want *gp.Subset", m)
 	}
 	x, y := o.data(b.Observed)
+	// The proposal model's EI is on the warped values.
+	if y, err = o.warp(y); err != nil {
+		t.Fatal(err)
+	}
 	res, err := o.searchAround(x, y, b.Number).Maximize(acq.EI{Best: slices.Min(y)}, m, s, o.stream(streamAsk, b.Number))
 	if err != nil {
 		t.Fatal(err)

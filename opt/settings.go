@@ -21,8 +21,10 @@ import (
 type Settings struct {
 	// Strategy: ei, lcb, pi, pvar, random, or a BOBAX strategy (bax, bobax,
 	// bobax-prob, eibax, bo-rs, a-bobax) set up by the fields below.
-	Strategy      string  `json:"strategy,omitempty"`
-	Surrogate     string  `json:"surrogate,omitempty"`
+	Strategy  string `json:"strategy,omitempty"`
+	Surrogate string `json:"surrogate,omitempty"`
+	// OutputWarp: "yeo-johnson" or "none" (Config.OutputWarp).
+	OutputWarp    string  `json:"output_warp,omitempty"`
 	Kernel        string  `json:"kernel,omitempty"`
 	Tau           float64 `json:"tau,omitempty"`
 	Xi            float64 `json:"xi,omitempty"`
@@ -114,7 +116,7 @@ func (c Settings) Config(sp *space.Space, history []Trial, workers int) Config {
 		seed = *c.Seed
 	}
 	return Config{
-		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
+		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, OutputWarp: c.OutputWarp, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
 		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
 		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, LocalCandidates: c.LocalCandidates, ExactPoints: c.ExactPoints, MeanPoints: c.MeanPoints, Seed: seed, History: history, Workers: workers,
 		Resource: c.Resource,
