@@ -20,8 +20,9 @@ func TestOutputWarpSettings(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{Config{}, "yeo-johnson", ""},
-		{Config{Strategy: "lcb"}, "yeo-johnson", ""},
+		{Config{}, "none", ""},
+		{Config{OutputWarp: "yeo-johnson"}, "yeo-johnson", ""},
+		{Config{Strategy: "lcb", OutputWarp: "yeo-johnson"}, "yeo-johnson", ""},
 		{Config{Surrogate: "forest"}, "none", ""},
 		{Config{Surrogate: "forest", OutputWarp: "Yeo-Johnson"}, "yeo-johnson", ""},
 		{Config{Strategy: "bobax"}, "none", ""},
