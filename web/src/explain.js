@@ -48,8 +48,16 @@ export function resetBudget() {
 // while the curves stay the same).
 const BUDGETS_EVERY_MS = 15000;
 let budgetsAsked = { version: -1, at: 0 };
+let budgetsTimer = null;
 export function followBudgets() {
-  if (!state.study || state.version === budgetsAsked.version || Date.now() - budgetsAsked.at < BUDGETS_EVERY_MS) return;
+  if (!state.study || state.version === budgetsAsked.version) return;
+  const wait = BUDGETS_EVERY_MS - (Date.now() - budgetsAsked.at);
+  if (wait > 0) {
+    // A change inside the interval is picked up when it ends, even if no
+    // other change comes to call this again (the last trial of a study).
+    if (!budgetsTimer) budgetsTimer = setTimeout(() => { budgetsTimer = null; followBudgets(); }, wait);
+    return;
+  }
   loadBudgets();
 }
 
