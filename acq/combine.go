@@ -46,6 +46,12 @@ type Policy interface {
 	Choose(Step) (Acquisition, error)
 }
 
+// Noter is a policy with something to say about its latest choice, which
+// the optimizer records in the proposal's note ("" for nothing).
+type Noter interface {
+	Note() string
+}
+
 // Fixed always returns the acquisition its function builds from the step.
 type Fixed struct {
 	Label string
@@ -334,6 +340,17 @@ func (p *Adaptive) Choose(s Step) (Acquisition, error) {
 
 // SwitchedAt is the number of evaluations at which a-BOBAX switched to
 // optimization only, and false if it has not.
+// Note implements Noter: the latest mean PD band half-width, the
+// tolerance and the phase.
+func (p *Adaptive) Note() string {
+	log := p.Log()
+	if len(log) == 0 {
+		return ""
+	}
+	last := log[len(log)-1]
+	return fmt.Sprintf("a-bobax: mean PD band half-width %.6g (tolerance %.6g), phase %s", last.HalfWidth, p.Tolerance, last.Phase)
+}
+
 func (p *Adaptive) SwitchedAt() (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -34,6 +34,8 @@ var (
 	_ surrogate.HyperposteriorSampler = (*Subset)(nil)
 	_ surrogate.DiscrepancyEstimator  = (*GP)(nil)
 	_ surrogate.DiscrepancyEstimator  = (*Subset)(nil)
+	_ surrogate.Conditioner           = (*GP)(nil)
+	_ surrogate.Conditioner           = (*Subset)(nil)
 )
 
 // VarianceScale implements surrogate.VarianceScaler: a cross-validated

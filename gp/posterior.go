@@ -659,6 +659,11 @@ func (g *GP) ConditionAll(xs [][]float64, ys []float64) (*GP, error) {
 	return c, nil
 }
 
+// ConditionOn implements surrogate.Conditioner with ConditionAll.
+func (g *GP) ConditionOn(xs [][]float64, ys []float64) (surrogate.Model, error) {
+	return g.ConditionAll(xs, ys)
+}
+
 func (g *GP) conditionAll(xs [][]float64, ys []float64) (*GP, error) {
 	if len(xs) != len(ys) {
 		return nil, fmt.Errorf("%d points but %d values", len(xs), len(ys))

@@ -240,6 +240,11 @@ func representative(x [][]float64, y []float64, k int, maximize bool) []int {
 	return idx
 }
 
+// ConditionOn implements surrogate.Conditioner with ConditionAll.
+func (s *Subset) ConditionOn(xs [][]float64, ys []float64) (surrogate.Model, error) {
+	return s.ConditionAll(xs, ys)
+}
+
 // ConditionAll returns the approximation after the observations (xs[i],
 // ys[i]) as well, both parts conditioned on them with the same
 // hyperparameters and output scale (see GP.ConditionAll), e.g. for the

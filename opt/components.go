@@ -64,6 +64,9 @@ type surrogateComponent interface {
 	// rebuild refits the model a proposal recorded hyperparameters for
 	// (nil when it recorded none).
 	rebuild(o *Optimizer, x [][]float64, y []float64, hyper *gp.Hyper) (surrogate.Model, error)
+	// condition returns model, fitted on (x, y), given the values lies at
+	// the points px as well (pending trials' lies, failed trials' worst).
+	condition(o *Optimizer, model surrogate.Model, x [][]float64, y []float64, px [][]float64, lies []float64) (surrogate.Model, error)
 }
 
 var surrogateComponents = map[string]surrogateComponent{
@@ -86,7 +89,23 @@ func (gpSurrogate) rebuild(o *Optimizer, x [][]float64, y []float64, hyper *gp.H
 	return m, err
 }
 
+// condition updates the GP (or the configuration × budget GP read at a
+// budget) in O(n²k) with its hyperparameters kept.
+func (gpSurrogate) condition(_ *Optimizer, model surrogate.Model, _ [][]float64, _ []float64, px [][]float64, lies []float64) (surrogate.Model, error) {
+	c, ok := model.(surrogate.Conditioner)
+	if !ok {
+		return nil, fmt.Errorf("a %T cannot be conditioned on", model)
+	}
+	return c.ConditionOn(px, lies)
+}
+
 type forestSurrogate struct{}
+
+// condition refits the forest on the augmented data: a forest has no cheap
+// update.
+func (forestSurrogate) condition(o *Optimizer, _ surrogate.Model, x [][]float64, y []float64, px [][]float64, lies []float64) (surrogate.Model, error) {
+	return forest.Fit(append(slices.Clone(x), px...), append(slices.Clone(y), lies...), o.forestOptions(len(x)))
+}
 
 func (forestSurrogate) fit(o *Optimizer, x [][]float64, y []float64, _ bool) (surrogate.Model, *gp.Hyper, error) {
 	f, err := forest.Fit(x, y, o.forestOptions(len(x)))

@@ -293,22 +293,20 @@ func (m atBudget) PredictGradient(x []float64, dmean, dvar []float64) (float64, 
 	return mean, variance, err
 }
 
-// conditionAll conditions the model on values at its budget.
-func (m atBudget) conditionAll(px [][]float64, lies []float64) (surrogate.Model, error) {
-	var c surrogate.Model
-	var err error
-	switch g := m.model.(type) {
-	case *gp.GP:
-		c, err = g.ConditionAll(m.augment(px), lies)
-	case *gp.Subset:
-		c, err = g.ConditionAll(m.augment(px), lies)
-	default:
+var _ surrogate.Conditioner = atBudget{}
+
+// ConditionOn implements surrogate.Conditioner: the model conditioned on
+// values at its budget.
+func (m atBudget) ConditionOn(px [][]float64, lies []float64) (surrogate.Model, error) {
+	c, ok := m.model.(surrogate.Conditioner)
+	if !ok {
 		return nil, fmt.Errorf("cannot condition a %T", m.model)
 	}
+	cm, err := c.ConditionOn(m.augment(px), lies)
 	if err != nil {
 		return nil, err
 	}
-	return atBudget{model: c, z: m.z}, nil
+	return atBudget{model: cm, z: m.z}, nil
 }
 
 // fitFidelity fits the configuration × budget GP, warm-started from the

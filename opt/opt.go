@@ -823,10 +823,9 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("model over configuration × %s fitted on %d values of %d trials, read at %s = %d",
 			o.cfg.Resource.Name, len(xz), len(x), o.cfg.Resource.Name, readAt)
 	}
-	if ad, ok := o.policy.(*acq.Adaptive); ok {
-		if log := ad.Log(); len(log) > 0 {
-			last := log[len(log)-1]
-			t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("a-bobax: mean PD band half-width %.6g (tolerance %.6g), phase %s", last.HalfWidth, ad.Tolerance, last.Phase)
+	if n, ok := o.policy.(acq.Noter); ok {
+		if note := n.Note(); note != "" {
+			t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + note
 		}
 	}
 	if hyper != nil {
@@ -1129,18 +1128,7 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 			lies[i] = worst
 		}
 	}
-	var c surrogate.Model
-	switch g := model.(type) {
-	case *gp.GP:
-		c, err = g.ConditionAll(px, lies)
-	case *gp.Subset:
-		c, err = g.ConditionAll(px, lies)
-	case atBudget:
-		c, err = g.conditionAll(px, lies)
-	default:
-		// A forest has no cheap update: refit on the augmented data.
-		c, err = forest.Fit(append(slices.Clone(x), px...), append(slices.Clone(y), lies...), o.forestOptions(len(x)))
-	}
+	c, err := o.sur.condition(o, model, x, y, px, lies)
 	if err != nil {
 		return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
 	}

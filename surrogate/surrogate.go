@@ -123,6 +123,14 @@ type SharedPredictor interface {
 // data, the factor its posterior variances should be multiplied by to match
 // its errors (1 for a calibrated model). Calibrated partial-dependence bands
 // apply it.
+// Conditioner is a model that updates cheaply on extra observations with
+// its hyperparameters kept: the posterior after (x[i], y[i]), e.g. the lies
+// or fantasies a parallel optimizer puts at its pending trials.
+type Conditioner interface {
+	Model
+	ConditionOn(x [][]float64, y []float64) (Model, error)
+}
+
 type VarianceScaler interface {
 	Model
 	VarianceScale() (float64, error)
