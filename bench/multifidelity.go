@@ -53,8 +53,10 @@ var CurveProblems = []string{CurveBranin, CurveHartmann6, CurveHartmann6Crossing
 
 // Multi-fidelity methods: xbo without pruning, with each pruner (pruned
 // trials steer proposals as failures), with multi-fidelity proposals
-// (opt.Config.Resource) under successive halving or Hyperband, and Optuna's
-// TPE with its median and Hyperband pruners.
+// (opt.Config.Resource) under successive halving, Hyperband or the model
+// pruner (the same configuration × budget GP asked whether a trial can
+// still beat the best complete one), and Optuna's TPE with its median and
+// Hyperband pruners.
 const (
 	MFXBO              = "xbo"
 	MFXBOMedian        = "xbo+median"
@@ -63,12 +65,13 @@ const (
 	MFXBOHyperband     = "xbo+hyperband"
 	MFXBOMultiASHA     = "xbo-mf+asha"
 	MFXBOMultiHyperbnd = "xbo-mf+hyperband"
+	MFXBOMultiModel    = "xbo-mf+model"
 	MFTPEMedian        = "tpe+median"
 	MFTPEHyperband     = "tpe+hyperband"
 )
 
 // MFMethods lists the methods in table order.
-var MFMethods = []string{MFXBO, MFXBOMedian, MFXBOPercentile, MFXBOASHA, MFXBOHyperband, MFXBOMultiASHA, MFXBOMultiHyperbnd, MFTPEMedian, MFTPEHyperband}
+var MFMethods = []string{MFXBO, MFXBOMedian, MFXBOPercentile, MFXBOASHA, MFXBOHyperband, MFXBOMultiASHA, MFXBOMultiHyperbnd, MFXBOMultiModel, MFTPEMedian, MFTPEHyperband}
 
 // CurveProblem is a learning-curve problem (see the comment above).
 type CurveProblem struct {
@@ -483,6 +486,8 @@ func mfPruner(method string, steps int64) (prune.Config, error) {
 	switch method {
 	case MFXBO:
 		return prune.Parse(nil)
+	case MFXBOMultiModel:
+		return prune.Parse([]byte(`{"type":"model"}`))
 	case MFXBOMedian:
 		return prune.Parse([]byte(`{"type":"median"}`))
 	case MFXBOPercentile:
@@ -493,6 +498,27 @@ func mfPruner(method string, steps int64) (prune.Config, error) {
 		return prune.Parse(fmt.Appendf(nil, `{"type":"hyperband","max_resource":%d}`, steps))
 	}
 	return prune.Config{}, fmt.Errorf("%q is not an xbo method", method)
+}
+
+// optimizerChances answers the model pruner for the one running trial of
+// a sequential run with the optimizer's ContinueChance.
+type optimizerChances struct {
+	prune.Curves
+	o  *opt.Optimizer
+	id int64
+}
+
+func (c optimizerChances) ContinueChance(context.Context, int64) (float64, error) {
+	return c.o.ContinueChance(c.id)
+}
+
+// intermediates converts pruner points to the optimizer's curve.
+func intermediates(points []prune.Point) []history.Intermediate {
+	curve := make([]history.Intermediate, len(points))
+	for i, pt := range points {
+		curve[i] = history.Intermediate{Step: pt.Step, Value: pt.Value}
+	}
+	return curve
 }
 
 // mfStudy names the simulated study: Hyperband draws brackets from it, the
@@ -534,7 +560,7 @@ func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, 
 		cfg = *base
 	}
 	cfg.Space, cfg.Seed = p.Space, seed
-	if method == MFXBOMultiASHA || method == MFXBOMultiHyperbnd {
+	if method == MFXBOMultiASHA || method == MFXBOMultiHyperbnd || method == MFXBOMultiModel {
 		cfg.Resource = &opt.Resource{Name: "epochs", Min: 1, Max: p.Steps}
 	}
 	o, err := opt.New(cfg)
@@ -565,7 +591,16 @@ func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, 
 			}
 			run.Spent++
 			points = append(points, prune.Point{Step: int64(i + 1), Value: v})
-			d, err := pruner.Decide(ctx, prune.Trial{Study: mfStudy, Number: number, Curve: points}, curves)
+			var src prune.Source = curves
+			if pruner.Type == prune.Model {
+				// As the service: the report is stored, then the optimizer
+				// that knows it answers the pruner.
+				if err := o.Report(t.ID, intermediates(points)); err != nil {
+					return err
+				}
+				src = optimizerChances{curves, o, t.ID}
+			}
+			d, err := pruner.Decide(ctx, prune.Trial{Study: mfStudy, Number: number, Curve: points}, src)
 			if err != nil {
 				return err
 			}
@@ -577,10 +612,7 @@ func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, 
 		curves = append(curves, prune.Curve{Number: number, Complete: !pruned, Points: points})
 		// The optimizer gets the curve as the service gives it: every
 		// trial's intermediate values, complete ones' too.
-		curve := make([]history.Intermediate, len(points))
-		for i, pt := range points {
-			curve[i] = history.Intermediate{Step: pt.Step, Value: pt.Value}
-		}
+		curve := intermediates(points)
 		if pruned {
 			run.Pruned++
 			if err := o.TellPruned(t.ID, curve); err != nil {

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 
+	"gonum.org/v1/gonum/stat/distuv"
+
 	"xbo/gp"
 	"xbo/history"
 	"xbo/surrogate"
@@ -309,6 +311,19 @@ func (m atBudget) ConditionOn(px [][]float64, lies []float64) (surrogate.Model, 
 	return atBudget{model: cm, z: m.z}, nil
 }
 
+// fidelityOptions are the configuration × budget GP's options on n values:
+// the optimizer's kernel with the budget as one more coordinate.
+func (o *Optimizer) fidelityOptions(n int) gp.Options {
+	return gp.Options{
+		Kernel:   o.kernel,
+		Levels:   append(slices.Clone(o.levels), 0),
+		Restarts: o.cfg.GPRestarts,
+		Seed:     o.seedFor(streamFit, n) ^ 0x6d66,
+		Workers:  o.cfg.Workers,
+		MinNoise: o.cfg.MinNoise,
+	}
+}
+
 // fitFidelity fits the configuration × budget GP, warm-started from the
 // previous such fit with a full fit every FullRefitEvery new points and,
 // beyond ExactPoints data, its hyperparameters kept until the data grew by a
@@ -316,14 +331,7 @@ func (m atBudget) ConditionOn(px [][]float64, lies []float64) (surrogate.Model, 
 // configurations' predicted means there (the data EI's incumbent and the
 // local candidates are taken from).
 func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64, b int64) (surrogate.Model, []float64, *gp.Hyper, error) {
-	opts := gp.Options{
-		Kernel:   o.kernel,
-		Levels:   append(slices.Clone(o.levels), 0),
-		Restarts: o.cfg.GPRestarts,
-		Seed:     o.seedFor(streamFit, len(xz)) ^ 0x6d66,
-		Workers:  o.cfg.Workers,
-		MinNoise: o.cfg.MinNoise,
-	}
+	opts := o.fidelityOptions(len(xz))
 	subset := len(xz) > o.cfg.ExactPoints
 	switch {
 	case subset && o.fidelityHyper != nil && grewLittle(len(xz), o.fidelityFitAt):
@@ -350,4 +358,76 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 		return nil, nil, nil, err
 	}
 	return full, means, &h, nil
+}
+
+// ContinueChance is the probability, under the configuration × budget
+// model, that the pending trial id, trained on to Resource.Max, ends better
+// than the best complete trial did: Φ((y* − μ)/σ) with μ, σ² the model's
+// posterior mean and variance of the trial's configuration at the full
+// budget, given every trial's values so far and its own reported curve
+// (Report it first), and y* the best complete trial's final value
+// (minimization units). It is 1 while nothing is known to compare with (no
+// complete trial yet, or no value of this trial in [Min, Max]) and once the
+// trial reached Max (nothing is left to save).
+//
+// The rule is freeze-thaw's question (Swersky, Snoek & Adams 2014) asked of
+// one trial at a time, as DyHPO (Wistuba, Kadra & Grabocka, "Supervising
+// the Multi-Fidelity Race of Hyperparameter Configurations", NeurIPS 2022)
+// asks its GP over configuration × budget whether a configuration deserves
+// more budget: a trial is worth continuing while the model gives it a
+// chance to become the incumbent. The hyperparameters are those of the
+// latest proposal's model (recorded with it, so an optimizer rebuilt from
+// the store uses the same; fitted afresh when there is none yet), so a
+// decision costs one factorization.
+func (o *Optimizer) ContinueChance(id int64) (float64, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	r := o.cfg.Resource
+	if r == nil {
+		return 0, errors.New("opt: continue chance: the optimizer has no resource (Config.Resource)")
+	}
+	t, err := o.pending(id)
+	if err != nil {
+		return 0, fmt.Errorf("opt: continue chance: %w", err)
+	}
+	sign := o.s.Sign()
+	best := math.Inf(1)
+	for i := range o.trials {
+		if o.trials[i].State == Complete {
+			best = math.Min(best, sign*o.trials[i].Value)
+		}
+	}
+	if reach := r.reach(t); math.IsInf(best, 1) || reach == 0 || reach >= r.Max {
+		return 1, nil // nothing to compare with, or nothing left to save
+	}
+	xz, y, _, _, ok := o.fidelityData()
+	if !ok {
+		return 1, nil
+	}
+	hyper := o.fidelityHyper
+	for i := len(o.trials) - 1; i >= 0 && hyper == nil; i-- {
+		// An optimizer rebuilt from the store has not fitted the model yet:
+		// the latest proposal of it recorded its hyperparameters.
+		if t := &o.trials[i]; t.Fidelity && t.Hyper != nil && len(t.Hyper.Lengthscales) == o.s.Dim()+1 {
+			hyper = t.Hyper
+		}
+	}
+	opts := o.fidelityOptions(len(xz))
+	opts.Fixed = hyper
+	m, _, err := o.fitGP(xz, y, opts)
+	if err != nil {
+		return 0, fmt.Errorf("opt: continue chance: configuration × %s model: %w", r.Name, err)
+	}
+	mean, variance := make([]float64, 1), make([]float64, 1)
+	if err := (atBudget{model: m, z: 1}).Predict([][]float64{t.U}, mean, variance); err != nil {
+		return 0, fmt.Errorf("opt: continue chance: %w", err)
+	}
+	sd := math.Sqrt(math.Max(variance[0], 0))
+	if !(sd > 0) {
+		if mean[0] < best {
+			return 1, nil
+		}
+		return 0, nil
+	}
+	return distuv.UnitNormal.CDF((best - mean[0]) / sd), nil
 }

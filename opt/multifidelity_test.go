@@ -353,3 +353,87 @@ func TestFidelityHyperparametersKeptWhileDataGrowsLittle(t *testing.T) {
 		t.Errorf("47 values after 40: hyperparameters %+v not refitted", *last.Hyper)
 	}
 }
+
+// ContinueChance on curves y(u, t) = f(u) + 0.5/t: a running trial near
+// f's optimum whose first value fits the pattern may well beat the best
+// complete trial; one far from it, or near it with a first value far above
+// the pattern, has little chance.
+func TestContinueChance(t *testing.T) {
+	s := mustSpace(t, unit2)
+	curve := func(u []float64, steps ...int64) []history.Intermediate {
+		var c []history.Intermediate
+		for _, st := range steps {
+			c = append(c, history.Intermediate{Step: st, Value: lowBudgetValue(u) + 0.5/float64(st)})
+		}
+		return c
+	}
+	rng := rand.New(rand.NewPCG(9, 1))
+	var hist []Trial
+	for range 20 {
+		u := []float64{rng.Float64(), rng.Float64()}
+		if math.Hypot(u[0]-0.2, u[1]-0.8) < 0.25 {
+			continue // leave the optimum's neighbourhood to the running trials
+		}
+		hist = append(hist, Trial{Params: u, State: Complete, Value: lowBudgetValue(u) + 0.5/27, Curve: curve(u, 1, 3, 9, 27)})
+	}
+	near, far := []float64{0.21, 0.79}, []float64{0.9, 0.1}
+	misleading := curve(near, 1)
+	misleading[0].Value += 3
+	running := []Trial{
+		{Params: near, State: Pending, Curve: curve(near, 1)},
+		{Params: far, State: Pending, Curve: curve(far, 1)},
+		{Params: near, State: Pending, Curve: misleading},
+		{Params: []float64{0.5, 0.5}, State: Pending},
+		{Params: far, State: Pending, Curve: curve(far, 1, 3, 9, 27)},
+	}
+	// Each running trial with the complete ones only, so that they do not
+	// inform one another.
+	var o *Optimizer
+	chance := func(i int) float64 {
+		var err error
+		o, err = New(Config{Space: s, Seed: 2, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: append(slices.Clone(hist), running[i])})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := o.ContinueChance(o.History()[len(hist)].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	cNear, cFar, cMisled, cNone := chance(0), chance(1), chance(2), chance(3)
+	t.Logf("chance: near %.3g, far %.3g, near with a misleading first value %.3g, no value yet %.3g", cNear, cFar, cMisled, cNone)
+	if cNear < 0.3 {
+		t.Errorf("near the optimum: chance %.3g, want ≥ 0.3", cNear)
+	}
+	if cFar > 0.01 {
+		t.Errorf("far from it: chance %.3g, want ≤ 0.01", cFar)
+	}
+	if !(cMisled < cNear/2) {
+		t.Errorf("a first value 3 above the pattern should lower the chance: %.3g against %.3g", cMisled, cNear)
+	}
+	if c := chance(4); c != 1 {
+		t.Errorf("a trial at the full budget: chance %v, want 1 (nothing left to save)", c)
+	}
+	if cNone != 1 {
+		t.Errorf("a trial with no value yet: chance %v, want 1", cNone)
+	}
+	if _, err := o.ContinueChance(o.History()[0].ID); err == nil {
+		t.Error("a complete trial: want an error")
+	}
+	plain, err := New(Config{Space: s, Seed: 2, History: running[:1]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := plain.ContinueChance(plain.History()[0].ID); err == nil || !strings.Contains(err.Error(), "no resource") {
+		t.Errorf("without a resource: error %v", err)
+	}
+	// Nothing complete to compare with: every running trial may go on.
+	first, err := New(Config{Space: s, Seed: 2, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: running[:2]})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := first.ContinueChance(first.History()[1].ID); err != nil || c != 1 {
+		t.Errorf("no complete trial: chance %v, %v; want 1", c, err)
+	}
+}

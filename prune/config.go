@@ -18,10 +18,11 @@ const (
 	Percentile = "percentile"
 	ASHA       = "asha"
 	Hyperband  = "hyperband"
+	Model      = "model"
 )
 
 // Types lists the pruner types.
-var Types = []string{None, Median, Percentile, ASHA, Hyperband}
+var Types = []string{None, Median, Percentile, ASHA, Hyperband, Model}
 
 // Limits of the settings. They keep every rung step and every Hyperband
 // budget within int64 and the work of one decision small (at most
@@ -51,6 +52,10 @@ type Config struct {
 	ReductionFactor      int64 // η: 1/η of the trials at a rung go on [asha 4, hyperband 3]
 	MinEarlyStoppingRate int   // asha: the first rung is at MinResource·η^rate [0]
 	BootstrapCount       int   // trials that must reach a rung before any passes it [0]
+	// Model: at the rungs MinResource·η^k [1, 3], a trial stops when the
+	// optimizer's configuration × budget model gives it less than MinChance
+	// of ending better than the best complete trial [0.05].
+	MinChance float64
 }
 
 // settings names the JSON fields of each type, in the order they are written.
@@ -60,6 +65,7 @@ var settings = map[string][]string{
 	Percentile: {"percentile", "n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials"},
 	ASHA:       {"min_resource", "reduction_factor", "min_early_stopping_rate", "bootstrap_count"},
 	Hyperband:  {"min_resource", "max_resource", "reduction_factor", "bootstrap_count"},
+	Model:      {"min_resource", "reduction_factor", "min_chance"},
 }
 
 // ErrInvalid is wrapped by every error of Parse and Validate.
@@ -109,12 +115,12 @@ func Parse(doc json.RawMessage) (Config, error) {
 		if !given {
 			continue
 		}
-		if name == "percentile" {
+		if name == "percentile" || name == "min_chance" {
 			var f float64
 			if err := json.Unmarshal(raw, &f); err != nil {
-				return Config{}, fmt.Errorf("%w: pruner: percentile must be a number, not %s", ErrInvalid, raw)
+				return Config{}, fmt.Errorf("%w: pruner: %s must be a number, not %s", ErrInvalid, name, raw)
 			}
-			c.Percentile = f
+			*c.field(name).(*float64) = f
 			continue
 		}
 		v, err := integer(name, raw)
@@ -175,6 +181,8 @@ func defaults(typ string) Config {
 		c.MinResource, c.ReductionFactor = 1, 4
 	case Hyperband:
 		c.MinResource, c.ReductionFactor = 1, 3
+	case Model:
+		c.MinResource, c.ReductionFactor, c.MinChance = 1, 3, 0.05
 	}
 	return c
 }
@@ -203,6 +211,8 @@ func (c *Config) field(name string) any {
 		return &c.MinEarlyStoppingRate
 	case "bootstrap_count":
 		return &c.BootstrapCount
+	case "min_chance":
+		return &c.MinChance
 	}
 	return nil
 }
@@ -251,6 +261,14 @@ func (c Config) Validate() error {
 			{"min_resource", c.MinResource, 1, MaxSteps},
 			{"reduction_factor", c.ReductionFactor, 2, MaxReductionFactor},
 			{"bootstrap_count", int64(c.BootstrapCount), 0, MaxTrialCounts},
+		}
+	case Model:
+		if math.IsNaN(c.MinChance) || c.MinChance <= 0 || c.MinChance >= 1 {
+			return bad("min_chance %v must be in (0, 1)", c.MinChance)
+		}
+		bounds = []bound{
+			{"min_resource", c.MinResource, 1, MaxSteps},
+			{"reduction_factor", c.ReductionFactor, 2, MaxReductionFactor},
 		}
 	default:
 		return bad("type %q is not one of %s", c.Type, strings.Join(Types, ", "))

@@ -84,3 +84,29 @@ func TestParseErrorsNameTheField(t *testing.T) {
 		t.Error("an invalid configuration was written")
 	}
 }
+
+func TestModelConfig(t *testing.T) {
+	c, err := Parse([]byte(`{"type":"model"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.MinResource != 1 || c.ReductionFactor != 3 || c.MinChance != 0.05 {
+		t.Errorf("defaults %+v, want min_resource 1, reduction_factor 3, min_chance 0.05", c)
+	}
+	b, err := json.Marshal(c)
+	if err != nil || string(b) != `{"type":"model","min_resource":1,"reduction_factor":3,"min_chance":0.05}` {
+		t.Errorf("marshal: %s, %v", b, err)
+	}
+	for doc, want := range map[string]string{
+		`{"type":"model","min_chance":0}`:       "min_chance 0 must be in (0, 1)",
+		`{"type":"model","min_chance":1}`:       "min_chance 1 must be in (0, 1)",
+		`{"type":"model","min_chance":"a"}`:     "min_chance must be a number",
+		`{"type":"model","max_resource":9}`:     "max_resource does not apply to the model pruner",
+		`{"type":"model","reduction_factor":1}`: "reduction_factor 1 must be in [2, 1000]",
+		`{"type":"median","min_chance":0.1}`:    "min_chance does not apply to the median pruner",
+	} {
+		if _, err := Parse([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: error %v, want %q", doc, err, want)
+		}
+	}
+}

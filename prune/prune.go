@@ -50,6 +50,16 @@
 // brackets' budgets ⌈n·η^(n−1−s)/(n−s)⌉: every server (and Optuna, for the
 // same study name and bracket count) puts a trial in the same bracket.
 //
+// Model (xbo's own): at the first report at or past each rung
+// MinResource·η^k, the study's optimizer is asked (Chancer) for the
+// probability, under its configuration × budget GP, that the trial ends
+// better than the best complete trial, and the trial is pruned below
+// MinChance (opt.Optimizer.ContinueChance gives the rule and its sources,
+// freeze-thaw BO and DyHPO). Unlike the rules above it needs the study's
+// resource (optimizer setting "resource"). The optimizer is rebuilt from
+// the stored trials, with the hyperparameters its latest proposal recorded,
+// so several servers decide alike here too.
+//
 // What the store must provide is Source; Curves is a Source over trials
 // held in memory (tests, simulations).
 package prune
@@ -101,6 +111,14 @@ type Source interface {
 	FirstFromStep(ctx context.Context, step int64) ([]StepValue, error)
 }
 
+// Chancer is a Source that can also say how likely a running trial is to
+// end better than the best complete trial, given its curve so far (the
+// model pruner asks it; the service answers with the study's optimizer,
+// opt.Optimizer.ContinueChance).
+type Chancer interface {
+	ContinueChance(ctx context.Context, number int64) (float64, error)
+}
+
 // Decision is a pruner's answer and why, in words (for logs and clients).
 type Decision struct {
 	Prune  bool
@@ -133,6 +151,8 @@ func (c Config) Decide(ctx context.Context, t Trial, src Source) (Decision, erro
 		d, err = successiveHalving(ctx, t, src, c.MinResource, c.ReductionFactor, int64(c.MinEarlyStoppingRate), c.BootstrapCount, nil)
 	case Hyperband:
 		d, err = c.hyperband(ctx, t, src)
+	case Model:
+		d, err = c.model(ctx, t, src)
 	}
 	if err != nil {
 		return Decision{}, fmt.Errorf("prune: %s pruner, trial %d: %w", c.Type, t.Number, err)
@@ -275,6 +295,40 @@ func successiveHalving(ctx context.Context, t Trial, src Source, minResource, et
 		}
 		reason = fmt.Sprintf("value %.6g at the rung at step %d is among the best %d of the %d trials there", last.Value, rung, keep, len(competing))
 	}
+}
+
+// model asks the source's model, at the first report at or past each rung
+// MinResource·η^k, for the trial's chance of beating the best complete
+// trial, and prunes below MinChance.
+func (c Config) model(ctx context.Context, t Trial, src Source) (Decision, error) {
+	last := t.Curve[len(t.Curve)-1]
+	prev := int64(-1)
+	if len(t.Curve) > 1 {
+		prev = t.Curve[len(t.Curve)-2].Step
+	}
+	crossed := false
+	for k := int64(0); ; k++ {
+		rung := rungStep(c.MinResource, c.ReductionFactor, k)
+		if rung > last.Step || rung > MaxSteps {
+			break
+		}
+		crossed = crossed || rung > prev
+	}
+	if !crossed {
+		return Decision{Reason: fmt.Sprintf("step %d reaches no new rung (rungs at %d·%d^k)", last.Step, c.MinResource, c.ReductionFactor)}, nil
+	}
+	ch, ok := src.(Chancer)
+	if !ok {
+		return Decision{}, errors.New("the model pruner needs the study's optimizer (a source with ContinueChance)")
+	}
+	p, err := ch.ContinueChance(ctx, t.Number)
+	if err != nil {
+		return Decision{}, err
+	}
+	if p < c.MinChance {
+		return Decision{Prune: true, Reason: fmt.Sprintf("the model gives it a chance of %.3g to end better than the best complete trial (below %g)", p, c.MinChance)}, nil
+	}
+	return Decision{Reason: fmt.Sprintf("the model gives it a chance of %.3g to end better than the best complete trial", p)}, nil
 }
 
 // Brackets returns the Hyperband brackets' budgets (index s: bracket s,

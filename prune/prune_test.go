@@ -343,3 +343,58 @@ func TestAgainstOptuna(t *testing.T) {
 		})
 	}
 }
+
+// chances answers ContinueChance from a table and records who was asked.
+type chances struct {
+	Curves
+	p     map[int64]float64
+	asked []int64
+}
+
+func (c *chances) ContinueChance(_ context.Context, number int64) (float64, error) {
+	c.asked = append(c.asked, number)
+	return c.p[number], nil
+}
+
+// The model pruner asks at the first report at or past each rung (1, 3, 9
+// with the defaults), prunes below min_chance, and refuses a source that
+// cannot say.
+func TestModelPruner(t *testing.T) {
+	c, err := Parse([]byte(`{"type":"model","min_chance":0.1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := &chances{p: map[int64]float64{1: 0.5, 2: 0.09}}
+	steps := func(s ...int64) []Point {
+		var out []Point
+		for _, v := range s {
+			out = append(out, Point{Step: v, Value: 1})
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		number int64
+		curve  []Point
+		asked  bool
+		prune  bool
+	}{
+		{1, steps(1), true, false},
+		{2, steps(1), true, true},
+		{2, steps(1, 2), false, false},  // step 2 is no rung
+		{2, steps(1, 2, 4), true, true}, // jumped past the rung at 3
+		{2, steps(1, 2, 3, 4, 5), false, false},
+		{1, steps(9), true, false},
+	} {
+		src.asked = nil
+		d, err := c.Decide(context.Background(), Trial{Number: tc.number, Curve: tc.curve}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if (len(src.asked) > 0) != tc.asked || d.Prune != tc.prune {
+			t.Errorf("trial %d at steps %v: asked %v, prune %v (%s); want asked %v, prune %v", tc.number, tc.curve, src.asked, d.Prune, d.Reason, tc.asked, tc.prune)
+		}
+	}
+	if _, err := c.Decide(context.Background(), Trial{Number: 1, Curve: steps(1)}, Curves{}); err == nil || !strings.Contains(err.Error(), "needs the study's optimizer") {
+		t.Errorf("a source without chances: error %v", err)
+	}
+}

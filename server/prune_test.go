@@ -418,3 +418,60 @@ func TestPathsLeaveOutMultiFidelityProposals(t *testing.T) {
 		t.Errorf("paths note %q, want it to name the %d multi-fidelity proposals left out", res.Note, fidelity)
 	}
 }
+
+// The model pruner: a study must name its resource; at a rung, a trial
+// whose first value is far above what the configuration × budget model
+// expects of any good configuration is pruned, one far below every value
+// seen goes on, and a step between rungs is not decided.
+func TestModelPrunerInTheService(t *testing.T) {
+	forBackends(t, func(t *testing.T, backend string) {
+		st, _ := storetest.Open(t, backend)
+		e := newEnv(t, st, time.Minute)
+		ctx := context.Background()
+		_, err := e.c.CreateStudy(ctx, client.StudySpec{Name: "bare", Space: json.RawMessage(space2D), Pruner: map[string]any{"type": "model"}})
+		if !client.IsStatus(err, 400) && !client.IsStatus(err, 422) || !strings.Contains(err.Error(), "name the resource") {
+			t.Fatalf("model pruner without a resource: %v", err)
+		}
+		resource := map[string]any{"name": "epochs", "min": 1, "max": 9}
+		if _, err := e.c.CreateStudy(ctx, client.StudySpec{Name: "m", Space: json.RawMessage(space2D),
+			Optimizer: map[string]any{"seed": 3, "initial_size": 6, "resource": resource}, Pruner: map[string]any{"type": "model", "min_chance": 0.05}}); err != nil {
+			t.Fatal(err)
+		}
+		f := func(p map[string]any) float64 {
+			x, y := p["x"].(float64), p["y"].(float64)
+			return math.Pow((x-2)/15, 2) + math.Pow((y-7)/15, 2)
+		}
+		for range 8 {
+			tr, err := e.c.Ask(ctx, "m")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, step := range []int64{1, 3, 9} {
+				if _, err := e.c.Report(ctx, "m", tr.Number, step, f(tr.Params)+1/float64(step)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if err := e.c.Tell(ctx, "m", tr.Number, f(tr.Params)+1.0/9); err != nil {
+				t.Fatal(err)
+			}
+		}
+		bad, _ := e.c.Ask(ctx, "m")
+		good, _ := e.c.Ask(ctx, "m")
+		code, body := raw(t, e, "POST", fmt.Sprintf("/api/studies/m/trials/%d/report", bad.Number), fmt.Sprintf(`{"step": 1, "value": %g}`, f(bad.Params)+6), true)
+		var ans map[string]any
+		if err := json.Unmarshal([]byte(body), &ans); code != 200 || err != nil {
+			t.Fatalf("report: %d %s", code, body)
+		}
+		if ans["prune"] != true || !strings.Contains(ans["prune_reason"].(string), "chance of") {
+			t.Fatalf("a trial far above the pattern: %s", body)
+		}
+		code, body = raw(t, e, "POST", fmt.Sprintf("/api/studies/m/trials/%d/report", good.Number), `{"step": 1, "value": -5}`, true)
+		if err := json.Unmarshal([]byte(body), &ans); code != 200 || err != nil || ans["prune"] != false || !strings.Contains(ans["prune_reason"].(string), "chance of") {
+			t.Fatalf("a trial far below every value: %d %s", code, body)
+		}
+		code, body = raw(t, e, "POST", fmt.Sprintf("/api/studies/m/trials/%d/report", good.Number), `{"step": 2, "value": -5}`, true)
+		if err := json.Unmarshal([]byte(body), &ans); code != 200 || err != nil || ans["prune"] != false || !strings.Contains(ans["prune_reason"].(string), "no new rung") {
+			t.Fatalf("a step between rungs: %d %s", code, body)
+		}
+	})
+}

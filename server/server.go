@@ -518,6 +518,9 @@ func NewStudyRecord(name string, spaceDoc, optimizer, pruner json.RawMessage, no
 	if err != nil {
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
+	if pr.Type == prune.Model && cfg.Resource == nil {
+		return store.NewStudy{}, fmt.Errorf("%w: the model pruner asks the optimizer's configuration × budget model: name the resource in the optimizer settings, e.g. \"resource\": {\"name\": \"epochs\", \"min\": 1, \"max\": 81}", store.ErrInvalid)
+	}
 	prJSON, err := json.Marshal(pr)
 	if err != nil {
 		return store.NewStudy{}, fmt.Errorf("encode pruner: %w", err)
@@ -826,7 +829,47 @@ func (s *Server) shouldPrune(ctx context.Context, name string, t *store.Trial) (
 		curve[i] = prune.Point{Step: iv.Step, Value: iv.Value}
 	}
 	trial := prune.Trial{Study: name, Number: t.Number, Curve: curve, Maximize: p.maximize}
-	return p.cfg.Decide(ctx, trial, storeSource{s.st, name})
+	src := storeSource{s.st, name}
+	if p.cfg.Type == prune.Model {
+		return p.cfg.Decide(ctx, trial, modelSource{src, s})
+	}
+	return p.cfg.Decide(ctx, trial, src)
+}
+
+// modelSource answers the model pruner with an optimizer rebuilt from the
+// stored trials (opt.Optimizer.ContinueChance): a decision reads the study
+// once and factorizes one GP, at the rungs only.
+type modelSource struct {
+	storeSource
+	s *Server
+}
+
+func (src modelSource) ContinueChance(ctx context.Context, number int64) (float64, error) {
+	st, err := src.st.Study(ctx, src.study)
+	if err != nil {
+		return 0, err
+	}
+	settings, err := opt.ParseSettings(st.Optimizer)
+	if err != nil {
+		return 0, fmt.Errorf("stored optimizer of %q: %w", src.study, err)
+	}
+	h, err := store.LoadHistory(ctx, src.st, src.study)
+	if err != nil {
+		return 0, err
+	}
+	trials, ids, err := opt.FromHistory(h)
+	if err != nil {
+		return 0, err
+	}
+	o, err := settings.New(h.Space, trials, src.s.cfg.OptimizerWorkers)
+	if err != nil {
+		return 0, fmt.Errorf("rebuild the optimizer of %q: %w", src.study, err)
+	}
+	id, ok := ids[number]
+	if !ok {
+		return 0, fmt.Errorf("trial %d of %q is not in its history", number, src.study)
+	}
+	return o.ContinueChance(id)
 }
 
 // storeSource reads what a pruner compares a trial with from the store.

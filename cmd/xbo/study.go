@@ -39,7 +39,7 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	name := fs.String("name", "", "study name (required)")
 	spacePath := fs.String("space", "", "search space file, JSON or YAML (required)")
 	settings := optimizerFlags(fs)
-	pruner := fs.String("pruner", "", `pruner as JSON, e.g. '{"type":"median","n_warmup_steps":5}' (types none, median, percentile, asha, hyperband; docs/api.md)`)
+	pruner := fs.String("pruner", "", `pruner as JSON, e.g. '{"type":"median","n_warmup_steps":5}' (types none, median, percentile, asha, hyperband, model; docs/api.md)`)
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
