@@ -383,3 +383,84 @@ func probeDuringProposals(b *testing.B, load bool) {
 	b.ReportMetric(float64(sum.Microseconds())/1000/float64(max(len(optTimes)-1, 1)), "opt_ms")
 	b.ReportMetric(0, "ns/op")
 }
+
+// BenchmarkPrunerReport measures one report that a pruner decides at a
+// rung (step 1 of a fresh trial), in a study with a resource of 27 steps
+// and 60 trials with complete curves (every step reported) followed by 60
+// pruned at step 1, for the model pruner against Hyperband's rule. The ask
+// before each report is not timed.
+//
+//	go test -run '^$' -bench PrunerReport -benchtime 20x ./server
+func BenchmarkPrunerReport(b *testing.B) {
+	for _, pruner := range []string{`{"type":"hyperband","max_resource":27}`, `{"type":"model"}`} {
+		var typ struct{ Type string }
+		_ = json.Unmarshal([]byte(pruner), &typ)
+		b.Run(typ.Type, func(b *testing.B) {
+			url, stop := benchHTTPServer(b, "sqlite")
+			defer stop()
+			ctx := context.Background()
+			c := client.New(url, client.WithToken(token))
+			name := fmt.Sprintf("prune-%s-%d", typ.Type, benchStudies.Add(1))
+			if _, err := c.CreateStudy(ctx, client.StudySpec{Name: name, Space: json.RawMessage(space2D),
+				Optimizer: json.RawMessage(`{"seed":1,"resource":{"name":"epochs","min":1,"max":27}}`), Pruner: json.RawMessage(pruner)}); err != nil {
+				b.Fatal(err)
+			}
+			curve := func(tr *client.Trial, step int64) float64 {
+				v, err := evalBranin(tr)
+				if err != nil {
+					b.Fatal(err)
+				}
+				return v + 10/float64(step)
+			}
+			for i := range 120 {
+				tr, err := c.Ask(ctx, name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				last := int64(27)
+				if i >= 60 {
+					last = 1
+				}
+				for step := int64(1); step <= last; step++ {
+					if _, err := c.Report(ctx, name, tr.Number, step, curve(tr, step)); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if last == 27 {
+					err = c.Tell(ctx, name, tr.Number, curve(tr, 27))
+				} else {
+					err = c.Prune(ctx, name, tr.Number)
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			var spent time.Duration
+			pruned := 0
+			for b.Loop() {
+				b.StopTimer()
+				tr, err := c.Ask(ctx, name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+				start := time.Now()
+				prune, err := c.Report(ctx, name, tr.Number, 1, curve(tr, 1))
+				spent += time.Since(start)
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if prune {
+					pruned++
+				}
+				if err := c.Prune(ctx, name, tr.Number); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(spent.Milliseconds())/float64(b.N), "report_ms")
+			b.ReportMetric(float64(pruned)/float64(b.N), "pruned")
+		})
+	}
+}
