@@ -156,3 +156,42 @@ func BenchmarkExplainPaths(b *testing.B) {
 		}
 	}
 }
+
+// The paths say their units: the objective's, or the warp the optimizer's
+// proposal model was fitted with, whose mean is then on the warped scale
+// (standardized: within a few units of 0, where Branin's values reach 300).
+func TestExplainPathsUnits(t *testing.T) {
+	st, _ := storetest.Open(t, "sqlite")
+	e := newEnv(t, st, 0)
+	ctx := context.Background()
+	for _, c := range []struct{ name, optimizer, units string }{
+		{"plain", `{"seed":3,"initial_size":6}`, "objective"},
+		{"warped", `{"seed":3,"initial_size":6,"output_warp":"yeo-johnson"}`, "yeo-johnson"},
+	} {
+		createStudy(t, e, c.name, c.optimizer)
+		if err := e.c.Optimize(ctx, c.name, 12, func(_ context.Context, t *client.Trial) (float64, error) { return evalBranin(t) }); err != nil {
+			t.Fatal(err)
+		}
+		code, body := raw(t, e, "GET", "/api/studies/"+c.name+"/explain/paths?method=exact", "", false)
+		var got struct {
+			Units string `json:"units"`
+			Steps []struct {
+				Explanation *shapley.Explanation `json:"explanation"`
+			} `json:"steps"`
+		}
+		if err := json.Unmarshal([]byte(body), &got); code != 200 || err != nil || len(got.Steps) == 0 {
+			t.Fatalf("%s paths: %d %.300s", c.name, code, body)
+		}
+		if got.Units != c.units {
+			t.Errorf("%s: units %q, want %q", c.name, got.Units, c.units)
+		}
+		maxMean := 0.0
+		for _, s := range got.Steps {
+			a, _ := s.Explanation.Output(shapley.OutputMean)
+			maxMean = math.Max(maxMean, math.Abs(a.Payout))
+		}
+		if warped := c.units != "objective"; warped != (maxMean < 5) {
+			t.Errorf("%s: largest |mean| of a proposal %.3g; warped %v", c.name, maxMean, warped)
+		}
+	}
+}

@@ -871,6 +871,11 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 		t.Logf("paths: φ(%s) of %d proposals (%d parameters) on the page equal the API's; first trial %d: %v", output, len(trials), len(paths.Params), trials[0], want[:len(paths.Params)])
 	}
 	checkPaths(shapley.OutputCB)
+	var pathsNote string
+	h.eval(`document.getElementById('paths-note').textContent`, &pathsNote)
+	if !strings.Contains(pathsNote, "study units") {
+		t.Fatalf("paths note %q: the demo's optimizer does not warp, want \"study units\"", pathsNote)
+	}
 	h.screenshot("3b-paths-cb")
 	h.run("paths: mean", 5*time.Second, chromedp.Click(chromedp.CSS(`input[name="paths-output"][value="mean"]`)))
 	checkPaths(shapley.OutputMean)
