@@ -338,8 +338,6 @@ func (p *Adaptive) Choose(s Step) (Acquisition, error) {
 	return a, nil
 }
 
-// SwitchedAt is the number of evaluations at which a-BOBAX switched to
-// optimization only, and false if it has not.
 // Note implements Noter: the latest mean PD band half-width, the
 // tolerance and the phase.
 func (p *Adaptive) Note() string {
@@ -351,6 +349,8 @@ func (p *Adaptive) Note() string {
 	return fmt.Sprintf("a-bobax: mean PD band half-width %.6g (tolerance %.6g), phase %s", last.HalfWidth, p.Tolerance, last.Phase)
 }
 
+// SwitchedAt is the number of evaluations at which a-BOBAX switched to
+// optimization only, and false if it has not.
 func (p *Adaptive) SwitchedAt() (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

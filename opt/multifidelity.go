@@ -408,8 +408,8 @@ func (o *Optimizer) ContinueChance(id int64) (float64, error) {
 	for i := len(o.trials) - 1; i >= 0 && hyper == nil; i-- {
 		// An optimizer rebuilt from the store has not fitted the model yet:
 		// the latest proposal of it recorded its hyperparameters.
-		if t := &o.trials[i]; t.Fidelity && t.Hyper != nil && len(t.Hyper.Lengthscales) == o.s.Dim()+1 {
-			hyper = t.Hyper
+		if tr := &o.trials[i]; tr.Fidelity && tr.Hyper != nil && len(tr.Hyper.Lengthscales) == o.s.Dim()+1 {
+			hyper = tr.Hyper
 		}
 	}
 	opts := o.fidelityOptions(len(xz))

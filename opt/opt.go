@@ -262,11 +262,8 @@ type Config struct {
 	// "none" [default]. BOBAX's strategies and ξ work in objective units and
 	// refuse a warp. The multi-fidelity model is not warped. Explanations
 	// never see the warp: they fit their own surrogates to the objective.
-	// It stays opt-in until a larger-seed run of the peers suite decides:
-	// with 10 seeds (docs/peers.md, "Output warping") it lowered the median
-	// regret on Branin, Styblinski-Tang d = 4 and the conditional space and
-	// raised it on Styblinski-Tang d = 8, and on LCBench-phoneme the median
-	// over 100 seeds fell from 0.149 to 0.049 while over 30 it did not move.
+	// It is opt-in because it helps some problems of the peers suite and
+	// costs others (docs/peers.md, "Output warping").
 	OutputWarp string
 
 	// InitialDesign is the design kind: "maximin" [default], "lhs", "sobol",
@@ -1380,11 +1377,12 @@ func (o *Optimizer) Best() (Trial, bool) {
 
 // SurrogateAt rebuilds the surrogate fitted on the first t completed trials
 // (in completion order), in the proposal model's units (values ×
-// Space.Sign(), warped as Config.OutputWarp says), without pending-trial lies: the model behind a proposal made after t
-// observations. When a recorded proposal was made from exactly those t
-// observations with a GP, its recorded hyperparameters are reused, so the
-// model is the one that proposed it; otherwise the GP is fitted afresh with
-// GPRestarts starts and a seed that depends only on Config.Seed and t.
+// Space.Sign(), warped as Config.OutputWarp says), without pending-trial
+// lies: the model behind a proposal made after t observations. When a
+// recorded proposal was made from exactly those t observations with a GP,
+// its recorded hyperparameters are reused, so the model is the one that
+// proposed it; otherwise the GP is fitted afresh with GPRestarts starts and
+// a seed that depends only on Config.Seed and t.
 func (o *Optimizer) SurrogateAt(t int) (surrogate.Model, error) {
 	// The trials are copied under the lock and the model is fitted outside
 	// it, so parallel explainers (and Ask) do not queue behind each other's

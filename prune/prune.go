@@ -250,15 +250,22 @@ func rungStep(min, eta, k int64) int64 {
 	return r
 }
 
+// lastReport is the report being decided about and the step of the one
+// before it (−1 for none): a rung is new to the trial when it lies above
+// prev and at or below last.Step. The curve is not empty.
+func (t Trial) lastReport() (last Point, prev int64) {
+	last, prev = t.Curve[len(t.Curve)-1], -1
+	if len(t.Curve) > 1 {
+		prev = t.Curve[len(t.Curve)-2].Step
+	}
+	return last, prev
+}
+
 // successiveHalving decides at every rung that the trial's last report
 // reached for the first time (its previous report was below it). in, when
 // set, keeps the competitors of one Hyperband bracket.
 func successiveHalving(ctx context.Context, t Trial, src Source, minResource, eta, rate int64, bootstrap int, in func(number int64) bool) (Decision, error) {
-	last := t.Curve[len(t.Curve)-1]
-	prev := int64(-1)
-	if len(t.Curve) > 1 {
-		prev = t.Curve[len(t.Curve)-2].Step
-	}
+	last, prev := t.lastReport()
 	reason := fmt.Sprintf("step %d reaches no new rung (rungs at %d·%d^k from k = %d)", last.Step, minResource, eta, rate)
 	for k := rate; ; k++ {
 		rung := rungStep(minResource, eta, k)
@@ -301,11 +308,7 @@ func successiveHalving(ctx context.Context, t Trial, src Source, minResource, et
 // MinResource·η^k, for the trial's chance of beating the best complete
 // trial, and prunes below MinChance.
 func (c Config) model(ctx context.Context, t Trial, src Source) (Decision, error) {
-	last := t.Curve[len(t.Curve)-1]
-	prev := int64(-1)
-	if len(t.Curve) > 1 {
-		prev = t.Curve[len(t.Curve)-2].Step
-	}
+	last, prev := t.lastReport()
 	crossed := false
 	for k := int64(0); ; k++ {
 		rung := rungStep(c.MinResource, c.ReductionFactor, k)

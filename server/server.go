@@ -845,17 +845,13 @@ type modelSource struct {
 }
 
 func (src modelSource) ContinueChance(ctx context.Context, number int64) (float64, error) {
-	st, err := src.st.Study(ctx, src.study)
-	if err != nil {
-		return 0, err
-	}
-	settings, err := opt.ParseSettings(st.Optimizer)
-	if err != nil {
-		return 0, fmt.Errorf("stored optimizer of %q: %w", src.study, err)
-	}
 	h, err := store.LoadHistory(ctx, src.st, src.study)
 	if err != nil {
 		return 0, err
+	}
+	settings, err := opt.ParseSettings(h.Optimizer)
+	if err != nil {
+		return 0, fmt.Errorf("stored optimizer of %q: %w", src.study, err)
 	}
 	trials, ids, err := opt.FromHistory(h)
 	if err != nil {

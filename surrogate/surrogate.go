@@ -119,10 +119,6 @@ type SharedPredictor interface {
 	PredictShared(base [][]float64, dims []int, values [][]float64, mean, variance []float64) error
 }
 
-// VarianceScaler is a Model that estimates, by cross-validation on its own
-// data, the factor its posterior variances should be multiplied by to match
-// its errors (1 for a calibrated model). Calibrated partial-dependence bands
-// apply it.
 // Conditioner is a model that updates cheaply on extra observations with
 // its hyperparameters kept: the posterior after (x[i], y[i]), e.g. the lies
 // or fantasies a parallel optimizer puts at its pending trials.
@@ -131,6 +127,10 @@ type Conditioner interface {
 	ConditionOn(x [][]float64, y []float64) (Model, error)
 }
 
+// VarianceScaler is a Model that estimates, by cross-validation on its own
+// data, the factor its posterior variances should be multiplied by to match
+// its errors (1 for a calibrated model). Calibrated partial-dependence bands
+// apply it.
 type VarianceScaler interface {
 	Model
 	VarianceScale() (float64, error)
