@@ -313,16 +313,19 @@ type MFSummary struct {
 	BeatsTPEHyperband int `json:"beats_tpe_hyperband"`
 }
 
+// finiteOrNil is v, or nil for a value JSON cannot hold (NaN, ±Inf).
+func finiteOrNil(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
 // MarshalJSON writes the summary with null for a resource never reached
 // and an undefined saving (JSON has no infinity or NaN).
 func (s MFSummary) MarshalJSON() ([]byte, error) {
 	type plain MFSummary
-	finite := func(v float64) *float64 {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil
-		}
-		return &v
-	}
+	finite := finiteOrNil
 	return json.Marshal(struct {
 		plain
 		Median, Q25, Q75 *float64
@@ -343,6 +346,16 @@ type MFRow struct {
 	CorrelationSteps []int64   `json:"correlation_steps"`
 	Correlation      []float64 `json:"correlation"`
 	Methods          []MFSummary
+}
+
+// MarshalJSON writes the row with a null target when xbo without pruning
+// was not among the methods (the target is its median final regret).
+func (r MFRow) MarshalJSON() ([]byte, error) {
+	type plain MFRow
+	return json.Marshal(struct {
+		plain
+		Target *float64 `json:"target"`
+	}{plain(r), finiteOrNil(r.Target)})
 }
 
 // MFResult holds every run and the table.

@@ -100,6 +100,11 @@ func TestMultiFidelityBenchTiny(t *testing.T) {
 	if data, err := json.Marshal(res); err != nil || !strings.Contains(string(data), `"to_target":null,"saving":null`) {
 		t.Errorf("JSON: %v %.300s", err, data)
 	}
+	// Without xbo-without-pruning among the methods there is no target.
+	res.Rows[0].Target = math.NaN()
+	if data, err := json.Marshal(res); err != nil || !strings.Contains(string(data), `"target":null`) {
+		t.Errorf("JSON without a target: %v %.300s", err, data)
+	}
 	if _, err := MultiFidelity(context.Background(), MFOptions{Methods: []string{"smac"}}); err == nil {
 		t.Error("unknown method accepted")
 	}
