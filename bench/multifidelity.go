@@ -325,13 +325,12 @@ func finiteOrNil(v float64) *float64 {
 // and an undefined saving (JSON has no infinity or NaN).
 func (s MFSummary) MarshalJSON() ([]byte, error) {
 	type plain MFSummary
-	finite := finiteOrNil
 	return json.Marshal(struct {
 		plain
 		Median, Q25, Q75 *float64
 		ToTarget         *float64 `json:"to_target"`
 		Saving           *float64 `json:"saving"`
-	}{plain(s), finite(s.Median), finite(s.Q25), finite(s.Q75), finite(s.ToTarget), finite(s.Saving)})
+	}{plain(s), finiteOrNil(s.Median), finiteOrNil(s.Q25), finiteOrNil(s.Q75), finiteOrNil(s.ToTarget), finiteOrNil(s.Saving)})
 }
 
 // MFRow is one problem.

@@ -390,16 +390,11 @@ func (o *Optimizer) ContinueChance(id int64) (float64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("opt: continue chance: %w", err)
 	}
-	sign := o.s.Sign()
-	best := math.Inf(1)
-	for i := range o.trials {
-		if o.trials[i].State == Complete {
-			best = math.Min(best, sign*o.trials[i].Value)
-		}
-	}
-	if reach := r.reach(t); math.IsInf(best, 1) || reach == 0 || reach >= r.Max {
+	incumbent := o.bestComplete()
+	if reach := r.reach(t); incumbent < 0 || reach == 0 || reach >= r.Max {
 		return 1, nil // nothing to compare with, or nothing left to save
 	}
+	best := o.s.Sign() * o.trials[incumbent].Value
 	xz, y, _, _, ok := o.fidelityData()
 	if !ok {
 		return 1, nil

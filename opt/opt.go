@@ -1362,6 +1362,17 @@ func (o *Optimizer) Completed() int {
 func (o *Optimizer) Best() (Trial, bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	best := o.bestComplete()
+	if best < 0 {
+		return Trial{}, false
+	}
+	return o.trials[best].Clone(), true
+}
+
+// bestComplete is the index of the best completed trial for the space's
+// direction (the earliest on ties), −1 when none has completed. The caller
+// holds o.mu.
+func (o *Optimizer) bestComplete() int {
 	best := -1
 	sign := o.s.Sign()
 	for i, t := range o.trials {
@@ -1369,10 +1380,7 @@ func (o *Optimizer) Best() (Trial, bool) {
 			best = i
 		}
 	}
-	if best < 0 {
-		return Trial{}, false
-	}
-	return o.trials[best].Clone(), true
+	return best
 }
 
 // SurrogateAt rebuilds the surrogate fitted on the first t completed trials

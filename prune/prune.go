@@ -261,20 +261,30 @@ func (t Trial) lastReport() (last Point, prev int64) {
 	return last, prev
 }
 
+// newRungs are the rungs minResource·η^k, k ≥ from, that the trial's last
+// report reached for the first time (its previous report was below them),
+// in increasing order.
+func (t Trial) newRungs(minResource, eta, from int64) []int64 {
+	last, prev := t.lastReport()
+	var rungs []int64
+	for k := from; ; k++ {
+		rung := rungStep(minResource, eta, k)
+		if rung > last.Step || rung > MaxSteps {
+			return rungs
+		}
+		if rung > prev {
+			rungs = append(rungs, rung)
+		}
+	}
+}
+
 // successiveHalving decides at every rung that the trial's last report
 // reached for the first time (its previous report was below it). in, when
 // set, keeps the competitors of one Hyperband bracket.
 func successiveHalving(ctx context.Context, t Trial, src Source, minResource, eta, rate int64, bootstrap int, in func(number int64) bool) (Decision, error) {
-	last, prev := t.lastReport()
+	last, _ := t.lastReport()
 	reason := fmt.Sprintf("step %d reaches no new rung (rungs at %d·%d^k from k = %d)", last.Step, minResource, eta, rate)
-	for k := rate; ; k++ {
-		rung := rungStep(minResource, eta, k)
-		if rung > last.Step || rung > MaxSteps {
-			return Decision{Reason: reason}, nil
-		}
-		if rung <= prev {
-			continue
-		}
+	for _, rung := range t.newRungs(minResource, eta, rate) {
 		others, err := src.FirstFromStep(ctx, rung)
 		if err != nil {
 			return Decision{}, err
@@ -302,22 +312,15 @@ func successiveHalving(ctx context.Context, t Trial, src Source, minResource, et
 		}
 		reason = fmt.Sprintf("value %.6g at the rung at step %d is among the best %d of the %d trials there", last.Value, rung, keep, len(competing))
 	}
+	return Decision{Reason: reason}, nil
 }
 
 // model asks the source's model, at the first report at or past each rung
 // MinResource·η^k, for the trial's chance of beating the best complete
 // trial, and prunes below MinChance.
 func (c Config) model(ctx context.Context, t Trial, src Source) (Decision, error) {
-	last, prev := t.lastReport()
-	crossed := false
-	for k := int64(0); ; k++ {
-		rung := rungStep(c.MinResource, c.ReductionFactor, k)
-		if rung > last.Step || rung > MaxSteps {
-			break
-		}
-		crossed = crossed || rung > prev
-	}
-	if !crossed {
+	if len(t.newRungs(c.MinResource, c.ReductionFactor, 0)) == 0 {
+		last, _ := t.lastReport()
 		return Decision{Reason: fmt.Sprintf("step %d reaches no new rung (rungs at %d·%d^k)", last.Step, c.MinResource, c.ReductionFactor)}, nil
 	}
 	ch, ok := src.(Chancer)
