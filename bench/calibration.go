@@ -249,7 +249,10 @@ func calibrationData(ctx context.Context, f *Function, kind string, n int, seed 
 	if kind == "lcb" {
 		strategy, tau = "lcb", 0.1
 	}
-	r, err := Run(ctx, RunOptions{Function: f.Name, Dim: f.Dim, Budget: n, Seed: seed, Strategy: strategy, Tau: tau})
+	// The BO data are paper 000's: the acquisition over the whole space,
+	// without the optimizer's trust region, as when the bands were measured.
+	r, err := Run(ctx, RunOptions{Function: f.Name, Dim: f.Dim, Budget: n, Seed: seed, Strategy: strategy, Tau: tau,
+		Config: &opt.Config{TrustRegion: "none"}})
 	if err != nil {
 		return nil, nil, err
 	}

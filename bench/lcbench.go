@@ -253,7 +253,7 @@ func lcbench(ctx context.Context, o LCBenchOptions) (*LCBenchResult, error) {
 // lcbenchOne runs one BO and scores every hyperparameter.
 func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uint64) ([]pdpSplitRun, error) {
 	sp := m.Space
-	optimizer, err := opt.New(opt.Config{Space: sp, Strategy: "lcb", Tau: o.Tau, Kernel: "matern32", OutputWarp: "none", Seed: seed})
+	optimizer, err := opt.New(opt.Config{Space: sp, Strategy: "lcb", Tau: o.Tau, Kernel: "matern32", OutputWarp: "none", TrustRegion: "none", Seed: seed})
 	if err != nil {
 		return nil, err
 	}

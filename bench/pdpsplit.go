@@ -340,7 +340,8 @@ func (o PDPSplitOptions) runOptions(d int, tau float64, seed uint64) RunOptions 
 		Config: &opt.Config{
 			Kernel: "matern32", MinNoise: o.MinNoise, InitialDesign: o.InitialDesign, InitialSize: 4 * d,
 			AcqOptimizer: o.AcqOptimizer, FullRefitEvery: o.FullRefitEvery,
-			OutputWarp: "none", // paper 000's mlrMBO fits its GP to the values themselves
+			OutputWarp:  "none", // paper 000's mlrMBO fits its GP to the values themselves
+			TrustRegion: "none", // and searches the whole space
 		},
 	}
 }

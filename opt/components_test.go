@@ -46,6 +46,11 @@ func TestEveryComponentWires(t *testing.T) {
 			t.Errorf("liar %q kept as %q", name, o.Config().Liar)
 		}
 	}
+	for name := range trustRules {
+		if o := build(Config{TrustRegion: name}); o.Config().TrustRegion != name {
+			t.Errorf("trust region %q kept as %q", name, o.Config().TrustRegion)
+		}
+	}
 	for name := range maximizerComponents {
 		if o := build(Config{AcqOptimizer: name}); o.Config().AcqOptimizer != name {
 			t.Errorf("acquisition optimizer %q kept as %q", name, o.Config().AcqOptimizer)
@@ -59,6 +64,9 @@ func TestEveryComponentWires(t *testing.T) {
 		{Config{Surrogate: "svm"}, `unknown surrogate "svm" (want forest, gp)`},
 		{Config{Liar: "truth"}, `unknown liar "truth" (want believer, best, mean, worst)`},
 		{Config{AcqOptimizer: "cmaes"}, `unknown acquisition optimizer "cmaes" (want focus, random)`},
+		{Config{TrustRegion: "sometimes"}, `unknown trust region "sometimes" (want alternate, always, none)`},
+		{Config{TrustRegion: "always", Surrogate: "forest"}, `trust region "always" needs a plain acquisition`},
+		{Config{TrustRegion: "alternate", Strategy: "bobax"}, `trust region "alternate" needs a plain acquisition`},
 	} {
 		c.cfg.Space = s
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {

@@ -31,7 +31,10 @@
 //     candidates (N = 1500 as in paper 002) and 500 perturbations of the
 //     best trials (see localCandidates), plus a local refinement of the best
 //     three (a gradient climb on a GP, a pattern search otherwise), or with
-//     mlrMBO focus search (package acq).
+//     mlrMBO focus search (package acq). Every other proposal of a plain
+//     acquisition on the GP is confined to a trust region around the
+//     incumbent (TuRBO, Eriksson et al. 2019; trust.go), with 1500 more
+//     candidates drawn inside it.
 //
 // GP hyperparameters are warm-started: each Ask runs one L-BFGS start from
 // the previous Ask's hyperparameters, and every FullRefitEvery completed
@@ -287,6 +290,13 @@ type Config struct {
 	FocusIterations int
 	FocusPoints     int
 
+	// TrustRegion confines proposals to a box around the incumbent
+	// (trust.go): "alternate" (every other ask), "always", or "none"
+	// [DefaultTrustRegion for a plain acquisition on the GP, "none"
+	// otherwise, which is the only value a BOBAX strategy or the forest
+	// accepts].
+	TrustRegion string
+
 	// Liar is the value pending trials are conditioned on: "believer"
 	// [default, the model's mean], "best", "mean" or "worst" (see the
 	// package doc).
@@ -342,6 +352,8 @@ type Optimizer struct {
 	sur    surrogateComponent
 	warp   warpComponent // Config.OutputWarp
 	liar   liarComponent
+	// confine says which asks are confined to the trust region (nil: none).
+	confine trustRule
 
 	trials    []Trial
 	byID      map[int64]int
@@ -508,6 +520,21 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	case cfg.LocalCandidates > MaxCandidates:
 		return nil, fmt.Errorf("local candidates %d above the limit %d", cfg.LocalCandidates, MaxCandidates)
 	}
+	// A trust region confines the proposals of a plain acquisition on the
+	// GP: it needs lengthscales, and a BOBAX-family strategy's schedule
+	// chooses where to look by its own rule.
+	confinable := policy == nil && cfg.Acquire == nil && cfg.Surrogate == "gp" && cfg.Strategy != AcqRandom
+	defaultTrust := DefaultTrustRegion
+	if !confinable {
+		defaultTrust = "none"
+	}
+	var confine trustRule
+	if cfg.TrustRegion, confine, err = component("trust region", cfg.TrustRegion, defaultTrust, trustRules); err != nil {
+		return nil, err
+	}
+	if confine != nil && !confinable {
+		return nil, fmt.Errorf("trust region %q needs a plain acquisition (ei, lcb, pi, pvar) on the gp surrogate (use \"none\")", cfg.TrustRegion)
+	}
 	var newMaximizer maximizerComponent
 	if cfg.AcqOptimizer, newMaximizer, err = component("acquisition optimizer", cfg.AcqOptimizer, "random", maximizerComponents); err != nil {
 		return nil, err
@@ -518,17 +545,18 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	}
 
 	o := &Optimizer{
-		cfg:    cfg,
-		policy: policy,
-		s:      s,
-		kernel: kernel,
-		levels: s.Levels(),
-		maxim:  maxim,
-		sur:    sur,
-		warp:   outputWarp,
-		liar:   liar,
-		byID:   map[int64]int{},
-		nextID: 1,
+		cfg:     cfg,
+		policy:  policy,
+		s:       s,
+		kernel:  kernel,
+		levels:  s.Levels(),
+		maxim:   maxim,
+		sur:     sur,
+		warp:    outputWarp,
+		liar:    liar,
+		confine: confine,
+		byID:    map[int64]int{},
+		nextID:  1,
 	}
 	if cfg.InitialSize > 0 {
 		pts, err := design.Generate(kind, cfg.InitialSize, d, o.stream(streamDesign, 0))
@@ -555,6 +583,7 @@ const (
 	streamFit
 	streamLocal
 	streamSurrogateAt
+	streamTrust
 )
 
 func (o *Optimizer) stream(purpose, number int) *rand.Rand {
@@ -792,7 +821,23 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		return fallback("building the acquisition", err)
 	}
 	maxim := o.searchAround(x, y, n)
-	res, err := maxim.Maximize(o.exclude(a, false), proposal, o.s, rng)
+	var box *trustBox
+	if o.confine != nil && o.confine(n) && hyper != nil && !fidelity && len(x) >= len(o.design)+trustDelay(o.s.Dim()) {
+		if box, err = o.trustRegion(proposal, x, y, hyper.Lengthscales); err != nil {
+			return fallback("building the trust region", err)
+		}
+		if rs, ok := maxim.(acq.RandomSearch); ok {
+			rs.Extra = append(rs.Extra, box.candidates(o.s, trustCandidates, o.stream(streamTrust, n))...)
+			maxim = rs
+		}
+	}
+	res, err := maxim.Maximize(o.exclude(a, false, box), proposal, o.s, rng)
+	if box != nil && (err != nil || math.IsInf(res.Score, -1)) {
+		// Nothing admissible in the box (all of it near pending or failed
+		// trials): the whole space.
+		box = nil
+		res, err = o.searchAround(x, y, n).Maximize(o.exclude(a, false, nil), proposal, o.s, rng)
+	}
 	if err != nil {
 		return fallback("maximizing the acquisition", err)
 	}
@@ -803,7 +848,13 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		// the incumbent, and the random configuration below explores; on
 		// Branin that keeps the median regret at 8.4e-6 where a second
 		// search gave 3.0e-5.)
-		if again, err := maxim.Maximize(o.exclude(a, true), proposal, o.s, rng); err == nil && !math.IsInf(again.Score, -1) {
+		again, err := maxim.Maximize(o.exclude(a, true, box), proposal, o.s, rng)
+		if box != nil && (err != nil || math.IsInf(again.Score, -1)) {
+			// Every level in the box is evaluated: the whole space.
+			box = nil
+			again, err = o.searchAround(x, y, n).Maximize(o.exclude(a, true, nil), proposal, o.s, rng)
+		}
+		if err == nil && !math.IsInf(again.Score, -1) {
 			res = again
 		}
 	}
@@ -815,6 +866,9 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		}, nil
 	}
 	t := Trial{U: res.U, Acquisition: a.Name(), Observed: len(x), Fidelity: fidelity, Note: res.Warning}
+	if box != nil {
+		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("within the trust region of side %.3g around complete trial %d", box.side, o.completionNumber(box.incumbent))
+	}
 	if fidelity {
 		t.Observed = 0 // the model's data are not the first complete trials
 		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("model over configuration × %s fitted on %d values of %d trials, read at %s = %d",
@@ -957,6 +1011,10 @@ func (o *Optimizer) freshRandom(rng *rand.Rand) []float64 {
 	}
 	return u
 }
+
+// DefaultTrustRegion is Config.TrustRegion's default for a plain acquisition
+// on the GP.
+const DefaultTrustRegion = "alternate"
 
 // DefaultKernel is the optimizer's GP kernel: Matérn-3/2, the kernel of
 // paper 000's experiments. Rougher than Matérn-5/2, it fits objectives with
@@ -1147,8 +1205,9 @@ func (o *Optimizer) acquisition(model surrogate.Model, x [][]float64, y []float6
 	return acq.New(o.cfg.Strategy, acq.Params{Best: best, Xi: o.cfg.Xi, Tau: &tau})
 }
 
-// exclude wraps a with the MinDistance rule around pending and failed trials.
-func (o *Optimizer) exclude(a acq.Acquisition, withDone bool) acq.Acquisition {
+// exclude wraps a with the MinDistance rule around pending and failed
+// trials, and with the trust region's walls when box is not nil.
+func (o *Optimizer) exclude(a acq.Acquisition, withDone bool, box *trustBox) acq.Acquisition {
 	var pts, done [][]float64
 	for i := range o.trials {
 		switch o.trials[i].State {
@@ -1166,11 +1225,11 @@ func (o *Optimizer) exclude(a acq.Acquisition, withDone bool) acq.Acquisition {
 			}
 		}
 	}
-	if len(pts) == 0 && len(done) == 0 {
+	if len(pts) == 0 && len(done) == 0 && box == nil {
 		return a
 	}
 	return excluding{Acquisition: a, points: pts, r2: o.cfg.MinDistance * o.cfg.MinDistance,
-		done: done, doneR2: o.cfg.DuplicateTolerance * o.cfg.DuplicateTolerance}
+		done: done, doneR2: o.cfg.DuplicateTolerance * o.cfg.DuplicateTolerance, box: box}
 }
 
 // excluding scores −Inf within √r2 of any of points, so a maximizer never
@@ -1183,6 +1242,8 @@ type excluding struct {
 	// duplicate tolerance).
 	done   [][]float64
 	doneR2 float64
+	// box, if not nil, is the trust region: everything outside is excluded.
+	box *trustBox
 }
 
 // Pointwise implements acq.Pointwise: the exclusion depends on the point
@@ -1249,6 +1310,9 @@ func (e excluding) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []
 }
 
 func (e excluding) excluded(c []float64) bool {
+	if e.box != nil && !e.box.contains(c) {
+		return true
+	}
 	for _, p := range e.points {
 		if squaredDistance(c, p) < e.r2 {
 			return true

@@ -303,15 +303,15 @@ func TestSurrogateAtReproducesTheProposalModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, o, 12, bowl2)
+	run(t, o, 20, bowl2)
 	h := o.History()
-	tr := h[10] // proposed by EI from the first 10 observations
+	tr := h[18] // proposed by EI from the first 18 observations
 	m, err := o.SurrogateOf(tr.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	x, y := make([][]float64, 10), make([]float64, 10)
-	for i := range 10 {
+	x, y := make([][]float64, 18), make([]float64, 18)
+	for i := range 18 {
 		x[i], y[i] = h[i].U, h[i].Value
 	}
 	// With the recorded hyperparameters, EI maximized over the same random
@@ -321,7 +321,19 @@ func TestSurrogateAtReproducesTheProposalModel(t *testing.T) {
 	if y, err = o.warp(y); err != nil {
 		t.Fatal(err)
 	}
-	res, err := o.searchAround(x, y, tr.Number).Maximize(acq.EI{Best: slices.Min(y)}, m, s, rng)
+	// Ask 18 is confined to the trust region (the default "alternate"
+	// confines even asks once 8 design points and trustDelay(2) = 4 more
+	// are complete): the same box, its candidates and its walls.
+	if !o.confine(tr.Number) || !strings.Contains(tr.Note, "trust region") {
+		t.Fatalf("ask %d is not confined", tr.Number)
+	}
+	box, err := o.trustRegion(m, x, y, tr.Hyper.Lengthscales)
+	if err != nil {
+		t.Fatal(err)
+	}
+	search := o.searchAround(x, y, tr.Number).(acq.RandomSearch)
+	search.Extra = append(search.Extra, box.candidates(s, trustCandidates, o.stream(streamTrust, tr.Number))...)
+	res, err := search.Maximize(o.exclude(acq.EI{Best: slices.Min(y)}, false, box), m, s, rng)
 	if err != nil {
 		t.Fatal(err)
 	}

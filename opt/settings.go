@@ -36,6 +36,8 @@ type Settings struct {
 	// LocalCandidates: perturbations of the best trials scored beside the
 	// uniform candidates (default 500; -1 none).
 	LocalCandidates int `json:"local_candidates,omitempty"`
+	// TrustRegion: "alternate", "always" or "none" (Config.TrustRegion).
+	TrustRegion string `json:"trust_region,omitempty"`
 	// ExactPoints and MeanPoints: the GP is exact up to ExactPoints
 	// completed trials (default 256), a subset-of-data GP beyond, its mean
 	// on MeanPoints (default 1000).
@@ -118,7 +120,7 @@ func (c Settings) Config(sp *space.Space, history []Trial, workers int) Config {
 	return Config{
 		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, OutputWarp: c.OutputWarp, Kernel: c.Kernel, Tau: c.Tau, Xi: c.Xi,
 		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
-		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, LocalCandidates: c.LocalCandidates, ExactPoints: c.ExactPoints, MeanPoints: c.MeanPoints, Seed: seed, History: history, Workers: workers,
+		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, LocalCandidates: c.LocalCandidates, TrustRegion: c.TrustRegion, ExactPoints: c.ExactPoints, MeanPoints: c.MeanPoints, Seed: seed, History: history, Workers: workers,
 		Resource: c.Resource,
 		BOBAX:    BOBAXConfig{K: c.K, Pi: c.Pi, Beta: c.Beta, Tolerance: c.PDTolerance, Params: c.PDParams},
 	}

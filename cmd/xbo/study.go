@@ -87,6 +87,7 @@ func optimizerFlags(fs *flag.FlagSet) (settings func() opt.Settings) {
 	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
 	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
 	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
+	fs.StringVar(&cfg.TrustRegion, "trust-region", "", "confine proposals to a box around the incumbent: alternate (default for ei, lcb, pi, pvar on the gp: every other ask), always, none")
 	fs.StringVar(&cfg.Liar, "liar", "", "value pending trials are conditioned on: believer (default: the model's mean), best, mean, worst")
 	fs.Func("resource", `the study's resource as JSON, e.g. '{"name":"epochs","min":1,"max":81}': proposals then learn from the intermediate values of trials a pruner stopped (docs/api.md, "Pruners")`, func(v string) error {
 		dec := json.NewDecoder(strings.NewReader(v))

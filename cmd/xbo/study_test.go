@@ -53,6 +53,13 @@ params:
 	if code != 0 || !strings.Contains(out, `"resource":{"name":"epochs","min":1,"max":27}`) {
 		t.Fatalf("create with a resource: exit %d, %q %q", code, out, errOut)
 	}
+	code, out, errOut = runCLI(t, "study", "create", "--db", db, "--name", "tr", "--space", spacePath, "--trust-region", "always")
+	if code != 0 || !strings.Contains(out, `"trust_region":"always"`) {
+		t.Fatalf("create with a trust region: exit %d, %q %q", code, out, errOut)
+	}
+	if code, _, errOut := runCLI(t, "study", "create", "--db", db, "--name", "tr2", "--space", spacePath, "--trust-region", "always", "--surrogate", "forest"); code != 2 || !strings.Contains(errOut, "needs a plain acquisition") {
+		t.Fatalf("trust region on the forest: exit %d %q", code, errOut)
+	}
 	for _, bad := range []string{`{"name":"epochs","min":3,"max":2}`, `{"name":"epochs","low":1}`} {
 		if code, _, errOut := runCLI(t, "study", "create", "--db", db, "--name", "z", "--space", spacePath, "--resource", bad); code != 2 || !strings.Contains(errOut, "resource") {
 			t.Fatalf("bad resource %s: exit %d %q", bad, code, errOut)
@@ -114,7 +121,7 @@ params:
 	}
 	code, out, _ = runCLI(t, "study", "list", "--db", db, "--json")
 	var list []store.StudySummary
-	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 3 || list[0].Counts[store.Complete] != 2 || list[0].Counts[store.Pruned] != 1 {
+	if code != 0 || json.Unmarshal([]byte(out), &list) != nil || len(list) != 4 || list[0].Counts[store.Complete] != 2 || list[0].Counts[store.Pruned] != 1 {
 		t.Fatalf("list --json: %d %q", code, out)
 	}
 	code, out, errOut = runCLI(t, "study", "export", "cnn", "--csv", "--db", db)
