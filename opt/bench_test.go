@@ -230,8 +230,13 @@ func BenchmarkAskT200D6Pending32(b *testing.B) {
 // first Ask, so this is the cost of an ask that refits; the asks in between
 // keep them fixed (see BenchmarkAskLongFixed).
 func BenchmarkAskLong(b *testing.B) {
-	for _, T := range []int{1000, 5000} {
-		b.Run(fmt.Sprintf("T%d", T), func(b *testing.B) {
+	for _, c := range []struct {
+		T     int
+		trust string
+	}{{1000, "alternate"}, {1000, "none"}, {5000, "alternate"}, {5000, "none"}} {
+		T := c.T
+		// Ask number T is even: a confined ask under "alternate".
+		b.Run(fmt.Sprintf("T%d/trust=%s", T, c.trust), func(b *testing.B) {
 			x, y := syntheticData(7, T, 6)
 			// The recorded hyperparameters come from a fit on 256 trials,
 			// as a long run's subset would have them.
@@ -241,7 +246,7 @@ func BenchmarkAskLong(b *testing.B) {
 				hist[i] = Trial{Params: x[i], State: Complete, Value: y[i], Acquisition: "ei"}
 			}
 			hist[T-1].Hyper, hist[T-1].Observed = short[255].Hyper, T-1
-			benchmarkAsk(b, unitSpace(b, 6), hist, Config{})
+			benchmarkAsk(b, unitSpace(b, 6), hist, Config{TrustRegion: c.trust})
 		})
 	}
 }

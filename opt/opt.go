@@ -822,7 +822,8 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	}
 	maxim := o.searchAround(x, y, n)
 	var box *trustBox
-	if o.confine != nil && o.confine(n) && hyper != nil && !fidelity && len(x) >= len(o.design)+trustDelay(o.s.Dim()) {
+	if o.confine != nil && o.confine(n) && hyper != nil && !fidelity && len(x) >= len(o.design)+trustDelay(o.s.Dim()) &&
+		hyper.NoiseVariance < trustMaxNoise*hyper.SignalVariance {
 		if box, err = o.trustRegion(proposal, x, y, hyper.Lengthscales); err != nil {
 			return fallback("building the trust region", err)
 		}

@@ -152,3 +152,35 @@ func TestTrustRegionCentreIsTheBestMean(t *testing.T) {
 		t.Errorf("centre %v, want the grid point (0.26, 0.58)", c)
 	}
 }
+
+// Under noise the best value is a lucky draw, and no ask is confined: a
+// noisy history's proposal has no trust region, the same history without
+// the noise has one.
+func TestNoisyStudiesAreNotConfined(t *testing.T) {
+	s := mustSpace(t, `{"params":[{"name":"a","type":"float","low":0,"high":1},{"name":"b","type":"float","low":0,"high":1}]}`)
+	for _, noise := range []float64{0, 0.3} {
+		rng := rand.New(rand.NewPCG(8, 9))
+		var hist []Trial
+		for range 40 {
+			a, b := rng.Float64(), rng.Float64()
+			v := (a-0.3)*(a-0.3) + (b-0.6)*(b-0.6) + noise*rng.NormFloat64()
+			hist = append(hist, Trial{Params: []float64{a, b}, State: Complete, Value: v, Acquisition: "ei"})
+		}
+		o, err := New(Config{Space: s, Seed: 1, TrustRegion: "always", InitialSize: 5, History: hist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tr, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		ratio := tr.Hyper.NoiseVariance / tr.Hyper.SignalVariance
+		confined := strings.Contains(tr.Note, "within the trust region")
+		if confined != (ratio < trustMaxNoise) {
+			t.Errorf("noise sd %v: noise/signal variance %.3g, confined %v (note %q)", noise, ratio, confined, tr.Note)
+		}
+		if want := noise == 0; confined != want {
+			t.Errorf("noise sd %v: confined %v, want %v (noise/signal variance %.3g)", noise, confined, want, ratio)
+		}
+	}
+}
