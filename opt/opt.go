@@ -820,10 +820,10 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 	if err != nil {
 		return fallback("building the acquisition", err)
 	}
-	maxim := o.searchAround(x, y, n)
+	global := o.searchAround(x, y, n)
+	maxim := global
 	var box *trustBox
-	if o.confine != nil && o.confine(n) && hyper != nil && !fidelity && len(x) >= len(o.design)+trustDelay(o.s.Dim()) &&
-		hyper.NoiseVariance < trustMaxNoise*hyper.SignalVariance {
+	if !fidelity && o.confines(n, len(x), hyper) {
 		if box, err = o.trustRegion(proposal, x, y, hyper.Lengthscales); err != nil {
 			return fallback("building the trust region", err)
 		}
@@ -832,13 +832,18 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 			maxim = rs
 		}
 	}
-	res, err := maxim.Maximize(o.exclude(a, false, box), proposal, o.s, rng)
-	if box != nil && (err != nil || math.IsInf(res.Score, -1)) {
-		// Nothing admissible in the box (all of it near pending or failed
-		// trials): the whole space.
-		box = nil
-		res, err = o.searchAround(x, y, n).Maximize(o.exclude(a, false, nil), proposal, o.s, rng)
+	// search maximizes a inside the box, and over the whole space (box
+	// cleared) when nothing in the box is admissible: all of it near
+	// pending or failed trials or, withDone, every level in it evaluated.
+	search := func(withDone bool) (acq.Result, error) {
+		res, err := maxim.Maximize(o.exclude(a, withDone, box), proposal, o.s, rng)
+		if box != nil && (err != nil || math.IsInf(res.Score, -1)) {
+			box = nil
+			res, err = global.Maximize(o.exclude(a, withDone, nil), proposal, o.s, rng)
+		}
+		return res, err
 	}
+	res, err := search(false)
 	if err != nil {
 		return fallback("maximizing the acquisition", err)
 	}
@@ -849,13 +854,7 @@ func (o *Optimizer) propose(reuse *fitted) (Trial, error) {
 		// the incumbent, and the random configuration below explores; on
 		// Branin that keeps the median regret at 8.4e-6 where a second
 		// search gave 3.0e-5.)
-		again, err := maxim.Maximize(o.exclude(a, true, box), proposal, o.s, rng)
-		if box != nil && (err != nil || math.IsInf(again.Score, -1)) {
-			// Every level in the box is evaluated: the whole space.
-			box = nil
-			again, err = o.searchAround(x, y, n).Maximize(o.exclude(a, true, nil), proposal, o.s, rng)
-		}
-		if err == nil && !math.IsInf(again.Score, -1) {
+		if again, err := search(true); err == nil && !math.IsInf(again.Score, -1) {
 			res = again
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"xbo/gp"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -50,7 +51,20 @@ const (
 // 0.21 against 0.13 unconfined, 6 seeds better and 14 worse; after max(4, d)
 // completions 0.13 (9 to 11). Waiting twice as long gave back most of the
 // gain on Styblinski-Tang (docs/peers.md, "Trust regions").
-func trustDelay(dim int) int { return max(4, dim) }
+func trustDelay(dim int) int { return trustFailTolerance(dim) }
+
+// trustFailTolerance is TuRBO's number of completions without an
+// improvement that halves the side.
+func trustFailTolerance(dim int) int { return max(4, dim) }
+
+// confines says whether ask number n, proposed from observed completed
+// trials by a GP with hyperparameters hyper (nil: none), is confined: by
+// the rule, after the delay, and while the fitted noise is small.
+func (o *Optimizer) confines(n, observed int, hyper *gp.Hyper) bool {
+	return o.confine != nil && o.confine(n) && hyper != nil &&
+		observed >= len(o.design)+trustDelay(o.s.Dim()) &&
+		hyper.NoiseVariance < trustMaxNoise*hyper.SignalVariance
+}
 
 // trustMaxNoise bounds the GP's fitted noise variance, relative to its
 // signal variance, under which asks are confined. TuRBO counts an
@@ -95,7 +109,7 @@ func trustSide(y []float64, designSize, dim int) float64 {
 	for _, v := range y[:start] {
 		best = min(best, v)
 	}
-	failTolerance := max(4, dim)
+	failTolerance := trustFailTolerance(dim)
 	side, successes, failures := trustInitial, 0, 0
 	for _, v := range y[start:] {
 		if v < best-trustImprovement*math.Abs(best) {
