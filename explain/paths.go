@@ -49,7 +49,10 @@ type PathStep struct {
 	Value       *float64 `json:"value,omitempty"`
 	// Observed is the number of complete trials the proposing surrogate was
 	// fitted on.
-	Observed    int                  `json:"observed"`
+	Observed int `json:"observed"`
+	// Units of this step's mean, standard error and confidence bound: those
+	// of the model that proposed it (see PathsResult.Units).
+	Units       string               `json:"units"`
 	Point       map[string]any       `json:"point"`
 	Explanation *shapley.Explanation `json:"explanation"`
 }
@@ -70,7 +73,9 @@ type PathsResult struct {
 	// Units of the mean, standard error and confidence bound explained:
 	// "objective", or the warp the optimizer's proposal model was fitted
 	// with ("yeo-johnson": the values standardized and power-transformed,
-	// opt.Config.OutputWarp), whose order is the objective's.
+	// opt.Config.OutputWarp), whose order is the objective's; "mixed" when
+	// the steps differ (a trust-region proposal's model is never warped),
+	// each step's Units then says which.
 	Units string     `json:"units"`
 	Steps []PathStep `json:"steps"`
 }
@@ -190,9 +195,6 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 	}
 	res := &PathsResult{About: p.about("paths"), Params: h.Space.Names(), Tau: *req.Tau, Method: req.Method,
 		Proposals: len(props), Units: "objective", Steps: []PathStep{}}
-	if w := o.Config().OutputWarp; w != "none" {
-		res.Units = w
-	}
 	if len(props) > req.Proposals {
 		props = props[len(props)-req.Proposals:]
 		res.Truncated = true
@@ -240,7 +242,16 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 	for _, st := range path.Steps {
 		pr := props[st.Iteration]
 		ps := PathStep{Trial: pr.t.Number, Acquisition: pr.t.Acquisition, State: string(pr.t.State),
-			Observed: pr.ot.Observed, Point: h.Space.ToMap(pr.t.Params), Explanation: st.Explanation}
+			Observed: pr.ot.Observed, Units: "objective", Point: h.Space.ToMap(pr.t.Params), Explanation: st.Explanation}
+		if pr.ot.Warped {
+			ps.Units = o.Config().OutputWarp
+		}
+		switch {
+		case len(res.Steps) == 0:
+			res.Units = ps.Units
+		case res.Units != ps.Units:
+			res.Units = "mixed"
+		}
 		if pr.t.Usable() {
 			v := pr.t.Value
 			ps.Value = &v

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -259,8 +260,11 @@ func (g *GP) binnedExcess(j int, residual, cov []float64) float64 {
 	if len(groups) == 0 {
 		return 0
 	}
+	// The bins are summed in a fixed order (a map's is random), so that the
+	// same data give the same bits on every surface.
 	sum, count := 0.0, 0.0
-	for _, members := range groups {
+	for _, key := range slices.Sorted(maps.Keys(groups)) {
+		members := groups[key]
 		m := float64(len(members))
 		e, expect := 0.0, 0.0
 		for _, a := range members {

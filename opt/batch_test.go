@@ -55,8 +55,13 @@ func TestAskBatch(t *testing.T) {
 		if !slices.Equal(tr.U, again[i].U) {
 			t.Fatalf("trial %d not reproducible: %v then %v", i, tr.U, again[i].U)
 		}
-		if tr.Hyper == nil || !slices.Equal(tr.Hyper.Lengthscales, batch[0].Hyper.Lengthscales) {
-			t.Fatalf("trial %d has hyperparameters %+v, want the batch's single fit %+v", i, tr.Hyper, batch[0].Hyper)
+		// Two fits: the confined asks' (12, 14) of the values, the others'
+		// of the warped values.
+		if tr.Warped != (i%2 == 1) {
+			t.Fatalf("trial %d warped %v", i, tr.Warped)
+		}
+		if tr.Hyper == nil || !slices.Equal(tr.Hyper.Lengthscales, batch[i%2].Hyper.Lengthscales) {
+			t.Fatalf("trial %d has hyperparameters %+v, want its kind's single fit %+v", i, tr.Hyper, batch[i%2].Hyper)
 		}
 		for j := range i {
 			if dist := math.Hypot(tr.U[0]-batch[j].U[0], tr.U[1]-batch[j].U[1]); dist < 0.01 {

@@ -60,7 +60,7 @@ func bobaxStrategy(s *space.Space, cfg *Config) (acq.Policy, error) {
 // proposal used.
 type surrogateComponent interface {
 	// fit builds the surrogate on (x, y); see Optimizer.fit for warm.
-	fit(o *Optimizer, x [][]float64, y []float64, warm bool) (surrogate.Model, *gp.Hyper, error)
+	fit(o *Optimizer, x [][]float64, y []float64, warm *warmStart) (surrogate.Model, *gp.Hyper, error)
 	// rebuild refits the model a proposal recorded hyperparameters for
 	// (nil when it recorded none).
 	rebuild(o *Optimizer, x [][]float64, y []float64, hyper *gp.Hyper) (surrogate.Model, error)
@@ -76,13 +76,13 @@ var surrogateComponents = map[string]surrogateComponent{
 
 type gpSurrogate struct{}
 
-func (gpSurrogate) fit(o *Optimizer, x [][]float64, y []float64, warm bool) (surrogate.Model, *gp.Hyper, error) {
+func (gpSurrogate) fit(o *Optimizer, x [][]float64, y []float64, warm *warmStart) (surrogate.Model, *gp.Hyper, error) {
 	return o.fitWarmGP(x, y, warm)
 }
 
 func (gpSurrogate) rebuild(o *Optimizer, x [][]float64, y []float64, hyper *gp.Hyper) (surrogate.Model, error) {
 	if hyper == nil {
-		m, _, err := o.fitWarmGP(x, y, false)
+		m, _, err := o.fitWarmGP(x, y, nil)
 		return m, err
 	}
 	m, _, err := o.fitGP(x, y, gp.Options{Kernel: o.kernel, Levels: o.levels, Fixed: hyper, Workers: o.cfg.Workers})
@@ -107,7 +107,7 @@ func (forestSurrogate) condition(o *Optimizer, _ surrogate.Model, x [][]float64,
 	return forest.Fit(append(slices.Clone(x), px...), append(slices.Clone(y), lies...), o.forestOptions(len(x)))
 }
 
-func (forestSurrogate) fit(o *Optimizer, x [][]float64, y []float64, _ bool) (surrogate.Model, *gp.Hyper, error) {
+func (forestSurrogate) fit(o *Optimizer, x [][]float64, y []float64, _ *warmStart) (surrogate.Model, *gp.Hyper, error) {
 	f, err := forest.Fit(x, y, o.forestOptions(len(x)))
 	if err != nil {
 		return nil, nil, err
@@ -116,7 +116,7 @@ func (forestSurrogate) fit(o *Optimizer, x [][]float64, y []float64, _ bool) (su
 }
 
 func (s forestSurrogate) rebuild(o *Optimizer, x [][]float64, y []float64, _ *gp.Hyper) (surrogate.Model, error) {
-	m, _, err := s.fit(o, x, y, false)
+	m, _, err := s.fit(o, x, y, nil)
 	return m, err
 }
 

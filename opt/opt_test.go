@@ -317,15 +317,15 @@ func TestSurrogateAtReproducesTheProposalModel(t *testing.T) {
 	// With the recorded hyperparameters, EI maximized over the same random
 	// stream must land on the recorded proposal again.
 	rng := o.stream(streamAsk, tr.Number)
-	// The proposal model's EI is on the warped values.
-	if y, err = o.warp(y); err != nil {
-		t.Fatal(err)
-	}
 	// Ask 18 is confined to the trust region (the default "alternate"
 	// confines even asks once 8 design points and trustDelay(2) = 4 more
-	// are complete): the same box, its candidates and its walls.
+	// are complete): the same box, its candidates and its walls, and a
+	// model of the values unwarped; ask 19's model is warped.
 	if !o.confine(tr.Number) || !strings.Contains(tr.Note, "trust region") {
 		t.Fatalf("ask %d is not confined", tr.Number)
+	}
+	if tr.Warped || !h[19].Warped {
+		t.Fatalf("asks 18 and 19 warped: %v and %v, want false and true", tr.Warped, h[19].Warped)
 	}
 	box, err := o.trustRegion(m, x, y, tr.Hyper.Lengthscales)
 	if err != nil {
@@ -618,21 +618,27 @@ func TestLongStudiesUseASubset(t *testing.T) {
 			byObserved[tr.Observed] = tr
 		}
 	}
-	// Beyond 15 observations the hyperparameters are refitted each time the
-	// data grew by a tenth (at 16, 18, 20, 22, 25, 28, 31, 35, 39): the 25
-	// proposals from 16..40 observations use about 9 distinct fits, not 25.
-	fits := map[string]bool{}
+	// Beyond 15 observations the hyperparameters of each kind of model
+	// (confined asks' unwarped, the others' warped) are refitted each time
+	// the data grew by a tenth since that kind's last fit: of the 12
+	// proposals of each kind from 16..40 observations, 7 or 8 have a fit of
+	// their own, not 12.
+	fits := map[bool]map[string]bool{false: {}, true: {}}
+	proposals := map[bool]int{}
 	var b Trial
 	for n, tr := range byObserved {
 		if n > 15 {
-			fits[fmt.Sprint(tr.Hyper)] = true
+			fits[tr.Warped][fmt.Sprint(tr.Hyper)] = true
+			proposals[tr.Warped]++
 			if n > b.Observed {
 				b = tr
 			}
 		}
 	}
-	if len(fits) < 5 || len(fits) > 12 {
-		t.Errorf("%d distinct hyperparameter fits among the proposals from 16–40 observations, want about 9", len(fits))
+	for _, warped := range []bool{false, true} {
+		if n := len(fits[warped]); n < 4 || n > proposals[warped]-3 {
+			t.Errorf("warped %v: %d distinct hyperparameter fits among %d proposals from 16–40 observations, want about 7", warped, n, proposals[warped])
+		}
 	}
 	m, err := o.SurrogateOf(b.ID)
 	if err != nil {

@@ -136,11 +136,17 @@ type ProposalMeta struct {
 	Hyper    *gp.Hyper `json:"hyper,omitempty"`
 	Note     string    `json:"note,omitempty"`
 	Fidelity bool      `json:"fidelity,omitempty"`
+	Warped   bool      `json:"warped,omitempty"`
 }
 
 // Meta returns the trial's proposal record.
 func (t *Trial) Meta() ProposalMeta {
-	return ProposalMeta{Observed: t.Observed, Hyper: t.Hyper, Note: t.Note, Fidelity: t.Fidelity}
+	return ProposalMeta{Observed: t.Observed, Hyper: t.Hyper, Note: t.Note, Fidelity: t.Fidelity, Warped: t.Warped}
+}
+
+// SetMeta restores a proposal record read back from a store.
+func (t *Trial) SetMeta(m ProposalMeta) {
+	t.Observed, t.Hyper, t.Note, t.Fidelity, t.Warped = m.Observed, m.Hyper, m.Note, m.Fidelity, m.Warped
 }
 
 // notProposals are acquisition labels of trials no surrogate chose.
@@ -187,7 +193,7 @@ func FromHistory(h *history.History) ([]Trial, map[int64]int64, error) {
 		if len(t.Meta) > 0 {
 			var m ProposalMeta
 			if json.Unmarshal(t.Meta, &m) == nil {
-				ot.Observed, ot.Hyper, ot.Note, ot.Fidelity = m.Observed, m.Hyper, m.Note, m.Fidelity
+				ot.SetMeta(m)
 				recorded = true
 			}
 		}

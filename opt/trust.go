@@ -61,9 +61,14 @@ func trustFailTolerance(dim int) int { return max(4, dim) }
 // trials by a GP with hyperparameters hyper (nil: none), is confined: by
 // the rule, after the delay, and while the fitted noise is small.
 func (o *Optimizer) confines(n, observed int, hyper *gp.Hyper) bool {
-	return o.confine != nil && o.confine(n) && hyper != nil &&
-		observed >= len(o.design)+trustDelay(o.s.Dim()) &&
+	return o.confinable(n, observed) && hyper != nil &&
 		hyper.NoiseVariance < trustMaxNoise*hyper.SignalVariance
+}
+
+// confinable says whether ask number n, proposed from observed completed
+// trials, is confined by the rule and the delay, before the noise rule.
+func (o *Optimizer) confinable(n, observed int) bool {
+	return o.confine != nil && o.confine(n) && observed >= len(o.design)+trustDelay(o.s.Dim())
 }
 
 // trustMaxNoise bounds the GP's fitted noise variance, relative to its

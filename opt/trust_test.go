@@ -132,7 +132,7 @@ func TestTrustRegionCentreIsTheBestMean(t *testing.T) {
 		t.Fatal(err)
 	}
 	x, y := o.data(o.completed)
-	model, hyper, err := o.fit(x, y, false)
+	model, hyper, err := o.fit(x, y, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

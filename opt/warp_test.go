@@ -20,7 +20,9 @@ func TestOutputWarpSettings(t *testing.T) {
 		want    string
 		wantErr string
 	}{
-		{Config{}, "none", ""},
+		{Config{}, DefaultOutputWarp, ""},
+		{Config{Strategy: "lcb"}, DefaultOutputWarp, ""},
+		{Config{Strategy: AcqRandom}, "none", ""},
 		{Config{OutputWarp: "yeo-johnson"}, "yeo-johnson", ""},
 		{Config{Strategy: "lcb", OutputWarp: "yeo-johnson"}, "yeo-johnson", ""},
 		{Config{Surrogate: "forest"}, "none", ""},

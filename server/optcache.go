@@ -559,7 +559,7 @@ func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[i
 		if len(t.Meta) > 0 {
 			var m opt.ProposalMeta
 			if json.Unmarshal(t.Meta, &m) == nil {
-				ht.Observed, ht.Hyper, ht.Note, ht.Fidelity = m.Observed, m.Hyper, m.Note, m.Fidelity
+				ht.SetMeta(m)
 			}
 		}
 		switch t.State {

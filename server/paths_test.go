@@ -159,14 +159,17 @@ func BenchmarkExplainPaths(b *testing.B) {
 
 // The paths say their units: the objective's, or the warp the optimizer's
 // proposal model was fitted with, whose mean is then on the warped scale
-// (standardized: within a few units of 0, where Branin's values reach 300).
+// (standardized: within a few units of 0, where Branin's values reach 300);
+// by default the trust-region proposals' models are unwarped and the others'
+// warped, and each step says which.
 func TestExplainPathsUnits(t *testing.T) {
 	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)
 	ctx := context.Background()
 	for _, c := range []struct{ name, optimizer, units string }{
-		{"plain", `{"seed":3,"initial_size":6}`, "objective"},
-		{"warped", `{"seed":3,"initial_size":6,"output_warp":"yeo-johnson"}`, "yeo-johnson"},
+		{"plain", `{"seed":3,"initial_size":6,"output_warp":"none"}`, "objective"},
+		{"warped", `{"seed":3,"initial_size":6,"output_warp":"yeo-johnson","trust_region":"none"}`, "yeo-johnson"},
+		{"default", `{"seed":3,"initial_size":6}`, "mixed"},
 	} {
 		createStudy(t, e, c.name, c.optimizer)
 		if err := e.c.Optimize(ctx, c.name, 12, func(_ context.Context, t *client.Trial) (float64, error) { return evalBranin(t) }); err != nil {
@@ -176,6 +179,8 @@ func TestExplainPathsUnits(t *testing.T) {
 		var got struct {
 			Units string `json:"units"`
 			Steps []struct {
+				Trial       int                  `json:"trial"`
+				Units       string               `json:"units"`
 				Explanation *shapley.Explanation `json:"explanation"`
 			} `json:"steps"`
 		}
@@ -185,8 +190,21 @@ func TestExplainPathsUnits(t *testing.T) {
 		if got.Units != c.units {
 			t.Errorf("%s: units %q, want %q", c.name, got.Units, c.units)
 		}
+		if c.units == "mixed" {
+			// Asks 6–9 search the whole space; ask 10, after 6 design
+			// points and trustDelay(2) = 4 completions, is confined.
+			for _, s := range got.Steps {
+				if want := map[bool]string{true: "objective", false: "yeo-johnson"}[s.Trial == 10]; s.Units != want {
+					t.Errorf("default: trial %d in %q, want %q", s.Trial, s.Units, want)
+				}
+			}
+			continue
+		}
 		maxMean := 0.0
 		for _, s := range got.Steps {
+			if s.Units != c.units {
+				t.Errorf("%s: trial %d in %q", c.name, s.Trial, s.Units)
+			}
 			a, _ := s.Explanation.Output(shapley.OutputMean)
 			maxMean = math.Max(maxMean, math.Abs(a.Payout))
 		}

@@ -54,7 +54,7 @@ func heNoiseSD(t testing.TB, f *bench.Function) float64 {
 }
 
 func heAnalysis(ctx context.Context, f *bench.Function, s *space.Space, tau, noise float64, seed uint64, iteration int) (*heRun, error) {
-	o, err := opt.New(opt.Config{Space: s, Strategy: "lcb", Tau: tau, Kernel: "matern32", InitialSize: 4 * heDim,
+	o, err := opt.New(opt.Config{Space: s, Strategy: "lcb", Tau: tau, Kernel: "matern32", OutputWarp: "none", TrustRegion: "none", InitialSize: 4 * heDim,
 		InitialDesign: "maximin", AcqOptimizer: "focus", FocusRestarts: 3, FocusIterations: 5, FocusPoints: 1000, Seed: seed})
 	if err != nil {
 		return nil, err

@@ -320,8 +320,13 @@ async function loadPaths() {
 
 // pathUnits says what the φ are measured in: the study's objective, or the
 // warped values the optimizer's proposal model was fitted to (the study's
-// output_warp), whose order is the objective's.
-function pathUnits(units) {
+// output_warp), whose order is the objective's; "mixed" when trust-region
+// proposals (unwarped model) and the others (warped) are both drawn.
+function pathUnits(units, steps) {
+  if (units === 'mixed') {
+    const warp = (steps.find((s) => s.units && s.units !== 'objective') || {}).units;
+    return `each proposal in its model's units: study units for trust-region proposals, the ${warp}-warped model's (ordered as the objective) for the others, so compare steps of one kind`;
+  }
   return !units || units === 'objective' ? 'study units' : `units of the optimizer's ${units}-warped model (ordered as the objective)`;
 }
 
@@ -342,7 +347,7 @@ function drawPaths() {
   window.xbo.pathsDrawn = { top: top.map((j) => r.params[j]), rest: rest.map((j) => r.params[j]) };
   setNote('paths-note', steps.length === 0 ? (r.note || 'no model-chosen proposals yet') :
     `${r.explained} of ${r.proposals} model-chosen proposals (${r.method}${r.samples ? `, K = ${r.samples}` : ''}, τ = ${r.tau}); ` +
-    `contribution (φ) of each parameter to ${PATHS_OUTPUT[out]}${out === 'cb' && formula ? ` (${formula})` : ''}, ${pathUnits(r.units)}` +
+    `contribution (φ) of each parameter to ${PATHS_OUTPUT[out]}${out === 'cb' && formula ? ` (${formula})` : ''}, ${pathUnits(r.units, steps)}` +
     (rest.length ? `; the ${top.length} parameters contributing most (mean |φ|) drawn, the other ${rest.length} summed (every one in the table)` : '') +
     `${r.truncated ? `; ${r.note}` : ''}`);
   const series = top.map((j, k) => ({
