@@ -235,7 +235,9 @@ func BenchmarkAskLong(b *testing.B) {
 		trust string
 	}{{1000, "alternate"}, {1000, "none"}, {5000, "alternate"}, {5000, "none"}} {
 		T := c.T
-		// Ask number T is even: a confined ask under "alternate".
+		// Ask number T is even: a confined ask (unwarped, warm-started from
+		// the recorded fit) under "alternate"; under "none" a whole-space ask,
+		// whose warped model has no recorded fit and is fitted afresh.
 		b.Run(fmt.Sprintf("T%d/trust=%s", T, c.trust), func(b *testing.B) {
 			x, y := syntheticData(7, T, 6)
 			// The recorded hyperparameters come from a fit on 256 trials,
