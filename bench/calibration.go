@@ -250,7 +250,8 @@ func calibrationData(ctx context.Context, f *Function, kind string, n int, seed 
 		strategy, tau = "lcb", 0.1
 	}
 	// The BO data are paper 000's: the acquisition over the whole space,
-	// without the optimizer's trust region or output warp, as when the bands were measured.
+	// without the optimizer's trust region or output warp, as when the
+	// bands were measured.
 	r, err := Run(ctx, RunOptions{Function: f.Name, Dim: f.Dim, Budget: n, Seed: seed, Strategy: strategy, Tau: tau,
 		Config: &opt.Config{TrustRegion: "none", OutputWarp: "none"}})
 	if err != nil {

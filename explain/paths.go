@@ -239,12 +239,13 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 	if err != nil {
 		return nil, err
 	}
+	warp := o.Config().OutputWarp
 	for _, st := range path.Steps {
 		pr := props[st.Iteration]
 		ps := PathStep{Trial: pr.t.Number, Acquisition: pr.t.Acquisition, State: string(pr.t.State),
 			Observed: pr.ot.Observed, Units: "objective", Point: h.Space.ToMap(pr.t.Params), Explanation: st.Explanation}
 		if pr.ot.Warped {
-			ps.Units = o.Config().OutputWarp
+			ps.Units = warp
 		}
 		switch {
 		case len(res.Steps) == 0:

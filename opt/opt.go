@@ -367,8 +367,8 @@ type Optimizer struct {
 	// policy is the BOBAX-family acquisition policy, nil for plain strategies.
 	policy acq.Policy
 
-	// Warm-start state of the GP hyperparameters, one per kind of model:
-	// [0] fitted to the values, [1] to the output-warped values.
+	// Warm-start state of the GP hyperparameters, one per kind of model
+	// (modelKind).
 	warm [2]warmStart
 
 	// Warm-start state of the configuration × budget GP (multifidelity.go).
@@ -668,14 +668,12 @@ func (o *Optimizer) replay(hist []Trial) error {
 	// resumed optimizer continues almost exactly as the uninterrupted one
 	// would; the next full fit comes at most FullRefitEvery observations
 	// later.
-	for kind := range o.warm {
-		for i := len(o.trials) - 1; i >= 0; i-- {
-			t := &o.trials[i]
-			if h := t.Hyper; h != nil && !t.Fidelity && t.Warped == (kind == 1) && len(h.Lengthscales) == o.s.Dim() {
-				warm := h.Clone()
-				o.warm[kind] = warmStart{hyper: &warm, lastFullAt: t.Observed}
-				break
-			}
+	for i := len(o.trials) - 1; i >= 0; i-- {
+		t := &o.trials[i]
+		ws := &o.warm[modelKind(t.Warped)]
+		if h := t.Hyper; ws.hyper == nil && h != nil && !t.Fidelity && len(h.Lengthscales) == o.s.Dim() {
+			warm := h.Clone()
+			*ws = warmStart{hyper: &warm, lastFullAt: t.Observed}
 		}
 	}
 	return nil
@@ -689,12 +687,13 @@ type warmStart struct {
 	lastFitAt  int // completed count at the last fit of a gp.Subset's hyperparameters
 }
 
-// warmFor is the warm-start state of the model fitted to warped values or not.
-func (o *Optimizer) warmFor(warped bool) *warmStart {
+// modelKind indexes the per-kind state of the proposal models: 0 for the
+// model of the values, 1 for the model of the output-warped values.
+func modelKind(warped bool) int {
 	if warped {
-		return &o.warm[1]
+		return 1
 	}
-	return &o.warm[0]
+	return 0
 }
 
 // Space returns the optimizer's search space.
@@ -762,7 +761,7 @@ type fitted struct {
 }
 
 // propose makes the next proposal. A non-nil reuse caches the surrogate fits,
-// one per kind of model (unwarped, warped): if it holds a model of the
+// one per kind of model (modelKind): if it holds a model of the
 // current completed trials that model is used again (only the pending-trial
 // lies differ), otherwise the fit is stored in it.
 func (o *Optimizer) propose(reuses *[2]fitted) (Trial, error) {
@@ -798,10 +797,7 @@ func (o *Optimizer) propose(reuses *[2]fitted) (Trial, error) {
 	warped := !fidelity && o.cfg.OutputWarp != "none" && !o.confinable(n, len(x))
 	var reuse *fitted
 	if reuses != nil {
-		reuse = &reuses[0]
-		if warped {
-			reuse = &reuses[1]
-		}
+		reuse = &reuses[modelKind(warped)]
 	}
 	var err error
 	if warped {
@@ -827,7 +823,7 @@ func (o *Optimizer) propose(reuses *[2]fitted) (Trial, error) {
 	case fidelity:
 		model, y, hyper, err = o.fitFidelity(xz, yz, x, readAt)
 	default:
-		model, hyper, err = o.fit(x, y, o.warmFor(warped))
+		model, hyper, err = o.fit(x, y, &o.warm[modelKind(warped)])
 	}
 	if err == nil && reuse != nil {
 		*reuse = fitted{observed: len(x), fidelity: len(xz), readAt: readAt, means: y, model: model, hyper: hyper}
