@@ -276,6 +276,45 @@ func (r *MFRun) SpentTo(target float64) float64 {
 	return math.Inf(1)
 }
 
+// RegretAt is the regret once spent steps were used (+Inf before the first
+// complete trial). It need not fall monotonically: the best trial is
+// chosen by its noisy final value.
+func (r *MFRun) RegretAt(spent int64) float64 {
+	regret := math.Inf(1)
+	for _, p := range r.Trace {
+		if p.Spent > spent {
+			break
+		}
+		regret = p.Regret
+	}
+	return regret
+}
+
+// medianSpentTo is the least resource, in steps, at which the median over
+// runs of RegretAt is at most target (+Inf if it never is): where the
+// median regret curve crosses the target. Unlike the median of the runs'
+// SpentTo it is finite for the method whose median final regret is the
+// target, whatever the number of seeds.
+func medianSpentTo(runs []MFRun, target float64) float64 {
+	var spends []int64
+	for _, r := range runs {
+		for _, p := range r.Trace {
+			spends = append(spends, p.Spent)
+		}
+	}
+	slices.Sort(spends)
+	at := make([]float64, len(runs))
+	for _, s := range slices.Compact(spends) {
+		for i := range runs {
+			at[i] = runs[i].RegretAt(s)
+		}
+		if _, median, _ := quartiles(at); median <= target {
+			return float64(s)
+		}
+	}
+	return math.Inf(1)
+}
+
 // MFOptions configure MultiFidelity.
 type MFOptions struct {
 	Problems []string // default CurveProblems
@@ -296,9 +335,9 @@ type MFSummary struct {
 	Method string `json:"method"`
 	// Final regret at the run's whole resource: median and quartiles.
 	Median, Q25, Q75 float64
-	// ToTarget is the median resource, in full trials (steps / T), after
-	// which the regret reached the target (+Inf when most seeds did not);
-	// Reached counts the seeds that reached it.
+	// ToTarget is the resource, in full trials (steps / T), at which the
+	// median regret over seeds reached the target (medianSpentTo; +Inf if
+	// it never did); Reached counts the seeds whose regret reached it.
 	ToTarget float64 `json:"to_target"`
 	Reached  int     `json:"reached"`
 	// Saving is xbo's (no pruning) ToTarget over this method's.
@@ -474,11 +513,9 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 func summarizeMF(method string, runs []MFRun, target float64, steps int64) MFSummary {
 	s := MFSummary{Method: method, Saving: math.NaN(), ToTarget: math.NaN()}
 	finals := make([]float64, len(runs))
-	to := make([]float64, len(runs))
 	for i, r := range runs {
 		finals[i] = r.Regret
-		to[i] = r.SpentTo(target) / float64(steps)
-		if !math.IsInf(to[i], 1) {
+		if !math.IsInf(r.SpentTo(target), 1) {
 			s.Reached++
 		}
 		s.Trials += float64(r.Trials) / float64(len(runs))
@@ -487,7 +524,7 @@ func summarizeMF(method string, runs []MFRun, target float64, steps int64) MFSum
 	}
 	s.Q25, s.Median, s.Q75 = quartiles(finals)
 	if !math.IsNaN(target) {
-		_, s.ToTarget, _ = quartiles(to)
+		s.ToTarget = medianSpentTo(runs, target) / float64(steps)
 	}
 	return s
 }
@@ -773,7 +810,7 @@ func (r *MFResult) WriteTable(w io.Writer) error {
 		fmt.Fprintln(w)
 	}
 	fmt.Fprintf(w, "median over %d seeds. final regret: f(x̂) − f* of the best complete trial (by its noisy final value) when the resource is spent;\n", r.Seeds)
-	fmt.Fprintln(w, "resource to target: median resource, in full trials (steps / T), after which the regret was at most the target (never: most seeds did not reach it);")
+	fmt.Fprintln(w, "resource to target: the resource, in full trials (steps / T), at which the median regret over seeds reached the target (never: it did not); reached: seeds whose regret did;")
 	fmt.Fprintln(w, "saving: xbo's resource to target over the method's; beats tpe+hb: seeds whose final regret is strictly below Optuna TPE + Hyperband's;")
 	fmt.Fprintln(w, "trials, pruned: mean per run; ask s: mean seconds of all asks of a run.")
 	return nil

@@ -131,3 +131,28 @@ func TestMultiFidelitySuite(t *testing.T) {
 		}
 	}
 }
+
+// TestMedianSpentTo checks the resource to target against a hand-worked
+// example: four runs, one that never completes a trial and one whose
+// regret rises again (a noisy final value chose a worse trial).
+func TestMedianSpentTo(t *testing.T) {
+	runs := []MFRun{
+		{Trace: []MFPoint{{Spent: 10, Regret: 0.5}, {Spent: 30, Regret: 0.1}}},
+		{Trace: []MFPoint{{Spent: 20, Regret: 0.2}, {Spent: 40, Regret: 0.05}}},
+		{Trace: []MFPoint{{Spent: 5, Regret: 1}, {Spent: 25, Regret: 0.08}, {Spent: 45, Regret: 0.12}}},
+		{},
+	}
+	// The medians (interpolated between the 2nd and 3rd of 4) at the
+	// spends 5 … 50: ∞ ∞ 0.75 0.35 0.15 0.09 0.11 0.11.
+	for _, c := range []struct{ target, want float64 }{{0.1, 40}, {0.4, 25}, {0.75, 20}, {0.085, math.Inf(1)}} {
+		if got := medianSpentTo(runs, c.target); got != c.want {
+			t.Errorf("target %g: resource %v, want %v", c.target, got, c.want)
+		}
+	}
+	if got := runs[2].RegretAt(44); got != 0.08 {
+		t.Errorf("regret at 44: %v, want 0.08", got)
+	}
+	if got := runs[0].RegretAt(9); !math.IsInf(got, 1) {
+		t.Errorf("regret before the first completion: %v, want +Inf", got)
+	}
+}

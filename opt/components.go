@@ -155,19 +155,32 @@ func constantLiar(value func(y []float64, best float64) float64) liarComponent {
 	}
 }
 
-// warpComponent maps the observed values (minimization units) to the
-// values the proposal model is fitted to, keeping their order.
-type warpComponent func(y []float64) ([]float64, error)
+// warpComponent fits, to the observed values (minimization units), the map
+// to the values the proposal model is fitted to; it keeps their order. The
+// map applies to other values too: the model pruner compares the best
+// final value with a model fitted to warped values (multifidelity.go).
+type warpComponent func(y []float64) (func([]float64) []float64, error)
 
 var warpComponents = map[string]warpComponent{
-	"none": func(y []float64) ([]float64, error) { return y, nil },
-	"yeo-johnson": func(y []float64) ([]float64, error) {
+	"none": func([]float64) (func([]float64) []float64, error) {
+		return func(y []float64) []float64 { return y }, nil
+	},
+	"yeo-johnson": func(y []float64) (func([]float64) []float64, error) {
 		t, err := warp.Fit(y)
 		if err != nil {
 			return nil, err
 		}
-		return t.Apply(y), nil
+		return t.Apply, nil
 	},
+}
+
+// warp returns y warped as Config.OutputWarp says, the warp fitted to y.
+func (o *Optimizer) warp(y []float64) ([]float64, error) {
+	apply, err := o.fitWarp(y)
+	if err != nil {
+		return nil, err
+	}
+	return apply(y), nil
 }
 
 // maximizerComponent builds the acquisition maximizer from the settings.

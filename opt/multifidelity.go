@@ -37,6 +37,12 @@ import (
 // with the model's mean and failed ones with the worst value at the budget
 // read, as everywhere else; pruned trials are data, not lies — still never
 // proposed again (the duplicate check) nor approached within MinDistance.
+// With Config.OutputWarp (the default) the model is fitted to the values of
+// all budgets warped together, as the whole-space model is: one monotone
+// map, so the model pruner's question (ContinueChance) is the same question
+// in warped units. On the curve suite of `xbo bench multifidelity` its
+// effect is within the spread over seeds (docs/multifidelity.md); it is
+// kept so that one study's models see the values one way.
 // The proposals then run under the study's pruner (successive halving or
 // Hyperband), which decides from the curves; the optimizer chooses where to
 // look.
@@ -399,6 +405,14 @@ func (o *Optimizer) ContinueChance(id int64) (float64, error) {
 	if !ok {
 		return 1, nil
 	}
+	// The model sees the values warped, as the proposals' model does; the
+	// warp keeps their order, so the best final value is compared in
+	// warped units.
+	apply, err := o.fitWarp(y)
+	if err != nil {
+		return 0, fmt.Errorf("opt: continue chance: output warp: %w", err)
+	}
+	y, best = apply(y), apply([]float64{best})[0]
 	hyper := o.fidelityHyper
 	for i := len(o.trials) - 1; i >= 0 && hyper == nil; i-- {
 		// An optimizer rebuilt from the store has not fitted the model yet:

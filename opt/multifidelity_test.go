@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"xbo/history"
+	"xbo/warp"
 )
 
 const unit2 = `{"params":[
@@ -435,5 +436,86 @@ func TestContinueChance(t *testing.T) {
 	}
 	if c, err := first.ContinueChance(first.History()[1].ID); err != nil || c != 1 {
 		t.Errorf("no complete trial: chance %v, %v; want 1", c, err)
+	}
+}
+
+// The configuration × budget model is fitted to warped values: with the
+// default Yeo-Johnson warp, the continue chance and the proposal equal
+// those of an unwarped optimizer given values warped beforehand by the
+// same fitted warp, and differ from those on the raw values.
+func TestMultiFidelityModelIsWarped(t *testing.T) {
+	s := mustSpace(t, unit2)
+	rng := rand.New(rand.NewPCG(4, 1))
+	var hist []Trial
+	for range 16 {
+		u := []float64{rng.Float64(), rng.Float64()}
+		// A skewed objective: the warp is far from the identity.
+		v := func(st int64) float64 { return math.Exp(3*lowBudgetValue(u)) + 0.5/float64(st) }
+		var c []history.Intermediate
+		for _, st := range []int64{1, 3, 9, 27} {
+			c = append(c, history.Intermediate{Step: st, Value: v(st)})
+		}
+		hist = append(hist, Trial{Params: u, State: Complete, Value: v(27), Curve: c})
+	}
+	near := []float64{0.25, 0.75}
+	hist = append(hist, Trial{Params: near, State: Pending, Curve: []history.Intermediate{{Step: 1, Value: math.Exp(3*lowBudgetValue(near)) + 0.5}}})
+	resource := &Resource{Name: "epochs", Min: 1, Max: 27}
+	build := func(warpName string, h []Trial) *Optimizer {
+		o, err := New(Config{Space: s, Seed: 2, Resource: resource, OutputWarp: warpName, History: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	warped := build("", hist)
+	if warped.Config().OutputWarp != "yeo-johnson" {
+		t.Fatalf("default warp %q", warped.Config().OutputWarp)
+	}
+	_, y, _, _, ok := warped.fidelityData()
+	if !ok {
+		t.Fatal("no configuration × budget data")
+	}
+	fit, err := warp.Fit(y)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(fit.Lambda-1) < 0.2 {
+		t.Fatalf("λ = %.3g: the warp is nearly the identity and the test would not tell", fit.Lambda)
+	}
+	apply := func(v float64) float64 { return fit.Apply([]float64{v})[0] }
+	pre := make([]Trial, len(hist))
+	for i, tr := range hist {
+		tr.Curve = slices.Clone(tr.Curve)
+		for j := range tr.Curve {
+			tr.Curve[j].Value = apply(tr.Curve[j].Value)
+		}
+		if tr.State == Complete {
+			tr.Value = apply(tr.Value)
+		}
+		pre[i] = tr
+	}
+	chanceAndAsk := func(o *Optimizer) (float64, []float64) {
+		c, err := o.ContinueChance(o.History()[len(hist)-1].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !a.Fidelity {
+			t.Fatalf("proposal %q is not of the configuration × budget model: %s", a.Acquisition, a.Note)
+		}
+		return c, a.U
+	}
+	cWarped, uWarped := chanceAndAsk(warped)
+	cPre, uPre := chanceAndAsk(build("none", pre))
+	cRaw, uRaw := chanceAndAsk(build("none", hist))
+	t.Logf("chance: warped %.6g, pre-warped %.6g, raw %.6g; proposals %.4f %.4f %.4f", cWarped, cPre, cRaw, uWarped, uPre, uRaw)
+	if math.Abs(cWarped-cPre) > 1e-9 || !slices.Equal(uWarped, uPre) {
+		t.Errorf("warped model: chance %v, proposal %v; values warped beforehand: %v, %v", cWarped, uWarped, cPre, uPre)
+	}
+	if math.Abs(cWarped-cRaw) < 1e-3 && slices.Equal(uWarped, uRaw) {
+		t.Errorf("the raw values give the same chance %v and proposal %v: the test cannot tell", cRaw, uRaw)
 	}
 }

@@ -269,8 +269,9 @@ type Config struct {
 	// ξ, "none" otherwise]. Only the asks that search the whole space are
 	// warped: a trust-region ask's model sees the values as they are (see
 	// DefaultOutputWarp). BOBAX's strategies and ξ work in objective units and
-	// refuse a warp. The multi-fidelity model is not warped. Explanations
-	// never see the warp: they fit their own surrogates to the objective.
+	// refuse a warp. The configuration × budget model (Resource) is warped
+	// too, its values at all budgets by one warp. Explanations never see
+	// the warp: they fit their own surrogates to the objective.
 	OutputWarp string
 
 	// InitialDesign is the design kind: "maximin" [default], "lhs", "sobol",
@@ -346,16 +347,16 @@ type Config struct {
 // Optimizer is an ask/tell Bayesian optimizer. Its methods are safe for
 // concurrent use; Ask holds a lock while it fits the model.
 type Optimizer struct {
-	mu     sync.Mutex
-	cfg    Config
-	s      *space.Space
-	kernel gp.Kernel
-	levels []int
-	design [][]float64
-	maxim  acq.Maximizer
-	sur    surrogateComponent
-	warp   warpComponent // Config.OutputWarp
-	liar   liarComponent
+	mu      sync.Mutex
+	cfg     Config
+	s       *space.Space
+	kernel  gp.Kernel
+	levels  []int
+	design  [][]float64
+	maxim   acq.Maximizer
+	sur     surrogateComponent
+	fitWarp warpComponent // Config.OutputWarp
+	liar    liarComponent
 	// confine says which asks are confined to the trust region (nil: none).
 	confine trustRule
 
@@ -559,7 +560,7 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 		levels:  s.Levels(),
 		maxim:   maxim,
 		sur:     sur,
-		warp:    outputWarp,
+		fitWarp: outputWarp,
 		liar:    liar,
 		confine: confine,
 		byID:    map[int64]int{},
@@ -821,6 +822,12 @@ func (o *Optimizer) propose(reuses *[2]fitted) (Trial, error) {
 			y = reuse.means
 		}
 	case fidelity:
+		// The model over budgets is fitted to warped values as the
+		// whole-space model is (multifidelity.go).
+		if yz, err = o.warp(yz); err != nil {
+			err = fmt.Errorf("output warp: %w", err)
+			break
+		}
 		model, y, hyper, err = o.fitFidelity(xz, yz, x, readAt)
 	default:
 		model, hyper, err = o.fit(x, y, &o.warm[modelKind(warped)])
