@@ -519,3 +519,49 @@ func TestMultiFidelityModelIsWarped(t *testing.T) {
 		t.Errorf("the raw values give the same chance %v and proposal %v: the test cannot tell", cRaw, uRaw)
 	}
 }
+
+// The model pruner trusts a budget only when the complete trials show that
+// values there rank configurations as the final values do: with complete
+// trials whose step-1 values rank them in reverse, a trial at step 1 has
+// chance 1 (no pruning), where with the same finals and consistent step-1
+// values the same trial's chance is low; fewer than five complete trials
+// with a value at the step do not show anything either.
+func TestContinueChanceTrustsOnlyBudgetsThatRankAsTheFinal(t *testing.T) {
+	s := mustSpace(t, unit2)
+	rng := rand.New(rand.NewPCG(12, 1))
+	far := []float64{0.95, 0.05}
+	build := func(n int, step1 func(final float64) float64) float64 {
+		var hist []Trial
+		for len(hist) < n {
+			u := []float64{rng.Float64(), rng.Float64()}
+			if math.Hypot(u[0]-far[0], u[1]-far[1]) < 0.3 {
+				continue
+			}
+			final := lowBudgetValue(u)
+			hist = append(hist, Trial{Params: u, State: Complete, Value: final, Curve: []history.Intermediate{{Step: 1, Value: step1(final)}, {Step: 27, Value: final}}})
+		}
+		hist = append(hist, Trial{Params: far, State: Pending, Curve: []history.Intermediate{{Step: 1, Value: step1(lowBudgetValue(far))}}})
+		o, err := New(Config{Space: s, Seed: 2, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: hist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := o.ContinueChance(o.History()[n].ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	consistent := func(final float64) float64 { return final + 0.5 }
+	reversed := func(final float64) float64 { return 3 - final }
+	cConsistent, cReversed, cFew := build(16, consistent), build(16, reversed), build(4, consistent)
+	t.Logf("chance of a poor trial at step 1: consistent budgets %.3g, reversed %.3g, 4 complete trials %.3g", cConsistent, cReversed, cFew)
+	if cConsistent > 0.05 {
+		t.Errorf("step-1 values that rank as the finals: chance %.3g, want ≤ 0.05 (the test needs a prunable trial)", cConsistent)
+	}
+	if cReversed != 1 {
+		t.Errorf("step-1 values that rank in reverse: chance %v, want 1", cReversed)
+	}
+	if cFew != 1 {
+		t.Errorf("4 complete trials: chance %v, want 1 (too few to show the ranking)", cFew)
+	}
+}
