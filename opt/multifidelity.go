@@ -185,6 +185,14 @@ func (o *Optimizer) endCurve(id int64, curve []history.Intermediate, what string
 	return nil
 }
 
+// firstAtOrAfter is the index of the curve's first point at step s or
+// later (len(curve) if there is none); the curve's steps increase
+// (checkCurve).
+func firstAtOrAfter(curve []history.Intermediate, s int64) int {
+	j, _ := slices.BinarySearchFunc(curve, s, func(p history.Intermediate, s int64) int { return cmp.Compare(p.Step, s) })
+	return j
+}
+
 // fidelityLevels are the budgets at which a trial's curve is sampled for
 // the configuration × budget model: Min·3^k up to Max, and Max.
 func (r *Resource) fidelityLevels() []int64 {
@@ -237,7 +245,7 @@ func (o *Optimizer) fidelityData() (xz [][]float64, y []float64, configs [][]flo
 				break
 			}
 			step, v := r.Max, t.Value
-			if j, _ := slices.BinarySearchFunc(t.Curve, g, func(p history.Intermediate, s int64) int { return cmp.Compare(p.Step, s) }); j < len(t.Curve) && t.Curve[j].Step <= r.Max {
+			if j := firstAtOrAfter(t.Curve, g); j < len(t.Curve) && t.Curve[j].Step <= r.Max {
 				step, v = t.Curve[j].Step, t.Curve[j].Value
 			} else if t.State != Complete {
 				continue
@@ -380,12 +388,9 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 // configurations as their final values do (budgetRanksFinal): the GP's
 // budget coordinate is a stationary kernel, which cannot know that some
 // configurations learn slowly, and on a problem whose slow learners are the
-// best ones it stopped them at step 1 with confidence. Measured with `xbo
-// bench multifidelity --seeds 10 --methods xbo,xbo-mf+model`
-// (docs/multifidelity.md), the check took the model pruner's median final
-// regret on hartmann6-crossing from 0.133, worse than without pruning
-// (0.028), to 0.019, and on the other two problems from 0.027 to 0.011
-// and 0.017 to 0.010.
+// best ones it stopped them at step 1 with confidence, ending worse than
+// no pruning (docs/multifidelity.md, "Trusting a budget only where it
+// ranks as the final", has the measurements).
 //
 // The rule is freeze-thaw's question (Swersky, Snoek & Adams 2014) asked of
 // one trial at a time, as DyHPO (Wistuba, Kadra & Grabocka, "Supervising
@@ -469,7 +474,7 @@ func (o *Optimizer) budgetRanksFinal(t *Trial) bool {
 		if c.State != Complete {
 			continue
 		}
-		j, _ := slices.BinarySearchFunc(c.Curve, level, func(p history.Intermediate, s int64) int { return cmp.Compare(p.Step, s) })
+		j := firstAtOrAfter(c.Curve, level)
 		if j == len(c.Curve) {
 			continue
 		}
