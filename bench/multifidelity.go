@@ -325,7 +325,11 @@ type MFOptions struct {
 	FullTrials int
 	Python     string // interpreter with Optuna [DefaultPython]
 	// Config is xbo's base configuration (nil: opt's defaults).
-	Config   *opt.Config
+	Config *opt.Config
+	// Extend is how many times the resource xbo without pruning also runs
+	// for, to measure the speed-up at each method's own final regret (0: 3;
+	// 1: no extended runs).
+	Extend   int
 	Jobs     int // runs at once [GOMAXPROCS]
 	Progress func(done, total int)
 }
@@ -342,6 +346,17 @@ type MFSummary struct {
 	Reached  int     `json:"reached"`
 	// Saving is xbo's (no pruning) ToTarget over this method's.
 	Saving float64 `json:"saving"`
+	// The saving at the method's own median final regret r: OwnTo is the
+	// resource, in full trials, at which the method's median regret curve
+	// reached r, XBOToOwn the resource at which xbo without pruning, run
+	// for MFOptions.Extend times the resource, reached it (+Inf: not within
+	// that), SpeedUp the second over the first. When xbo did not reach r,
+	// SpeedUp is its whole extended resource over OwnTo, a lower bound
+	// (SpeedUpAtLeast). NaN without extended runs.
+	OwnTo          float64 `json:"own_to"`
+	XBOToOwn       float64 `json:"xbo_to_own"`
+	SpeedUp        float64 `json:"speed_up"`
+	SpeedUpAtLeast bool    `json:"speed_up_at_least"`
 	// Trials and Pruned are the mean numbers of trials and pruned trials.
 	Trials, Pruned float64
 	// AskSeconds is the mean time of all asks of a run.
@@ -369,7 +384,11 @@ func (s MFSummary) MarshalJSON() ([]byte, error) {
 		Median, Q25, Q75 *float64
 		ToTarget         *float64 `json:"to_target"`
 		Saving           *float64 `json:"saving"`
-	}{plain(s), finiteOrNil(s.Median), finiteOrNil(s.Q25), finiteOrNil(s.Q75), finiteOrNil(s.ToTarget), finiteOrNil(s.Saving)})
+		OwnTo            *float64 `json:"own_to"`
+		XBOToOwn         *float64 `json:"xbo_to_own"`
+		SpeedUp          *float64 `json:"speed_up"`
+	}{plain(s), finiteOrNil(s.Median), finiteOrNil(s.Q25), finiteOrNil(s.Q75), finiteOrNil(s.ToTarget), finiteOrNil(s.Saving),
+		finiteOrNil(s.OwnTo), finiteOrNil(s.XBOToOwn), finiteOrNil(s.SpeedUp)})
 }
 
 // MFRow is one problem.
@@ -401,6 +420,10 @@ type MFResult struct {
 	Seeds int     `json:"seeds"`
 	Rows  []MFRow `json:"rows"`
 	Runs  []MFRun `json:"runs"`
+	// Extend and Extended: xbo without pruning run for Extend times the
+	// resource, one run per problem and seed (MFOptions.Extend).
+	Extend   int     `json:"extend"`
+	Extended []MFRun `json:"extended"`
 }
 
 // MultiFidelity runs the comparison.
@@ -428,8 +451,11 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 	if o.Jobs == 0 {
 		o.Jobs = runtime.GOMAXPROCS(0)
 	}
-	if o.Seeds < 1 || o.Seeds > 1000 || o.Jobs < 1 {
-		return nil, fmt.Errorf("seeds %d must lie in 1..1000 and jobs %d be positive", o.Seeds, o.Jobs)
+	if o.Extend == 0 {
+		o.Extend = 3
+	}
+	if o.Seeds < 1 || o.Seeds > 1000 || o.Jobs < 1 || o.Extend < 1 || o.Extend > 100 {
+		return nil, fmt.Errorf("seeds %d must lie in 1..1000, extend %d in 1..100 and jobs %d be positive", o.Seeds, o.Extend, o.Jobs)
 	}
 	if err := checkMethods(o.Methods, MFMethods); err != nil {
 		return nil, err
@@ -442,19 +468,32 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 		}
 		problems[i] = p
 	}
-	type job struct{ pi, mi, seed int }
+	// Extended jobs run xbo without pruning for Extend times the resource.
+	type job struct {
+		pi, mi, seed int
+		extended     bool
+	}
+	xi := slices.Index(o.Methods, MFXBO)
 	var jobs []job
 	for pi := range problems {
 		for mi := range o.Methods {
 			for seed := 1; seed <= o.Seeds; seed++ {
-				jobs = append(jobs, job{pi, mi, seed})
+				jobs = append(jobs, job{pi, mi, seed, false})
 			}
+		}
+		for seed := 1; xi >= 0 && o.Extend > 1 && seed <= o.Seeds; seed++ {
+			jobs = append(jobs, job{pi, xi, seed, true})
 		}
 	}
 	runs := make([]MFRun, len(jobs))
 	err := parallelDo(ctx, len(jobs), o.Jobs, o.Progress, func(k int) error {
 		j := jobs[k]
 		p, method := problems[j.pi], o.Methods[j.mi]
+		if j.extended {
+			long := *p
+			long.Budget *= int64(o.Extend)
+			p = &long
+		}
 		run, err := mfRun(ctx, p, method, uint64(j.seed), o)
 		if err != nil {
 			return fmt.Errorf("%s, %s, seed %d: %w", p.Name, method, j.seed, err)
@@ -465,7 +504,16 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &MFResult{Seeds: o.Seeds, Runs: runs}
+	out := &MFResult{Seeds: o.Seeds, Extend: o.Extend}
+	extended := make([][]MFRun, len(problems))
+	for k, j := range jobs {
+		if j.extended {
+			out.Extended = append(out.Extended, runs[k])
+			extended[j.pi] = append(extended[j.pi], runs[k])
+		} else {
+			out.Runs = append(out.Runs, runs[k])
+		}
+	}
 	for pi, p := range problems {
 		row := MFRow{Problem: p.Name, Steps: p.Steps, FullTrials: p.Budget / p.Steps, Target: math.NaN(), CorrelationSteps: fidelitySteps(p.Steps)}
 		if row.Correlation, err = p.FidelityCorrelation(row.CorrelationSteps, 1000, 1); err != nil {
@@ -473,7 +521,7 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 		}
 		byMethod := make([][]MFRun, len(o.Methods))
 		for k, j := range jobs {
-			if j.pi == pi {
+			if j.pi == pi && !j.extended {
 				byMethod[j.mi] = append(byMethod[j.mi], runs[k])
 			}
 		}
@@ -485,7 +533,11 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 			_, row.Target, _ = quartiles(finals)
 		}
 		for mi, m := range o.Methods {
-			row.Methods = append(row.Methods, summarizeMF(m, byMethod[mi], row.Target, p.Steps))
+			sm := summarizeMF(m, byMethod[mi], row.Target, p.Steps)
+			if extended[pi] != nil {
+				sm.OwnTo, sm.XBOToOwn, sm.SpeedUp, sm.SpeedUpAtLeast = speedUp(byMethod[mi], extended[pi], sm.Median, p.Steps, p.Budget*int64(o.Extend))
+			}
+			row.Methods = append(row.Methods, sm)
 		}
 		if xi := slices.Index(o.Methods, MFXBO); xi >= 0 {
 			for mi := range row.Methods {
@@ -510,8 +562,26 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 	return out, nil
 }
 
+// speedUp is the saving at the regret level (a method's median final
+// regret): the resource, in full trials of steps, at which the method's
+// median regret curve reached it (own), the resource at which the extended
+// runs' did (xbo; +Inf: not within their resource budget), and the second
+// over the first; when the extended runs did not reach the level, their
+// whole resource over own, a lower bound (atLeast).
+func speedUp(runs, extended []MFRun, level float64, steps, budget int64) (own, xbo, speed float64, atLeast bool) {
+	if math.IsNaN(level) || math.IsInf(level, 0) {
+		return math.NaN(), math.NaN(), math.NaN(), false
+	}
+	own = medianSpentTo(runs, level) / float64(steps)
+	xbo = medianSpentTo(extended, level) / float64(steps)
+	if math.IsInf(xbo, 1) {
+		return own, xbo, float64(budget) / float64(steps) / own, true
+	}
+	return own, xbo, xbo / own, false
+}
+
 func summarizeMF(method string, runs []MFRun, target float64, steps int64) MFSummary {
-	s := MFSummary{Method: method, Saving: math.NaN(), ToTarget: math.NaN()}
+	s := MFSummary{Method: method, Saving: math.NaN(), ToTarget: math.NaN(), OwnTo: math.NaN(), XBOToOwn: math.NaN(), SpeedUp: math.NaN()}
 	finals := make([]float64, len(runs))
 	for i, r := range runs {
 		finals[i] = r.Regret
@@ -787,7 +857,7 @@ func (r *MFResult) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 2, 4, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "method\tfinal regret [IQR]\tresource to target\treached\tsaving\tbeats tpe+hb\ttrials\tpruned\task s\t")
+		fmt.Fprintln(tw, "method\tfinal regret [IQR]\tresource to target\treached\tsaving\tat own regret\tbeats tpe+hb\ttrials\tpruned\task s\t")
 		for _, m := range row.Methods {
 			to := "never"
 			if !math.IsInf(m.ToTarget, 1) && !math.IsNaN(m.ToTarget) {
@@ -797,12 +867,20 @@ func (r *MFResult) WriteTable(w io.Writer) error {
 			if !math.IsNaN(m.Saving) && m.Saving > 0 && !math.IsInf(m.Saving, 0) {
 				saving = fmt.Sprintf("%.2f×", m.Saving)
 			}
+			own := "-"
+			switch {
+			case math.IsNaN(m.SpeedUp) || math.IsInf(m.SpeedUp, 0):
+			case m.SpeedUpAtLeast:
+				own = fmt.Sprintf("≥ %.2f×", m.SpeedUp)
+			default:
+				own = fmt.Sprintf("%.2f×", m.SpeedUp)
+			}
 			beats := "-"
 			if m.BeatsTPEHyperband >= 0 {
 				beats = fmt.Sprintf("%d/%d", m.BeatsTPEHyperband, r.Seeds)
 			}
-			fmt.Fprintf(tw, "%s\t%.3g [%.2g, %.2g]\t%s\t%d/%d\t%s\t%s\t%.0f\t%.0f\t%.1f\t\n",
-				m.Method, m.Median, m.Q25, m.Q75, to, m.Reached, r.Seeds, saving, beats, m.Trials, m.Pruned, m.AskSeconds)
+			fmt.Fprintf(tw, "%s\t%.3g [%.2g, %.2g]\t%s\t%d/%d\t%s\t%s\t%s\t%.0f\t%.0f\t%.1f\t\n",
+				m.Method, m.Median, m.Q25, m.Q75, to, m.Reached, r.Seeds, saving, own, beats, m.Trials, m.Pruned, m.AskSeconds)
 		}
 		if err := tw.Flush(); err != nil {
 			return err
@@ -812,6 +890,9 @@ func (r *MFResult) WriteTable(w io.Writer) error {
 	fmt.Fprintf(w, "median over %d seeds. final regret: f(x̂) − f* of the best complete trial (by its noisy final value) when the resource is spent;\n", r.Seeds)
 	fmt.Fprintln(w, "resource to target: the resource, in full trials (steps / T), at which the median regret over seeds reached the target (never: it did not); reached: seeds whose regret did;")
 	fmt.Fprintln(w, "saving: xbo's resource to target over the method's; beats tpe+hb: seeds whose final regret is strictly below Optuna TPE + Hyperband's;")
+	if r.Extend > 1 && len(r.Extended) > 0 {
+		fmt.Fprintf(w, "at own regret: the saving at the method's own median final regret: the resource xbo without pruning, run for %d× the resource, needed to reach it over the method's (≥: xbo did not reach it);\n", r.Extend)
+	}
 	fmt.Fprintln(w, "trials, pruned: mean per run; ask s: mean seconds of all asks of a run.")
 	return nil
 }

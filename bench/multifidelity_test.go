@@ -69,12 +69,22 @@ func TestMultiFidelityBenchTiny(t *testing.T) {
 			t.Fatalf("XBO_REQUIRE_OPTUNA is set but optuna cannot be imported: %v", err)
 		}
 	}
-	res, err := MultiFidelity(context.Background(), MFOptions{Problems: []string{CurveBranin}, Methods: methods, Seeds: 1, Steps: 9, FullTrials: 8, Jobs: 2})
+	res, err := MultiFidelity(context.Background(), MFOptions{Problems: []string{CurveBranin}, Methods: methods, Seeds: 1, Steps: 9, FullTrials: 8, Jobs: 2, Extend: 2})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Runs) != len(methods) || len(res.Rows) != 1 {
-		t.Fatalf("%d runs, %d rows", len(res.Runs), len(res.Rows))
+	if len(res.Runs) != len(methods) || len(res.Rows) != 1 || len(res.Extended) != 1 {
+		t.Fatalf("%d runs, %d rows, %d extended runs", len(res.Runs), len(res.Rows), len(res.Extended))
+	}
+	// The extended run of xbo without pruning is the same run carried on:
+	// at the ordinary resource it stands where that run ended, so xbo's
+	// saving at its own final regret is exactly 1.
+	long := res.Extended[0]
+	if long.Method != MFXBO || long.Spent != 144 || long.RegretAt(72) != res.Runs[0].Regret {
+		t.Errorf("extended run: %s spent %d of 144, regret at 72 %v, the ordinary run's %v", long.Method, long.Spent, long.RegretAt(72), res.Runs[0].Regret)
+	}
+	if m := res.Rows[0].Methods[0]; m.SpeedUp != 1 || m.SpeedUpAtLeast || !(m.OwnTo > 0) {
+		t.Errorf("xbo's saving at its own regret %v (at least: %v), reached at %v", m.SpeedUp, m.SpeedUpAtLeast, m.OwnTo)
 	}
 	for _, r := range res.Runs {
 		if r.Spent != 72 || !(r.Regret >= 0) || math.IsInf(r.Regret, 0) {
@@ -148,6 +158,27 @@ func TestMedianSpentTo(t *testing.T) {
 		if got := medianSpentTo(runs, c.target); got != c.want {
 			t.Errorf("target %g: resource %v, want %v", c.target, got, c.want)
 		}
+	}
+	// The saving at a method's own final regret, against extended runs of
+	// the baseline (resources in full trials of 10 steps, extended resource
+	// 100 steps): the level 0.1 is reached by the runs above at 40 steps
+	// and by the extended runs at 60, a saving of 1.5; 0.02 is never
+	// reached by the extended runs, so the saving is at least 100/40 when
+	// the method reaches it at 40.
+	extended := []MFRun{
+		{Trace: []MFPoint{{Spent: 20, Regret: 0.3}, {Spent: 60, Regret: 0.09}}},
+		{Trace: []MFPoint{{Spent: 50, Regret: 0.1}}},
+		{Trace: []MFPoint{{Spent: 70, Regret: 0.05}}},
+	}
+	if own, xbo, speed, atLeast := speedUp(runs, extended, 0.1, 10, 100); own != 4 || xbo != 6 || speed != 1.5 || atLeast {
+		t.Errorf("level 0.1: own %v, xbo %v, saving %v (at least %v); want 4, 6, 1.5, false", own, xbo, speed, atLeast)
+	}
+	low := []MFRun{{Trace: []MFPoint{{Spent: 40, Regret: 0.02}}}}
+	if own, xbo, speed, atLeast := speedUp(low, extended, 0.02, 10, 100); own != 4 || !math.IsInf(xbo, 1) || speed != 2.5 || !atLeast {
+		t.Errorf("level 0.02: own %v, xbo %v, saving %v (at least %v); want 4, +Inf, 2.5, true", own, xbo, speed, atLeast)
+	}
+	if _, _, speed, _ := speedUp(runs, extended, math.Inf(1), 10, 100); !math.IsNaN(speed) {
+		t.Errorf("an infinite level gave a saving of %v", speed)
 	}
 	if got := runs[2].RegretAt(44); got != 0.08 {
 		t.Errorf("regret at 44: %v, want 0.08", got)

@@ -26,16 +26,17 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 	steps := fs.Int64("steps", 27, "T: the step (epoch) at which a trial is fully trained")
 	fullTrials := fs.Int("full-trials", 0, "one run's resource in full trials, i.e. steps·T (0: 6·d + 18)")
 	python := fs.String("python", bench.DefaultPython(), "Python interpreter with Optuna (Debian python3-optuna)")
+	extend := fs.Int("extend", 3, "xbo without pruning also runs this many times the resource, for the saving at each method's own final regret (1: not)")
 	jobs := fs.Int("jobs", 0, "runs at once (0: one per CPU); regrets do not depend on it, ask times do")
 	settings := fs.String("optimizer", "", `xbo's base optimizer settings as a study's JSON (e.g. '{"candidates":500}'); the multi-fidelity methods add the resource`)
 	asJSON := fs.Bool("json", false, "print JSON (every run included) instead of the tables")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	if *seeds < 1 || *jobs < 0 {
-		return usagef("need --seeds ≥ 1 and --jobs ≥ 0")
+	if *seeds < 1 || *jobs < 0 || *extend < 1 || *extend > 100 {
+		return usagef("need --seeds ≥ 1, --jobs ≥ 0 and --extend in 1..100")
 	}
-	o := bench.MFOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Steps: *steps, FullTrials: *fullTrials, Python: *python, Jobs: *jobs}
+	o := bench.MFOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Steps: *steps, FullTrials: *fullTrials, Python: *python, Jobs: *jobs, Extend: *extend}
 	if *settings != "" {
 		st, err := opt.ParseSettings(json.RawMessage(*settings))
 		if err != nil {
