@@ -627,8 +627,8 @@ type optimizerChances struct {
 	id int64
 }
 
-func (c optimizerChances) ContinueChance(context.Context, int64) (float64, error) {
-	return c.o.ContinueChance(c.id)
+func (c optimizerChances) ContinueChance(_ context.Context, _ int64, minRank float64) (float64, error) {
+	return c.o.ContinueChance(c.id, minRank)
 }
 
 // intermediates converts pruner points to the optimizer's curve.

@@ -381,7 +381,9 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 // posterior mean and variance of the trial's configuration at the full
 // budget, given every trial's values so far and its own reported curve
 // (Report it first), and y* the best complete trial's final value
-// (minimization units). It is 1 while nothing is known to compare with (no
+// (minimization units). minRank, in [−1, 1), is the bound of the ranking
+// check below (the model pruner's min_rank_correlation, 0.5 by default).
+// It is 1 while nothing is known to compare with (no
 // complete trial yet, or no value of this trial in [Min, Max]) and once the
 // trial reached Max (nothing is left to save). It is 1 as well while the
 // complete trials do not show that values at the trial's latest step rank
@@ -401,7 +403,10 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 // latest proposal's model (recorded with it, so an optimizer rebuilt from
 // the store uses the same; fitted afresh when there is none yet), so a
 // decision costs one factorization.
-func (o *Optimizer) ContinueChance(id int64) (float64, error) {
+func (o *Optimizer) ContinueChance(id int64, minRank float64) (float64, error) {
+	if math.IsNaN(minRank) || minRank < -1 || minRank >= 1 {
+		return 0, fmt.Errorf("opt: continue chance: the rank correlation bound %v is not in [-1, 1)", minRank)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	r := o.cfg.Resource
@@ -416,7 +421,7 @@ func (o *Optimizer) ContinueChance(id int64) (float64, error) {
 	if reach := r.reach(t); incumbent < 0 || reach == 0 || reach >= r.Max {
 		return 1, nil // nothing to compare with, or nothing left to save
 	}
-	if !o.budgetRanksFinal(t) {
+	if !o.budgetRanksFinal(t, minRank) {
 		return 1, nil // the values at this budget are not shown to rank as the final ones
 	}
 	best := o.s.Sign() * o.trials[incumbent].Value
@@ -464,9 +469,9 @@ func (o *Optimizer) ContinueChance(id int64) (float64, error) {
 // the pending trial t's last reported step rank configurations as their
 // final values do: Spearman's correlation between the complete trials'
 // values at that step (their first reported step at or above it) and their
-// final values has a lower 90% bound of at least 0.5, over at least
+// final values has a lower 90% bound of at least minRank, over at least
 // metrics.MinRankIntervalPairs trials.
-func (o *Optimizer) budgetRanksFinal(t *Trial) bool {
+func (o *Optimizer) budgetRanksFinal(t *Trial, minRank float64) bool {
 	level := t.Curve[len(t.Curve)-1].Step
 	var at, final []float64
 	for i := range o.trials {
@@ -489,5 +494,5 @@ func (o *Optimizer) budgetRanksFinal(t *Trial) bool {
 		return false
 	}
 	lo, _, err := metrics.RankInterval(metrics.RankSpearman, r, len(at), 0.9)
-	return err == nil && lo >= 0.5
+	return err == nil && lo >= minRank
 }

@@ -396,7 +396,7 @@ func TestContinueChance(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := o.ContinueChance(o.History()[len(hist)].ID)
+		c, err := o.ContinueChance(o.History()[len(hist)].ID, 0.5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -419,14 +419,14 @@ func TestContinueChance(t *testing.T) {
 	if cNone != 1 {
 		t.Errorf("a trial with no value yet: chance %v, want 1", cNone)
 	}
-	if _, err := o.ContinueChance(o.History()[0].ID); err == nil {
+	if _, err := o.ContinueChance(o.History()[0].ID, 0.5); err == nil {
 		t.Error("a complete trial: want an error")
 	}
 	plain, err := New(Config{Space: s, Seed: 2, History: running[:1]})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := plain.ContinueChance(plain.History()[0].ID); err == nil || !strings.Contains(err.Error(), "no resource") {
+	if _, err := plain.ContinueChance(plain.History()[0].ID, 0.5); err == nil || !strings.Contains(err.Error(), "no resource") {
 		t.Errorf("without a resource: error %v", err)
 	}
 	// Nothing complete to compare with: every running trial may go on.
@@ -434,7 +434,7 @@ func TestContinueChance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c, err := first.ContinueChance(first.History()[1].ID); err != nil || c != 1 {
+	if c, err := first.ContinueChance(first.History()[1].ID, 0.5); err != nil || c != 1 {
 		t.Errorf("no complete trial: chance %v, %v; want 1", c, err)
 	}
 }
@@ -495,7 +495,7 @@ func TestMultiFidelityModelIsWarped(t *testing.T) {
 		pre[i] = tr
 	}
 	chanceAndAsk := func(o *Optimizer) (float64, []float64) {
-		c, err := o.ContinueChance(o.History()[len(hist)-1].ID)
+		c, err := o.ContinueChance(o.History()[len(hist)-1].ID, 0.5)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -530,7 +530,7 @@ func TestContinueChanceTrustsOnlyBudgetsThatRankAsTheFinal(t *testing.T) {
 	s := mustSpace(t, unit2)
 	rng := rand.New(rand.NewPCG(12, 1))
 	far := []float64{0.95, 0.05}
-	build := func(n int, step1 func(final float64) float64) float64 {
+	build := func(n int, step1 func(final float64) float64, minRank float64) float64 {
 		var hist []Trial
 		for len(hist) < n {
 			u := []float64{rng.Float64(), rng.Float64()}
@@ -545,7 +545,7 @@ func TestContinueChanceTrustsOnlyBudgetsThatRankAsTheFinal(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c, err := o.ContinueChance(o.History()[n].ID)
+		c, err := o.ContinueChance(o.History()[n].ID, minRank)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -553,8 +553,25 @@ func TestContinueChanceTrustsOnlyBudgetsThatRankAsTheFinal(t *testing.T) {
 	}
 	consistent := func(final float64) float64 { return final + 0.5 }
 	reversed := func(final float64) float64 { return 3 - final }
-	cConsistent, cReversed, cFew := build(16, consistent), build(16, reversed), build(4, consistent)
-	t.Logf("chance of a poor trial at step 1: consistent budgets %.3g, reversed %.3g, 4 complete trials %.3g", cConsistent, cReversed, cFew)
+	cConsistent, cReversed, cFew := build(16, consistent, 0.5), build(16, reversed, 0.5), build(4, consistent, 0.5)
+	// A bound of −1 (min_rank_correlation) trusts every step once five
+	// trials are complete: the reversed step-1 values are taken at face
+	// value and the GP's chance decides.
+	cTrusted := build(16, reversed, -1)
+	t.Logf("chance of a poor trial at step 1: consistent budgets %.3g, reversed %.3g, 4 complete trials %.3g; reversed with the bound −1 %.3g", cConsistent, cReversed, cFew, cTrusted)
+	if cTrusted > 0.05 {
+		t.Errorf("bound −1 on reversed values: chance %v, want the GP's own (≤ 0.05 here)", cTrusted)
+	}
+	o, err := New(Config{Space: s, Seed: 2, Resource: &Resource{Name: "epochs", Min: 1, Max: 27},
+		History: []Trial{{Params: far, State: Pending, Curve: []history.Intermediate{{Step: 1, Value: 1}}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []float64{1, -1.5, math.NaN()} {
+		if _, err := o.ContinueChance(o.History()[0].ID, bad); err == nil || !strings.Contains(err.Error(), "rank correlation bound") {
+			t.Errorf("rank correlation bound %v: error %v", bad, err)
+		}
+	}
 	if cConsistent > 0.05 {
 		t.Errorf("step-1 values that rank as the finals: chance %.3g, want ≤ 0.05 (the test needs a prunable trial)", cConsistent)
 	}

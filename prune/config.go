@@ -54,8 +54,13 @@ type Config struct {
 	BootstrapCount       int   // trials that must reach a rung before any passes it [0]
 	// Model: at the rungs MinResource·η^k [1, 3], a trial stops when the
 	// optimizer's configuration × budget model gives it less than MinChance
-	// of ending better than the best complete trial [0.05].
-	MinChance float64
+	// of ending better than the best complete trial [0.05], at the steps
+	// where the complete trials' values rank configurations as their final
+	// values do: Spearman's correlation between the two has a lower 90%
+	// bound of at least MinRankCorrelation [0.5; −1 trusts every step once
+	// 5 trials are complete].
+	MinChance          float64
+	MinRankCorrelation float64
 }
 
 // settings names the JSON fields of each type, in the order they are written.
@@ -65,7 +70,7 @@ var settings = map[string][]string{
 	Percentile: {"percentile", "n_startup_trials", "n_warmup_steps", "interval_steps", "n_min_trials"},
 	ASHA:       {"min_resource", "reduction_factor", "min_early_stopping_rate", "bootstrap_count"},
 	Hyperband:  {"min_resource", "max_resource", "reduction_factor", "bootstrap_count"},
-	Model:      {"min_resource", "reduction_factor", "min_chance"},
+	Model:      {"min_resource", "reduction_factor", "min_chance", "min_rank_correlation"},
 }
 
 // ErrInvalid is wrapped by every error of Parse and Validate.
@@ -115,7 +120,7 @@ func Parse(doc json.RawMessage) (Config, error) {
 		if !given {
 			continue
 		}
-		if name == "percentile" || name == "min_chance" {
+		if name == "percentile" || name == "min_chance" || name == "min_rank_correlation" {
 			var f float64
 			if err := json.Unmarshal(raw, &f); err != nil {
 				return Config{}, fmt.Errorf("%w: pruner: %s must be a number, not %s", ErrInvalid, name, raw)
@@ -182,7 +187,7 @@ func defaults(typ string) Config {
 	case Hyperband:
 		c.MinResource, c.ReductionFactor = 1, 3
 	case Model:
-		c.MinResource, c.ReductionFactor, c.MinChance = 1, 3, 0.05
+		c.MinResource, c.ReductionFactor, c.MinChance, c.MinRankCorrelation = 1, 3, 0.05, 0.5
 	}
 	return c
 }
@@ -213,6 +218,8 @@ func (c *Config) field(name string) any {
 		return &c.BootstrapCount
 	case "min_chance":
 		return &c.MinChance
+	case "min_rank_correlation":
+		return &c.MinRankCorrelation
 	}
 	return nil
 }
@@ -265,6 +272,9 @@ func (c Config) Validate() error {
 	case Model:
 		if math.IsNaN(c.MinChance) || c.MinChance <= 0 || c.MinChance >= 1 {
 			return bad("min_chance %v must be in (0, 1)", c.MinChance)
+		}
+		if math.IsNaN(c.MinRankCorrelation) || c.MinRankCorrelation < -1 || c.MinRankCorrelation >= 1 {
+			return bad("min_rank_correlation %v must be in [-1, 1)", c.MinRankCorrelation)
 		}
 		bounds = []bound{
 			{"min_resource", c.MinResource, 1, MaxSteps},

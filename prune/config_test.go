@@ -90,20 +90,31 @@ func TestModelConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.MinResource != 1 || c.ReductionFactor != 3 || c.MinChance != 0.05 {
-		t.Errorf("defaults %+v, want min_resource 1, reduction_factor 3, min_chance 0.05", c)
+	if c.MinResource != 1 || c.ReductionFactor != 3 || c.MinChance != 0.05 || c.MinRankCorrelation != 0.5 {
+		t.Errorf("defaults %+v, want min_resource 1, reduction_factor 3, min_chance 0.05, min_rank_correlation 0.5", c)
 	}
 	b, err := json.Marshal(c)
-	if err != nil || string(b) != `{"type":"model","min_resource":1,"reduction_factor":3,"min_chance":0.05}` {
+	if err != nil || string(b) != `{"type":"model","min_resource":1,"reduction_factor":3,"min_chance":0.05,"min_rank_correlation":0.5}` {
 		t.Errorf("marshal: %s, %v", b, err)
 	}
+	// A stored configuration written before the setting existed reads back
+	// with its default; −1 is allowed (trust every step).
+	if c, err := Parse([]byte(`{"type":"model","min_resource":1,"reduction_factor":3,"min_chance":0.05}`)); err != nil || c.MinRankCorrelation != 0.5 {
+		t.Errorf("an older stored configuration: %+v, %v", c, err)
+	}
+	if c, err := Parse([]byte(`{"type":"model","min_rank_correlation":-1}`)); err != nil || c.MinRankCorrelation != -1 {
+		t.Errorf("min_rank_correlation -1: %+v, %v", c, err)
+	}
 	for doc, want := range map[string]string{
-		`{"type":"model","min_chance":0}`:       "min_chance 0 must be in (0, 1)",
-		`{"type":"model","min_chance":1}`:       "min_chance 1 must be in (0, 1)",
-		`{"type":"model","min_chance":"a"}`:     "min_chance must be a number",
-		`{"type":"model","max_resource":9}`:     "max_resource does not apply to the model pruner",
-		`{"type":"model","reduction_factor":1}`: "reduction_factor 1 must be in [2, 1000]",
-		`{"type":"median","min_chance":0.1}`:    "min_chance does not apply to the median pruner",
+		`{"type":"model","min_chance":0}`:              "min_chance 0 must be in (0, 1)",
+		`{"type":"model","min_chance":1}`:              "min_chance 1 must be in (0, 1)",
+		`{"type":"model","min_chance":"a"}`:            "min_chance must be a number",
+		`{"type":"model","min_rank_correlation":1}`:    "min_rank_correlation 1 must be in [-1, 1)",
+		`{"type":"model","min_rank_correlation":-1.5}`: "min_rank_correlation -1.5 must be in [-1, 1)",
+		`{"type":"asha","min_rank_correlation":0}`:     "min_rank_correlation does not apply to the asha pruner",
+		`{"type":"model","max_resource":9}`:            "max_resource does not apply to the model pruner",
+		`{"type":"model","reduction_factor":1}`:        "reduction_factor 1 must be in [2, 1000]",
+		`{"type":"median","min_chance":0.1}`:           "min_chance does not apply to the median pruner",
 	} {
 		if _, err := Parse([]byte(doc)); err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%s: error %v, want %q", doc, err, want)

@@ -116,7 +116,10 @@ type Source interface {
 // model pruner asks it; the service answers with the study's optimizer,
 // opt.Optimizer.ContinueChance).
 type Chancer interface {
-	ContinueChance(ctx context.Context, number int64) (float64, error)
+	// minRank is Config.MinRankCorrelation: the chance is 1 at a step
+	// where the complete trials do not show, with that lower bound, that
+	// values rank as the final ones do.
+	ContinueChance(ctx context.Context, number int64, minRank float64) (float64, error)
 }
 
 // Decision is a pruner's answer and why, in words (for logs and clients).
@@ -327,7 +330,7 @@ func (c Config) model(ctx context.Context, t Trial, src Source) (Decision, error
 	if !ok {
 		return Decision{}, errors.New("the model pruner needs the study's optimizer (a source with ContinueChance)")
 	}
-	p, err := ch.ContinueChance(ctx, t.Number)
+	p, err := ch.ContinueChance(ctx, t.Number, c.MinRankCorrelation)
 	if err != nil {
 		return Decision{}, err
 	}

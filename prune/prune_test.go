@@ -347,12 +347,13 @@ func TestAgainstOptuna(t *testing.T) {
 // chances answers ContinueChance from a table and records who was asked.
 type chances struct {
 	Curves
-	p     map[int64]float64
-	asked []int64
+	p       map[int64]float64
+	asked   []int64
+	minRank float64
 }
 
-func (c *chances) ContinueChance(_ context.Context, number int64) (float64, error) {
-	c.asked = append(c.asked, number)
+func (c *chances) ContinueChance(_ context.Context, number int64, minRank float64) (float64, error) {
+	c.asked, c.minRank = append(c.asked, number), minRank
 	return c.p[number], nil
 }
 
@@ -360,11 +361,16 @@ func (c *chances) ContinueChance(_ context.Context, number int64) (float64, erro
 // with the defaults), prunes below min_chance, and refuses a source that
 // cannot say.
 func TestModelPruner(t *testing.T) {
-	c, err := Parse([]byte(`{"type":"model","min_chance":0.1}`))
+	c, err := Parse([]byte(`{"type":"model","min_chance":0.1,"min_rank_correlation":-0.25}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	src := &chances{p: map[int64]float64{1: 0.5, 2: 0.09}}
+	defer func() {
+		if src.minRank != -0.25 {
+			t.Errorf("the source was asked with min_rank_correlation %v, want -0.25", src.minRank)
+		}
+	}()
 	steps := func(s ...int64) []Point {
 		var out []Point
 		for _, v := range s {

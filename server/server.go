@@ -844,7 +844,7 @@ type modelSource struct {
 	s *Server
 }
 
-func (src modelSource) ContinueChance(ctx context.Context, number int64) (float64, error) {
+func (src modelSource) ContinueChance(ctx context.Context, number int64, minRank float64) (float64, error) {
 	h, err := store.LoadHistory(ctx, src.st, src.study)
 	if err != nil {
 		return 0, err
@@ -865,7 +865,7 @@ func (src modelSource) ContinueChance(ctx context.Context, number int64) (float6
 	if !ok {
 		return 0, fmt.Errorf("trial %d of %q is not in its history", number, src.study)
 	}
-	return o.ContinueChance(id)
+	return o.ContinueChance(id, minRank)
 }
 
 // storeSource reads what a pruner compares a trial with from the store.
