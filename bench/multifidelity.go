@@ -525,7 +525,7 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 				byMethod[j.mi] = append(byMethod[j.mi], runs[k])
 			}
 		}
-		if xi := slices.Index(o.Methods, MFXBO); xi >= 0 {
+		if xi >= 0 {
 			finals := make([]float64, len(byMethod[xi]))
 			for s, r := range byMethod[xi] {
 				finals[s] = r.Regret
@@ -539,7 +539,7 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 			}
 			row.Methods = append(row.Methods, sm)
 		}
-		if xi := slices.Index(o.Methods, MFXBO); xi >= 0 {
+		if xi >= 0 {
 			for mi := range row.Methods {
 				row.Methods[mi].Saving = row.Methods[xi].ToTarget / row.Methods[mi].ToTarget
 			}

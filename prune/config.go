@@ -120,12 +120,13 @@ func Parse(doc json.RawMessage) (Config, error) {
 		if !given {
 			continue
 		}
-		if name == "percentile" || name == "min_chance" || name == "min_rank_correlation" {
+		if setting, ok := c.field(name).(*float64); ok {
+			// A real-valued setting; the others are whole numbers.
 			var f float64
 			if err := json.Unmarshal(raw, &f); err != nil {
 				return Config{}, fmt.Errorf("%w: pruner: %s must be a number, not %s", ErrInvalid, name, raw)
 			}
-			*c.field(name).(*float64) = f
+			*setting = f
 			continue
 		}
 		v, err := integer(name, raw)
