@@ -8,7 +8,6 @@ import (
 	"math"
 	"slices"
 
-	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
 	"xbo/surrogate"
@@ -206,30 +205,62 @@ func representative(x [][]float64, y []float64, k int, maximize bool) []int {
 		return cmp.Compare(y[a], y[b])
 	})
 	best := max(1, k/4)
+	// The candidates' coordinates are copied into one contiguous array and
+	// the candidates chosen are swapped out of it, and squared distances
+	// (which order the points as distances do) are summed plainly: this
+	// loop is the O(n·k·d) of the selection, on studies of 10,000 trials
+	// most of a fit's time.
+	d := len(x[0])
 	chosen := make([]bool, n)
-	minDist := make([]float64, n)
+	for _, c := range order[:best] {
+		chosen[c] = true
+	}
+	index := make([]int, 0, n-best)
+	coords := make([]float64, 0, (n-best)*d)
+	for i, row := range x {
+		if !chosen[i] {
+			index = append(index, i)
+			coords = append(coords, row...)
+		}
+	}
+	minDist := make([]float64, len(index))
 	for i := range minDist {
 		minDist[i] = math.Inf(1)
 	}
-	add := func(c int) {
-		chosen[c] = true
-		for i := range x {
-			if !chosen[i] {
-				minDist[i] = min(minDist[i], floats.Distance(x[i], x[c], 2))
+	// add lowers every candidate's distance to the chosen points by its
+	// distance to x[c] and returns the position of the farthest candidate
+	// (the lowest index among equals).
+	add := func(c int) int {
+		xc := x[c]
+		far := -1
+		for p := range index {
+			row := coords[p*d : p*d+d]
+			d2 := 0.0
+			for j, v := range row {
+				diff := v - xc[j]
+				d2 += diff * diff
+			}
+			m := min(minDist[p], d2)
+			minDist[p] = m
+			if far < 0 || m > minDist[far] || m == minDist[far] && index[p] < index[far] {
+				far = p
 			}
 		}
+		return far
 	}
+	far := -1
 	for _, c := range order[:best] {
-		add(c)
+		far = add(c)
 	}
 	for range k - best {
-		far := -1
-		for i := range x {
-			if !chosen[i] && (far < 0 || minDist[i] > minDist[far]) {
-				far = i
-			}
-		}
-		add(far)
+		c := index[far]
+		chosen[c] = true
+		// Swap the chosen candidate out with the last one.
+		last := len(index) - 1
+		index[far], minDist[far] = index[last], minDist[last]
+		copy(coords[far*d:far*d+d], coords[last*d:last*d+d])
+		index, minDist, coords = index[:last], minDist[:last], coords[:last*d]
+		far = add(c)
 	}
 	idx := make([]int, 0, k)
 	for i, c := range chosen {

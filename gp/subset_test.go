@@ -3,6 +3,7 @@ package gp
 import (
 	"context"
 	"errors"
+	"maps"
 	"math"
 	"slices"
 	"testing"
@@ -222,6 +223,41 @@ func TestRepresentative(t *testing.T) {
 			if r := radius(other); got > 2*r {
 				t.Fatalf("maximize %v: covering radius %g exceeds twice a random choice's %g", maximize, got, r)
 			}
+		}
+	}
+	// The greedy choice written out from its definition: each step adds
+	// the point whose Euclidean distance to the chosen ones is largest
+	// (the lowest index among equals).
+	for _, d := range []int{2, 7} {
+		x, y := subsetData(11, 400, d)
+		chosen := map[int]bool{}
+		order := make([]int, len(y))
+		for i := range order {
+			order[i] = i
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmpFloat(y[a], y[b]) })
+		for _, c := range order[:30/4] {
+			chosen[c] = true
+		}
+		for len(chosen) < 30 {
+			far, farDist := -1, -1.0
+			for i := range x {
+				if chosen[i] {
+					continue
+				}
+				dist := math.Inf(1)
+				for c := range chosen {
+					dist = min(dist, floats.Distance(x[i], x[c], 2))
+				}
+				if dist > farDist {
+					far, farDist = i, dist
+				}
+			}
+			chosen[far] = true
+		}
+		want := slices.Sorted(maps.Keys(chosen))
+		if got := representative(x, y, 30, false); !slices.Equal(got, want) {
+			t.Errorf("d = %d: chose %v, the greedy definition %v", d, got, want)
 		}
 	}
 	if all := representative(x[:5], y[:5], 10, false); !slices.Equal(all, []int{0, 1, 2, 3, 4}) {

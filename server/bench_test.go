@@ -19,6 +19,7 @@ import (
 
 	"xbo/client"
 	"xbo/server"
+	"xbo/store"
 	"xbo/store/storetest"
 )
 
@@ -461,6 +462,76 @@ func BenchmarkPrunerReport(b *testing.B) {
 			}
 			b.ReportMetric(float64(spent.Milliseconds())/float64(b.N), "report_ms")
 			b.ReportMetric(float64(pruned)/float64(b.N), "pruned")
+		})
+	}
+}
+
+// BenchmarkModelPrunerScale measures one report that the model pruner
+// decides at a rung (step 1 of a fresh trial) in an imported study of n
+// trials on a 27-step resource: a third complete with every step reported,
+// the rest pruned at step 1 or 3. The ask before each report is not
+// timed.
+//
+//	go test -run '^$' -bench ModelPrunerScale -benchtime 10x ./server
+func BenchmarkModelPrunerScale(b *testing.B) {
+	for _, n := range []int{1000, 10_000} {
+		b.Run(fmt.Sprintf("n%d", n), func(b *testing.B) {
+			st, _ := storetest.Open(b, "sqlite")
+			srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
+			if err != nil {
+				b.Fatal(err)
+			}
+			hs := httptest.NewServer(srv)
+			defer hs.Close()
+			ctx := context.Background()
+			rng := rand.New(rand.NewPCG(1, uint64(n)))
+			curve := func(x, y float64, step int64) float64 { return branin(x, y) + 10/float64(step) }
+			trials := make([]store.ImportedTrial, n)
+			for i := range trials {
+				x, y := -5+15*rng.Float64(), 15*rng.Float64()
+				last := int64(27)
+				state := store.Complete
+				if i%3 != 0 {
+					last, state = 1+2*int64(i%2), store.Pruned
+				}
+				t := store.ImportedTrial{State: state, Params: map[string]any{"x": x, "y": y}}
+				for step := int64(1); step <= last; step++ {
+					t.Intermediate = append(t.Intermediate, store.Intermediate{Step: step, Value: curve(x, y, step)})
+				}
+				v := curve(x, y, last)
+				t.Value = &v
+				trials[i] = t
+			}
+			name := fmt.Sprintf("scale-%d", n)
+			if _, err := st.ImportStudy(ctx, store.NewStudy{Name: name, Direction: "minimize", Space: json.RawMessage(space2D),
+				Optimizer: json.RawMessage(`{"seed":1,"resource":{"name":"epochs","min":1,"max":27}}`),
+				Pruner:    json.RawMessage(`{"type":"model"}`), Now: time.Now()}, trials); err != nil {
+				b.Fatal(err)
+			}
+			c := client.New(hs.URL, client.WithToken(token))
+			var spent time.Duration
+			for b.Loop() {
+				b.StopTimer()
+				tr, err := c.Ask(ctx, name)
+				if err != nil {
+					b.Fatal(err)
+				}
+				x, _ := tr.Params["x"].(float64)
+				y, _ := tr.Params["y"].(float64)
+				b.StartTimer()
+				start := time.Now()
+				_, err = c.Report(ctx, name, tr.Number, 1, curve(x, y, 1))
+				spent += time.Since(start)
+				b.StopTimer()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if err := c.Prune(ctx, name, tr.Number); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(spent.Microseconds())/1000/float64(b.N), "report_ms")
 		})
 	}
 }

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"xbo/opt"
-	"xbo/space"
 	"xbo/store"
 )
 
@@ -32,17 +31,11 @@ type studyCache struct {
 	opt       optClock  // for timing.waitOpt
 	expiredAt time.Time // last expiry check by an ask
 
+	mirror
 	workers int // Config.OptimizerWorkers
-	studyID int64
-	sp      *space.Space
-	cfg     opt.Settings
 	o       *opt.Optimizer
-	next    int64                 // trials numbered below are in trials
-	seen    int64                 // highest version in trials
 	optID   map[int64]int64       // store trial number → optimizer trial id
 	state   map[int64]store.State // what the optimizer holds: Pending, Complete, Failed or Pruned
-	trials  map[int64]store.Trial // every trial of the study as last read
-	vals    map[int64][]float64   // natural values of every trial's params
 }
 
 // timing splits an ask's time for the Server-Timing header: waiting in this
@@ -397,61 +390,17 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 // sync are read; the cache mirrors every trial of the study, so a rebuild
 // needs no full reload.
 func (c *studyCache) sync(ctx context.Context, view store.AskView) (bool, error) {
-	st := view.Study()
-	if c.trials == nil || c.studyID != st.ID {
-		if err := c.reset(st); err != nil {
-			return true, err
-		}
-	}
-	var changed []store.Trial
-	var err error
-	if view.Ordered() && c.seen > 0 {
-		changed, _, err = view.Changed(ctx, c.seen)
-	} else {
-		// Complete and failed trials never change again; everything else,
-		// and every trial numbered beyond those known, is read again.
-		var watch []int64
-		for n, t := range c.trials {
-			if !t.State.Finished() {
-				watch = append(watch, n)
-			}
-		}
-		changed, err = view.Watch(ctx, watch, c.next)
-	}
+	changed, reset, err := c.catchUp(ctx, view)
 	if err != nil {
-		return false, err
+		return reset, err
 	}
-	for _, t := range changed {
-		c.seen = max(c.seen, t.Version)
-		if _, had := c.trials[t.Number]; !had {
-			vals, err := c.sp.FromMap(t.Params)
-			if err != nil {
-				return false, fmt.Errorf("study %q: trial %d: %w", st.Name, t.Number, err)
-			}
-			c.vals[t.Number] = vals
-		}
-		c.trials[t.Number] = t
-		c.next = max(c.next, t.Number+1)
+	if reset {
+		c.o = nil
 	}
 	if c.o == nil || !c.apply(changed) {
-		return true, c.rebuild(st)
+		return true, c.rebuild(view.Study())
 	}
 	return false, nil
-}
-
-// reset starts mirroring a study from scratch.
-func (c *studyCache) reset(st *store.Study) error {
-	sp, err := space.Parse(st.Space)
-	if err != nil {
-		return fmt.Errorf("stored space of %q: %w", st.Name, err)
-	}
-	cfg, err := opt.ParseSettings(st.Optimizer)
-	if err != nil {
-		return fmt.Errorf("stored optimizer of %q: %w", st.Name, err)
-	}
-	c.studyID, c.sp, c.cfg, c.o, c.next, c.seen = st.ID, sp, cfg, nil, 0, 0
-	c.trials, c.vals = map[int64]store.Trial{}, map[int64][]float64{}
-	return nil
 }
 
 // apply tells the optimizer about changes it can take in place: the
@@ -512,75 +461,10 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 // rebuild builds the optimizer from the mirrored trials.
 func (c *studyCache) rebuild(st *store.Study) error {
 	c.o = nil
-	all := make([]store.Trial, 0, len(c.trials))
-	for _, t := range c.trials {
-		all = append(all, t)
-	}
-	slices.SortFunc(all, func(a, b store.Trial) int { return cmp.Compare(a.Number, b.Number) })
-	hist, optID, state, err := optHistory(all, c.vals)
+	o, optID, state, err := c.optimizer(c.workers)
 	if err != nil {
 		return fmt.Errorf("study %q: %w", st.Name, err)
 	}
-	o, err := c.cfg.New(c.sp, hist, c.workers)
-	if err != nil {
-		return fmt.Errorf("study %q: rebuild optimizer: %w", st.Name, err)
-	}
 	c.o, c.optID, c.state = o, optID, state
 	return nil
-}
-
-// history maps stored trials to the optimizer's history. Running and queued
-// trials are pending (the constant liar accounts for them), expired trials
-// are left out (their requeued copies stand for them), completions keep the
-// order in which they were stored. Pruned trials are pruned, as
-// opt.FromHistory gives them, and every trial keeps its intermediate values:
-// what the optimizer does with them is package opt's decision (a pruned
-// value is not at the full budget; see opt.Config.Resource).
-func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[int64]int64, map[int64]store.State, error) {
-	var completes []store.Trial
-	for _, t := range all {
-		if t.State == store.Complete {
-			completes = append(completes, t)
-		}
-	}
-	slices.SortStableFunc(completes, func(a, b store.Trial) int { return cmp.Compare(a.Version, b.Version) })
-	rank := make(map[int64]int, len(completes))
-	for i, t := range completes {
-		rank[t.Number] = i
-	}
-	hist := make([]opt.Trial, 0, len(all))
-	optID := make(map[int64]int64, len(all))
-	state := make(map[int64]store.State, len(all))
-	for _, t := range all {
-		if t.State == store.Expired {
-			continue
-		}
-		ht := opt.Trial{ID: int64(len(hist) + 1), Params: vals[t.Number], Acquisition: t.Acquisition, Curve: t.Curve()}
-		if len(t.Meta) > 0 {
-			var m opt.ProposalMeta
-			if json.Unmarshal(t.Meta, &m) == nil {
-				ht.SetMeta(m)
-			}
-		}
-		switch t.State {
-		case store.Complete:
-			if t.Value == nil {
-				return nil, nil, nil, fmt.Errorf("trial %d is complete without a value", t.Number)
-			}
-			ht.State, ht.Value, ht.Completion = opt.Complete, *t.Value, rank[t.Number]
-			state[t.Number] = store.Complete
-		case store.Failed:
-			ht.State = opt.Failed
-			state[t.Number] = t.State
-		case store.Pruned:
-			ht.State = opt.Pruned
-			state[t.Number] = t.State
-		default:
-			ht.State = opt.Pending
-			state[t.Number] = store.Pending
-		}
-		optID[t.Number] = ht.ID
-		hist = append(hist, ht)
-	}
-	return hist, optID, state, nil
 }

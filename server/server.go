@@ -94,10 +94,11 @@ type Server struct {
 	engine    *explain.Engine
 	histories historyCache
 
-	mu      sync.Mutex
-	caches  map[string]*studyCache
-	notify  map[string]chan struct{}
-	pruners map[string]studyPruner // by study name
+	mu        sync.Mutex
+	caches    map[string]*studyCache
+	notify    map[string]chan struct{}
+	pruners   map[string]studyPruner    // by study name
+	decisions map[string]*decisionCache // the model pruner's, by study name
 
 	// draining is closed by Drain: long requests (explanations, event
 	// streams) end so that a shutdown waits only for short ones.
@@ -131,12 +132,13 @@ func New(cfg Config) (*Server, error) {
 	}
 	s := &Server{
 		cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now,
-		mux:      http.NewServeMux(),
-		engine:   cfg.Engine,
-		caches:   map[string]*studyCache{},
-		notify:   map[string]chan struct{}{},
-		pruners:  map[string]studyPruner{},
-		draining: make(chan struct{}),
+		mux:       http.NewServeMux(),
+		engine:    cfg.Engine,
+		caches:    map[string]*studyCache{},
+		notify:    map[string]chan struct{}{},
+		pruners:   map[string]studyPruner{},
+		decisions: map[string]*decisionCache{},
+		draining:  make(chan struct{}),
 	}
 	if s.engine == nil {
 		e, err := explain.New(cfg.Explain)
@@ -611,6 +613,7 @@ func (s *Server) deleteStudy(w http.ResponseWriter, r *http.Request) error {
 	s.mu.Lock()
 	delete(s.caches, name)
 	delete(s.pruners, name)
+	delete(s.decisions, name)
 	s.mu.Unlock()
 	s.changed(name)
 	w.WriteHeader(http.StatusNoContent)
@@ -836,36 +839,15 @@ func (s *Server) shouldPrune(ctx context.Context, name string, t *store.Trial) (
 	return p.cfg.Decide(ctx, trial, src)
 }
 
-// modelSource answers the model pruner with an optimizer rebuilt from the
-// stored trials (opt.Optimizer.ContinueChance): a decision reads the study
-// once and factorizes one GP, at the rungs only.
+// modelSource answers the model pruner with the study's optimizer
+// (opt.Optimizer.ContinueChance), built from the study's decision cache.
 type modelSource struct {
 	storeSource
 	s *Server
 }
 
 func (src modelSource) ContinueChance(ctx context.Context, number int64, minRank float64) (float64, error) {
-	h, err := store.LoadHistory(ctx, src.st, src.study)
-	if err != nil {
-		return 0, err
-	}
-	settings, err := opt.ParseSettings(h.Optimizer)
-	if err != nil {
-		return 0, fmt.Errorf("stored optimizer of %q: %w", src.study, err)
-	}
-	trials, ids, err := opt.FromHistory(h)
-	if err != nil {
-		return 0, err
-	}
-	o, err := settings.New(h.Space, trials, src.s.cfg.OptimizerWorkers)
-	if err != nil {
-		return 0, fmt.Errorf("rebuild the optimizer of %q: %w", src.study, err)
-	}
-	id, ok := ids[number]
-	if !ok {
-		return 0, fmt.Errorf("trial %d of %q is not in its history", number, src.study)
-	}
-	return o.ContinueChance(id, minRank)
+	return src.s.decisionCache(src.study).continueChance(ctx, src.st, src.study, number, minRank, src.s.cfg.OptimizerWorkers)
 }
 
 // storeSource reads what a pruner compares a trial with from the store.

@@ -1638,6 +1638,23 @@ func (s *sqlStore) Events(ctx context.Context, study string, since int64, now ti
 	return trials, next, nil
 }
 
+func (s *sqlStore) Read(ctx context.Context, study string, read func(ctx context.Context, view AskView) error) error {
+	if read == nil {
+		return fmt.Errorf("store: read %q: %w: no reader", study, ErrInvalid)
+	}
+	err := s.withTx(ctx, readTx, func(q tx) error {
+		st, err := getStudy(ctx, q, study)
+		if err != nil {
+			return err
+		}
+		return read(ctx, &askView{b: s.b, q: q, study: st})
+	})
+	if err != nil {
+		return fmt.Errorf("store: read %q: %w", study, err)
+	}
+	return nil
+}
+
 func (s *sqlStore) Best(ctx context.Context, study string) (*Trial, error) {
 	var out *Trial
 	err := s.withTx(ctx, readTx, func(q tx) error {

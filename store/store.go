@@ -379,6 +379,11 @@ type Store interface {
 	Events(ctx context.Context, study string, since int64, now time.Time) (trials []Trial, next int64, err error)
 	// Best returns the complete trial with the best value, ErrNotFound if none.
 	Best(ctx context.Context, study string) (*Trial, error)
+	// Read calls read with a view of the study in one read-only snapshot:
+	// the view a proposer gets in an ask, without the ask lock, so that a
+	// reader that mirrors the study's trials catches up with them as a
+	// proposer does (AskView.Watch), while asks go on.
+	Read(ctx context.Context, study string, read func(ctx context.Context, view AskView) error) error
 
 	Close() error
 }

@@ -397,6 +397,47 @@ func TestVersionsCatchUp(t *testing.T) {
 	})
 }
 
+// Read gives the view of one snapshot outside an ask: the study with the
+// number the next trial will get, and Watch catching up with trials that
+// changed; an unknown study and a missing reader are errors.
+func TestReadView(t *testing.T) {
+	backends(t, func(t *testing.T, s store.Store) {
+		ctx := context.Background()
+		mkStudy(t, s, "s")
+		for range 3 {
+			ask(t, s, "s", "w", t0, 0)
+		}
+		if _, _, err := s.Tell(ctx, "s", 1, store.Result{State: store.Complete, Value: 2, Now: t0}); err != nil {
+			t.Fatal(err)
+		}
+		var next int64
+		var watched []store.Trial
+		err := s.Read(ctx, "s", func(ctx context.Context, v store.AskView) error {
+			next = v.Study().NextNumber
+			var err error
+			watched, err = v.Watch(ctx, []int64{1}, 2)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if next != 3 || len(watched) != 2 || watched[0].Number != 1 || watched[0].State != store.Complete || watched[1].Number != 2 {
+			t.Fatalf("next number %d, watched %+v", next, watched)
+		}
+		err = s.Read(ctx, "nope", func(context.Context, store.AskView) error { return nil })
+		if !errors.Is(err, store.ErrNotFound) {
+			t.Errorf("unknown study: %v", err)
+		}
+		if err := s.Read(ctx, "s", nil); !errors.Is(err, store.ErrInvalid) {
+			t.Errorf("no reader: %v", err)
+		}
+		failed := errors.New("reader failed")
+		if err := s.Read(ctx, "s", func(context.Context, store.AskView) error { return failed }); !errors.Is(err, failed) {
+			t.Errorf("a reader's error: %v", err)
+		}
+	})
+}
+
 // TestConcurrentAsks: 16 goroutines ask and tell 200 trials on one study;
 // numbers are dense and unique, every proposal saw every earlier trial, and
 // every value is stored once.

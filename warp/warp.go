@@ -41,16 +41,23 @@ const MinLambda = -2.0
 
 // YeoJohnson is the Yeo-Johnson transform of z with exponent lambda.
 func YeoJohnson(z, lambda float64) float64 {
-	if z >= 0 {
+	return fromLog(z < 0, math.Log1p(math.Abs(z)), lambda)
+}
+
+// fromLog is YeoJohnson of z given whether z is negative and log(1+|z|):
+// the likelihood is evaluated at some 180 exponents, and the logarithm,
+// which does not depend on the exponent, is taken once per value.
+func fromLog(negative bool, logAbs, lambda float64) float64 {
+	if !negative {
 		if math.Abs(lambda) < 1e-12 {
-			return math.Log1p(z)
+			return logAbs
 		}
-		return math.Expm1(lambda*math.Log1p(z)) / lambda
+		return math.Expm1(lambda*logAbs) / lambda
 	}
 	if math.Abs(lambda-2) < 1e-12 {
-		return -math.Log1p(-z)
+		return -logAbs
 	}
-	return -math.Expm1((2-lambda)*math.Log1p(-z)) / (2 - lambda)
+	return -math.Expm1((2-lambda)*logAbs) / (2 - lambda)
 }
 
 // Transform is a fitted output warp: standardization by Mean and SD, then
@@ -96,13 +103,15 @@ func Fit(y []float64) (Transform, error) {
 	if len(y) < 3 {
 		return t, nil
 	}
-	z := make([]float64, len(y))
+	lk := make([]logAbs, len(y))
 	jacobian := 0.0
 	for i, v := range y {
-		z[i] = (v - mean) / sd
-		jacobian += math.Copysign(math.Log1p(math.Abs(z[i])), z[i])
+		z := (v - mean) / sd
+		lk[i] = logAbs{negative: z < 0, log: math.Log1p(math.Abs(z))}
+		jacobian += math.Copysign(lk[i].log, z)
 	}
-	ll := func(lambda float64) float64 { return logLikelihood(z, lambda, jacobian) }
+	psi := make([]float64, len(y))
+	ll := func(lambda float64) float64 { return logLikelihood(lk, psi, lambda, jacobian) }
 	best, bestLL := 1.0, ll(1)
 	const steps = 150 // grid spacing 0.02 on [−2, 1]
 	h := (1 - MinLambda) / steps
@@ -135,18 +144,26 @@ func Fit(y []float64) (Transform, error) {
 	return t, nil
 }
 
+// logAbs is a standardized value z as fromLog takes it.
+type logAbs struct {
+	negative bool
+	log      float64 // log(1+|z|)
+}
+
 // logLikelihood is the Gaussian profile log-likelihood of the standardized
-// values z under exponent lambda; jacobian is Σ sign(z_i)·log(1+|z_i|).
-func logLikelihood(z []float64, lambda, jacobian float64) float64 {
+// values under exponent lambda; jacobian is Σ sign(z_i)·log(1+|z_i|), psi
+// scratch space for the transformed values.
+func logLikelihood(z []logAbs, psi []float64, lambda, jacobian float64) float64 {
 	n := float64(len(z))
 	m := 0.0
-	for _, v := range z {
-		m += YeoJohnson(v, lambda)
+	for i, v := range z {
+		psi[i] = fromLog(v.negative, v.log, lambda)
+		m += psi[i]
 	}
 	m /= n
 	s := 0.0
-	for _, v := range z {
-		d := YeoJohnson(v, lambda) - m
+	for _, p := range psi {
+		d := p - m
 		s += d * d
 	}
 	s /= n

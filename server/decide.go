@@ -1,0 +1,62 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"xbo/store"
+)
+
+// decisionCache serves the model pruner's decisions for one study. It
+// mirrors the study's trials, as the asks' cache does, so that a decision
+// reads only the trials that changed since the previous one instead of the
+// whole study, and then builds the optimizer from the mirror (cheap next to
+// the model's fit). It is apart from the asks' cache, whose optimizer
+// belongs to the goroutine that serves asks: reports are decided while
+// asks are served. Decisions for one study take turns.
+type decisionCache struct {
+	mu sync.Mutex
+	mirror
+}
+
+// maxDecisionCaches bounds the studies whose trials are mirrored for the
+// model pruner; past it the caches start over.
+const maxDecisionCaches = 64
+
+func (s *Server) decisionCache(study string) *decisionCache {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d, ok := s.decisions[study]
+	if !ok {
+		if len(s.decisions) >= maxDecisionCaches {
+			clear(s.decisions)
+		}
+		d = &decisionCache{}
+		s.decisions[study] = d
+	}
+	return d
+}
+
+// continueChance is the chance that trial number, given its curve in the
+// store now, ends better than the study's best complete trial
+// (opt.Optimizer.ContinueChance).
+func (d *decisionCache) continueChance(ctx context.Context, st store.Store, study string, number int64, minRank float64, workers int) (float64, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if err := st.Read(ctx, study, func(ctx context.Context, view store.AskView) error {
+		_, _, err := d.catchUp(ctx, view)
+		return err
+	}); err != nil {
+		return 0, err
+	}
+	o, ids, _, err := d.optimizer(workers)
+	if err != nil {
+		return 0, fmt.Errorf("study %q: %w", study, err)
+	}
+	id, ok := ids[number]
+	if !ok {
+		return 0, fmt.Errorf("trial %d of %q is not in its history", number, study)
+	}
+	return o.ContinueChance(id, minRank)
+}
