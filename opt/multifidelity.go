@@ -293,6 +293,19 @@ func (m atBudget) Predict(x [][]float64, mean, variance []float64) error {
 	return m.model.Predict(m.augment(x), mean, variance)
 }
 
+// Mean writes the posterior mean alone where the model can (surrogate.Meaner:
+// the GP's incumbent values at every configuration with data, thousands on a
+// long study, need no variance), else Predict's mean.
+func (m atBudget) Mean(x [][]float64, mean []float64) error {
+	if err := surrogate.CheckPoints(m.Dim(), x, mean); err != nil {
+		return err
+	}
+	if mm, ok := m.model.(surrogate.Meaner); ok {
+		return mm.Mean(m.augment(x), mean)
+	}
+	return m.model.Predict(m.augment(x), mean, make([]float64, len(x)))
+}
+
 // PredictGradient implements surrogate.Gradienter when the model does.
 func (m atBudget) PredictGradient(x []float64, dmean, dvar []float64) (float64, float64, error) {
 	g, ok := m.model.(surrogate.Gradienter)
@@ -368,8 +381,8 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 	}
 	o.fidelityHyper = &h
 	full := atBudget{model: m, z: o.cfg.Resource.fidelity(b)}
-	means, variances := make([]float64, len(configs)), make([]float64, len(configs))
-	if err := full.Predict(configs, means, variances); err != nil {
+	means := make([]float64, len(configs))
+	if err := full.Mean(configs, means); err != nil {
 		return nil, nil, nil, err
 	}
 	return full, means, &h, nil

@@ -1,6 +1,7 @@
 package opt
 
 import (
+	"context"
 	"encoding/json"
 	"math"
 	"math/rand/v2"
@@ -8,7 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"xbo/gp"
 	"xbo/history"
+	"xbo/surrogate"
 	"xbo/warp"
 )
 
@@ -580,5 +583,49 @@ func TestContinueChanceTrustsOnlyBudgetsThatRankAsTheFinal(t *testing.T) {
 	}
 	if cFew != 1 {
 		t.Errorf("4 complete trials: chance %v, want 1 (too few to show the ranking)", cFew)
+	}
+}
+
+// predictOnly hides a model's Mean, so atBudget falls back on Predict.
+type predictOnly struct{ surrogate.Model }
+
+// atBudget's Mean is Predict's mean, bit for bit, for an exact GP, a
+// subset-of-data GP (whose mean and variance come from different subsets)
+// and a model without a mean-only prediction.
+func TestAtBudgetMeanIsPredictsMean(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	xz := make([][]float64, 400)
+	y := make([]float64, len(xz))
+	for i := range xz {
+		xz[i] = []float64{rng.Float64(), rng.Float64(), rng.Float64()}
+		y[i] = math.Sin(6*xz[i][0]) + xz[i][1]*xz[i][2] + 0.01*rng.NormFloat64()
+	}
+	exact, err := gp.Fit(xz[:100], y[:100], gp.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	subset, err := gp.FitSubset(context.Background(), xz, y, gp.SubsetOptions{MeanPoints: 300, VariancePoints: 60})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := make([][]float64, 50)
+	for i := range x {
+		x[i] = []float64{rng.Float64(), rng.Float64()}
+	}
+	for name, model := range map[string]surrogate.Model{"exact": exact, "subset": subset, "predict only": predictOnly{subset}} {
+		m := atBudget{model: model, z: 0.7}
+		got, want, variance := make([]float64, len(x)), make([]float64, len(x)), make([]float64, len(x))
+		if err := m.Mean(x, got); err != nil {
+			t.Fatal(err)
+		}
+		if err := m.Predict(x, want, variance); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: Mean %v, Predict's mean %v", name, got[:3], want[:3])
+		}
+	}
+	if err := (atBudget{model: exact, z: 0.7}).Mean([][]float64{{0.5}}, make([]float64, 1)); err == nil {
+		t.Error("a point with 1 coordinate of 2 was accepted")
 	}
 }

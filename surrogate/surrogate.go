@@ -83,6 +83,13 @@ func (e *DimError) Error() string {
 // Unwrap lets errors.Is(err, ErrDim) match.
 func (e *DimError) Unwrap() error { return ErrDim }
 
+// Meaner is a model that can predict the posterior mean alone, more cheaply
+// than mean and variance together (gp.GP and gp.Subset do: O(n·d) per point
+// instead of O(n²)).
+type Meaner interface {
+	Mean(x [][]float64, mean []float64) error
+}
+
 // Gradienter is a Model whose posterior mean and variance at a point are
 // differentiable in the point's numeric unit-cube coordinates, so an
 // acquisition can be maximized by gradient steps instead of a search.

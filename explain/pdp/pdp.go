@@ -135,10 +135,8 @@ func Quantile(alpha float64) float64 {
 }
 
 // Meaner is a model that can predict the posterior mean alone, more cheaply
-// than mean and variance together (gp.GP does). PDPs with exact bands use it.
-type Meaner interface {
-	Mean(x [][]float64, mean []float64) error
-}
+// than mean and variance together. PDPs with exact bands use it.
+type Meaner = surrogate.Meaner
 
 // Result is a PDP with its band, ready to marshal for the CLI, the service,
 // the dashboard and the report. For a pair of parameters the grid is the

@@ -138,11 +138,6 @@ type Options struct {
 // Func evaluates a function at every row of x (unit-cube encoding) into out.
 type Func func(x [][]float64, out []float64) error
 
-// meaner is a model that predicts the mean without the variance, cheaper.
-type meaner interface {
-	Mean(x [][]float64, mean []float64) error
-}
-
 // Index is one sensitivity index: the estimate on the posterior mean and,
 // when posterior intervals were computed, the 95% interval and a standard
 // deviation (posterior and design error together); otherwise Std is the
@@ -281,7 +276,7 @@ func Analyze(ctx context.Context, m surrogate.Model, sp *space.Space, opt Option
 
 // MeanFunc is the posterior mean of m as a Func.
 func MeanFunc(m surrogate.Model) Func {
-	if mm, ok := m.(meaner); ok {
+	if mm, ok := m.(surrogate.Meaner); ok {
 		return mm.Mean
 	}
 	return func(x [][]float64, out []float64) error {
