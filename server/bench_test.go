@@ -76,6 +76,11 @@ var benchStudies atomic.Int64
 // that stops it.
 func benchHTTPServer(b *testing.B, backend string) (string, func()) {
 	st, _ := storetest.Open(b, backend)
+	return benchHTTPServerOn(b, st)
+}
+
+// benchHTTPServerOn is benchHTTPServer on a store the benchmark filled.
+func benchHTTPServerOn(b *testing.B, st store.Store) (string, func()) {
 	srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
 	if err != nil {
 		b.Fatal(err)
@@ -436,30 +441,7 @@ func BenchmarkPrunerReport(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
-			var spent time.Duration
-			pruned := 0
-			for b.Loop() {
-				b.StopTimer()
-				tr, err := c.Ask(ctx, name)
-				if err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-				start := time.Now()
-				prune, err := c.Report(ctx, name, tr.Number, 1, curve(tr, 1))
-				spent += time.Since(start)
-				b.StopTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if prune {
-					pruned++
-				}
-				if err := c.Prune(ctx, name, tr.Number); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
+			spent, _, pruned := rungReports(b, c, name, func(tr *client.Trial) float64 { return curve(tr, 1) })
 			b.ReportMetric(float64(spent.Milliseconds())/float64(b.N), "report_ms")
 			b.ReportMetric(float64(pruned)/float64(b.N), "pruned")
 		})
@@ -478,12 +460,8 @@ func BenchmarkModelPrunerScale(b *testing.B) {
 	for _, n := range []int{1000, 10_000} {
 		b.Run(fmt.Sprintf("n%d", n), func(b *testing.B) {
 			st, _ := storetest.Open(b, "sqlite")
-			srv, err := server.New(server.Config{Store: st, Token: token, TrialTimeout: time.Hour, OptimizerWorkers: *benchOptimizerWorkers})
-			if err != nil {
-				b.Fatal(err)
-			}
-			hs := httptest.NewServer(srv)
-			defer hs.Close()
+			url, stop := benchHTTPServerOn(b, st)
+			defer stop()
 			ctx := context.Background()
 			rng := rand.New(rand.NewPCG(1, uint64(n)))
 			curve := func(x, y float64, step int64) float64 { return branin(x, y) + 10/float64(step) }
@@ -509,33 +487,48 @@ func BenchmarkModelPrunerScale(b *testing.B) {
 				Pruner:    json.RawMessage(`{"type":"model"}`), Now: time.Now()}, trials); err != nil {
 				b.Fatal(err)
 			}
-			c := client.New(hs.URL, client.WithToken(token))
-			var spent, asked time.Duration
-			for b.Loop() {
-				b.StopTimer()
-				start := time.Now()
-				tr, err := c.Ask(ctx, name)
-				asked += time.Since(start)
-				if err != nil {
-					b.Fatal(err)
-				}
+			c := client.New(url, client.WithToken(token))
+			spent, asked, _ := rungReports(b, c, name, func(tr *client.Trial) float64 {
 				x, _ := tr.Params["x"].(float64)
 				y, _ := tr.Params["y"].(float64)
-				b.StartTimer()
-				start = time.Now()
-				_, err = c.Report(ctx, name, tr.Number, 1, curve(x, y, 1))
-				spent += time.Since(start)
-				b.StopTimer()
-				if err != nil {
-					b.Fatal(err)
-				}
-				if err := c.Prune(ctx, name, tr.Number); err != nil {
-					b.Fatal(err)
-				}
-				b.StartTimer()
-			}
+				return curve(x, y, 1)
+			})
 			b.ReportMetric(float64(spent.Microseconds())/1000/float64(b.N), "report_ms")
 			b.ReportMetric(float64(asked.Microseconds())/1000/float64(b.N), "ask_ms")
 		})
 	}
+}
+
+// rungReports runs the benchmark loop of the pruner benchmarks: ask a trial
+// (timed apart, in ask), report value(trial) at step 1, a rung (timed, in
+// report; pruned counts the reports answered with prune), and prune the
+// trial.
+func rungReports(b *testing.B, c *client.Client, name string, value func(*client.Trial) float64) (report, ask time.Duration, pruned int) {
+	ctx := context.Background()
+	for b.Loop() {
+		b.StopTimer()
+		start := time.Now()
+		tr, err := c.Ask(ctx, name)
+		ask += time.Since(start)
+		if err != nil {
+			b.Fatal(err)
+		}
+		v := value(tr)
+		b.StartTimer()
+		start = time.Now()
+		prune, err := c.Report(ctx, name, tr.Number, 1, v)
+		report += time.Since(start)
+		b.StopTimer()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if prune {
+			pruned++
+		}
+		if err := c.Prune(ctx, name, tr.Number); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	return report, ask, pruned
 }
