@@ -259,10 +259,21 @@ type MFRun struct {
 	Pruned  int     `json:"pruned"`
 	Spent   int64   `json:"spent"`
 	Regret  float64 `json:"regret"` // at the end of the resource
-	// Trace has a point at every completion that lowered the regret.
+	// Trace has a point at every completion that changed the regret.
 	Trace []MFPoint `json:"trace"`
 	// AskSeconds is the time all asks took.
 	AskSeconds float64 `json:"ask_seconds"`
+}
+
+// record adds the regret after the latest completion to the trace when it
+// changed. It can rise: the best trial is the one with the best noisy
+// final value, and a new one may be truly worse than the one before.
+// (Until 2026-11-26 only falls were recorded, so the regret so far, and
+// the resource to target read from it, missed those rises.)
+func (r *MFRun) record(regret float64) {
+	if n := len(r.Trace); n == 0 || r.Trace[n-1].Regret != regret {
+		r.Trace = append(r.Trace, MFPoint{Spent: r.Spent, Regret: regret})
+	}
 }
 
 // SpentTo is the resource after which the regret was at most target
@@ -650,11 +661,8 @@ func mfRun(ctx context.Context, p *CurveProblem, method string, seed uint64, o M
 	// The tracker scores a told final value by its noise-free f.
 	tr := newTracker(&Problem{Function: p.Function}, seed)
 	complete := func(x []float64, final float64) {
-		before := tr.regret
 		tr.told(x, final)
-		if tr.regret < before {
-			run.Trace = append(run.Trace, MFPoint{Spent: run.Spent, Regret: tr.regret})
-		}
+		run.record(tr.regret)
 	}
 	var err error
 	if strings.HasPrefix(method, "tpe") {

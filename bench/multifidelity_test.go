@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -87,6 +88,9 @@ func TestMultiFidelityBenchTiny(t *testing.T) {
 		t.Errorf("xbo's saving at its own regret %v (at least: %v), reached at %v", m.SpeedUp, m.SpeedUpAtLeast, m.OwnTo)
 	}
 	for _, r := range res.Runs {
+		if got := r.RegretAt(r.Spent); got != r.Regret {
+			t.Errorf("%s: the regret so far ends at %v, the run at %v", r.Method, got, r.Regret)
+		}
 		if r.Spent != 72 || !(r.Regret >= 0) || math.IsInf(r.Regret, 0) {
 			t.Errorf("%s: spent %d of 72 steps, regret %v", r.Method, r.Spent, r.Regret)
 		}
@@ -185,5 +189,28 @@ func TestMedianSpentTo(t *testing.T) {
 	}
 	if got := runs[0].RegretAt(9); !math.IsInf(got, 1) {
 		t.Errorf("regret before the first completion: %v, want +Inf", got)
+	}
+}
+
+// The regret so far follows the best trial both ways: a new best noisy
+// value may be truly worse than the one before.
+func TestMFRunRecordsRises(t *testing.T) {
+	var r MFRun
+	for i, regret := range []float64{0.5, 0.3, 0.3, 0.4} {
+		r.Spent = int64(10 * (i + 1))
+		r.record(regret)
+	}
+	want := []MFPoint{{10, 0.5}, {20, 0.3}, {40, 0.4}}
+	if !slices.Equal(r.Trace, want) {
+		t.Errorf("trace %v, want %v", r.Trace, want)
+	}
+	if got := r.RegretAt(39); got != 0.3 {
+		t.Errorf("regret at 39: %v, want 0.3", got)
+	}
+	if got := r.RegretAt(40); got != 0.4 {
+		t.Errorf("regret at 40: %v, want 0.4 (the rise)", got)
+	}
+	if got := r.SpentTo(0.35); got != 20 {
+		t.Errorf("spent to 0.35: %v, want 20", got)
 	}
 }
