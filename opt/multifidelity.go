@@ -300,10 +300,7 @@ func (m atBudget) Mean(x [][]float64, mean []float64) error {
 	if err := surrogate.CheckPoints(m.Dim(), x, mean); err != nil {
 		return err
 	}
-	if mm, ok := m.model.(surrogate.Meaner); ok {
-		return mm.Mean(m.augment(x), mean)
-	}
-	return m.model.Predict(m.augment(x), mean, make([]float64, len(x)))
+	return surrogate.PredictMean(m.model, m.augment(x), mean)
 }
 
 // PredictGradient implements surrogate.Gradienter when the model does.

@@ -90,6 +90,15 @@ type Meaner interface {
 	Mean(x [][]float64, mean []float64) error
 }
 
+// PredictMean writes m's posterior mean at x: by Mean where m is a Meaner,
+// else Predict's mean (its variance discarded).
+func PredictMean(m Model, x [][]float64, mean []float64) error {
+	if mm, ok := m.(Meaner); ok {
+		return mm.Mean(x, mean)
+	}
+	return m.Predict(x, mean, make([]float64, len(x)))
+}
+
 // Gradienter is a Model whose posterior mean and variance at a point are
 // differentiable in the point's numeric unit-cube coordinates, so an
 // acquisition can be maximized by gradient steps instead of a search.

@@ -276,11 +276,8 @@ func Analyze(ctx context.Context, m surrogate.Model, sp *space.Space, opt Option
 
 // MeanFunc is the posterior mean of m as a Func.
 func MeanFunc(m surrogate.Model) Func {
-	if mm, ok := m.(surrogate.Meaner); ok {
-		return mm.Mean
-	}
 	return func(x [][]float64, out []float64) error {
-		return m.Predict(x, out, make([]float64, len(x)))
+		return surrogate.PredictMean(m, x, out)
 	}
 }
 
