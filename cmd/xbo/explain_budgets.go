@@ -25,6 +25,7 @@ func runExplainBudgets(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("explain budgets", flag.ContinueOnError)
 	var in historyFlags
 	in.register(fs, "data", true, false)
+	in.curves = true
 	list := fs.String("budgets", "", fmt.Sprintf("comma-separated budgets (steps) to compare, at most %d (default: up to %d of the steps "+
 		"that at least 5 trials reached, spread on a log scale)", explain.MaxBudgets, explain.DefaultBudgets))
 	level := fs.Float64("level", 0.95, "confidence level of the intervals")

@@ -91,7 +91,15 @@ func TestExplainAtBudgetSurfaces(t *testing.T) {
 	if !strings.Contains(text, "values at budget 9: 14 trials (0 of them pruned; 7 finished trials left out)") {
 		t.Errorf("importance text at budget 9 does not name the budget:\n%s", text)
 	}
-	text = cli("explain", "budgets")
+	// explain budgets reads the pruned trials' curves: no note says they
+	// are left out (the explanations of final values do say it).
+	code, text, errOut := runCLI(t, "explain", "budgets", "--study", "mf", "--db", db)
+	if code != 0 || strings.Contains(errOut, "not modelled") {
+		t.Errorf("explain budgets: exit %d, stderr %q", code, errOut)
+	}
+	if _, _, errOut := runCLI(t, "explain", "importance", "--study", "mf", "--db", db); !strings.Contains(errOut, "7 trial(s) without a usable value") {
+		t.Errorf("explain importance: stderr %q lacks the note on the 7 pruned trials", errOut)
+	}
 	t.Logf("xbo explain budgets:\n%s", text)
 	for _, want := range []string{"21 finished trials with intermediate values, 14 complete", "1 → final", "3 → 9", "Spearman"} {
 		if !strings.Contains(text, want) {

@@ -34,6 +34,9 @@ type historyFlags struct {
 	svg                               string
 	// budget is --budget, for the commands that register it.
 	budget *int64
+	// curves: the command reads every trial's intermediate values, pruned
+	// trials' too, so the note on trials without a final value is not said.
+	curves bool
 }
 
 // registerBudget adds --budget: explain the values at a budget (a step of
@@ -109,7 +112,7 @@ func (f *historyFlags) load(ctx context.Context, env *cliEnv) (*history.History,
 	for _, w := range h.Warnings {
 		fmt.Fprintf(env.stderr, "xbo %s: warning: %s\n", f.command, w)
 	}
-	if n := len(h.Trials) - len(h.Usable()); n > 0 && f.budget == nil {
+	if n := len(h.Trials) - len(h.Usable()); n > 0 && f.budget == nil && !f.curves {
 		fmt.Fprintf(env.stderr, "xbo %s: note: %d trial(s) without a usable value (failed, pruned, pending or empty) are not modelled\n", f.command, n)
 	}
 	return h, nil
