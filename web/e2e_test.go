@@ -535,6 +535,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	checkTrialView(t, h, d)
 	checkHistory(t, h, d)
 	checkCompare(t, h)
+	checkOpenedOnView(t, h)
 	checkLive(t, h)
 	checkStates(t, h)
 	h.pageErrors()
@@ -561,6 +562,30 @@ func TestDashboardEndToEnd(t *testing.T) {
 	checkBig(t, h)
 	h.pageErrors()
 	t.Logf("e2e took %v", time.Since(start))
+}
+
+// checkOpenedOnView: a link straight to a view other than the overview
+// draws its charts at their elements' size. They are drawn while the view
+// is still hidden, at zero width, and must be laid out again when it is
+// shown.
+func checkOpenedOnView(t *testing.T, h *harness) {
+	for _, view := range []string{"history", "explain"} {
+		h.run("open demo on "+view, 20*time.Second, chromedp.Navigate("about:blank"), chromedp.Navigate(h.base+"/#study=demo&view="+view))
+		h.wait("demo rendered", `document.body.dataset.ready === 'demo'`, 15*time.Second)
+		// Two frames, without the window's resize event of h.painted,
+		// which lays out every chart again and would hide the fault.
+		h.evalAsync(`new Promise((ok) => requestAnimationFrame(() => requestAnimationFrame(() => ok(true))))`, 10*time.Second, new(bool))
+		var wrong []string
+		h.eval(`Object.entries(xbo.charts).filter(([id, c]) => {
+			const dom = document.getElementById(id);
+			return document.getElementById('view-`+view+`').contains(dom) && dom.offsetParent !== null &&
+				(c.getWidth() !== dom.clientWidth || dom.clientWidth < 300);
+		}).map(([id, c]) => id + ': drawn ' + c.getWidth() + ' px wide in ' + document.getElementById(id).clientWidth + ' px')`, &wrong)
+		if len(wrong) > 0 {
+			h.screenshot("opened-on-" + view)
+			t.Fatalf("opened on %s: charts not laid out: %v", view, wrong)
+		}
+	}
 }
 
 // checkNoObjective: a space without "objective" is minimized, and the
