@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -439,14 +440,6 @@ func (o *Optimizer) ContinueChance(id int64, minRank float64) (float64, error) {
 	if !ok {
 		return 1, nil
 	}
-	// The model sees the values warped, as the proposals' model does; the
-	// warp keeps their order, so the best final value is compared in
-	// warped units.
-	apply, err := o.fitWarp(y)
-	if err != nil {
-		return 0, fmt.Errorf("opt: continue chance: output warp: %w", err)
-	}
-	y, best = apply(y), apply([]float64{best})[0]
 	hyper := o.fidelityHyper
 	for i := len(o.trials) - 1; i >= 0 && hyper == nil; i-- {
 		// An optimizer rebuilt from the store has not fitted the model yet:
@@ -455,14 +448,29 @@ func (o *Optimizer) ContinueChance(id int64, minRank float64) (float64, error) {
 			hyper = tr.Hyper
 		}
 	}
-	opts := o.fidelityOptions(len(xz))
-	opts.Fixed = hyper
-	m, _, err := o.fitGP(xz, y, opts)
-	if err != nil {
-		return 0, fmt.Errorf("opt: continue chance: configuration × %s model: %w", r.Name, err)
+	cm := o.chance
+	if !cm.fittedTo(xz, y, hyper) {
+		// The model sees the values warped, as the proposals' model does;
+		// the warp keeps their order, so the best final value is compared
+		// in warped units.
+		apply, err := o.fitWarp(y)
+		if err != nil {
+			return 0, fmt.Errorf("opt: continue chance: output warp: %w", err)
+		}
+		raw := slices.Clone(y)
+		opts := o.fidelityOptions(len(xz))
+		opts.Fixed = hyper
+		m, _, err := o.fitGP(xz, apply(y), opts)
+		if err != nil {
+			return 0, fmt.Errorf("opt: continue chance: configuration × %s model: %w", r.Name, err)
+		}
+		cm = &chanceModel{xz: xz, y: raw, hyper: hyper, model: m, apply: apply}
+		o.chance = cm
+		o.chanceFits++
 	}
+	best = cm.apply([]float64{best})[0]
 	mean, variance := make([]float64, 1), make([]float64, 1)
-	if err := (atBudget{model: m, z: 1}).Predict([][]float64{t.U}, mean, variance); err != nil {
+	if err := (atBudget{model: cm.model, z: 1}).Predict([][]float64{t.U}, mean, variance); err != nil {
 		return 0, fmt.Errorf("opt: continue chance: %w", err)
 	}
 	sd := math.Sqrt(math.Max(variance[0], 0))
@@ -473,6 +481,35 @@ func (o *Optimizer) ContinueChance(id int64, minRank float64) (float64, error) {
 		return 0, nil
 	}
 	return distuv.UnitNormal.CDF((best - mean[0]) / sd), nil
+}
+
+// chanceModel is the configuration × budget model of ContinueChance with
+// the values (before the warp) and hyperparameters it was fitted to. Once
+// fitted it is reused by the decisions on other pending trials while those
+// are unchanged: with many workers the decisions that queued during one
+// fit are answered from it (server/decide.go), not each by a fit of its
+// own.
+type chanceModel struct {
+	xz    [][]float64
+	y     []float64
+	hyper *gp.Hyper
+	model surrogate.Model
+	apply func([]float64) []float64 // the output warp fitted to y
+}
+
+// fittedTo reports whether c was fitted to exactly these values with these
+// hyperparameters (nil: fitted afresh, which depends only on the values).
+func (c *chanceModel) fittedTo(xz [][]float64, y []float64, hyper *gp.Hyper) bool {
+	if c == nil || !slices.Equal(c.y, y) || len(c.xz) != len(xz) || (c.hyper == nil) != (hyper == nil) ||
+		hyper != nil && !reflect.DeepEqual(*c.hyper, *hyper) {
+		return false
+	}
+	for i, row := range xz {
+		if !slices.Equal(c.xz[i], row) {
+			return false
+		}
+	}
+	return true
 }
 
 // budgetRanksFinal reports whether the complete trials show that values at

@@ -442,6 +442,73 @@ func TestContinueChance(t *testing.T) {
 	}
 }
 
+// Decisions on one optimizer whose values did not change share one fitted
+// model, and give what an optimizer of their own gives; a report that
+// changes the values makes the next decision fit again.
+func TestContinueChanceReusesItsModel(t *testing.T) {
+	s := mustSpace(t, unit2)
+	// Noisy values, so that the chances are neither 0 nor 1.
+	noise := rand.New(rand.NewPCG(9, 3))
+	curve := func(u []float64, steps ...int64) []history.Intermediate {
+		var c []history.Intermediate
+		for _, st := range steps {
+			c = append(c, history.Intermediate{Step: st, Value: lowBudgetValue(u) + 0.5/float64(st) + 0.3*noise.NormFloat64()})
+		}
+		return c
+	}
+	rng := rand.New(rand.NewPCG(9, 2))
+	var hist []Trial
+	for range 16 {
+		u := []float64{rng.Float64(), rng.Float64()}
+		c := curve(u, 1, 3, 9, 27)
+		hist = append(hist, Trial{Params: u, State: Complete, Value: c[3].Value, Curve: c})
+	}
+	running := []Trial{
+		{Params: []float64{0.21, 0.79}, State: Pending, Curve: curve([]float64{0.21, 0.79}, 1)},
+		{Params: []float64{0.6, 0.4}, State: Pending, Curve: curve([]float64{0.6, 0.4}, 1)},
+		{Params: []float64{0.9, 0.1}, State: Pending, Curve: curve([]float64{0.9, 0.1}, 1, 2, 3)},
+	}
+	build := func(h []Trial) *Optimizer {
+		o, err := New(Config{Space: s, Seed: 2, Resource: &Resource{Name: "epochs", Min: 1, Max: 27}, History: h})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return o
+	}
+	chance := func(o *Optimizer, i int) float64 {
+		c, err := o.ContinueChance(o.History()[len(hist)+i].ID, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	shared := build(append(slices.Clone(hist), running...))
+	for i := range running {
+		got, fresh := chance(shared, i), chance(build(append(slices.Clone(hist), running...)), i)
+		if got != fresh {
+			t.Errorf("running trial %d: chance %v from the shared model, %v from an optimizer of its own", i, got, fresh)
+		}
+		t.Logf("running trial %d: chance %.3g", i, got)
+		if got <= 0 || got >= 1 {
+			t.Errorf("running trial %d: chance %v, want one the model computed, in (0, 1)", i, got)
+		}
+	}
+	if shared.chanceFits != 1 {
+		t.Errorf("%d decisions on unchanged values fitted %d models, want 1", len(running), shared.chanceFits)
+	}
+	// Trial 1 reaches step 3, a rung: the values change.
+	moved := slices.Clone(running)
+	moved[1].Curve = curve(moved[1].Params, 1, 2, 3)
+	moved[1].Curve[2].Value += 0.4
+	if err := shared.Report(shared.History()[len(hist)+1].ID, moved[1].Curve); err != nil {
+		t.Fatal(err)
+	}
+	got, fresh := chance(shared, 1), chance(build(append(slices.Clone(hist), moved...)), 1)
+	if got != fresh || shared.chanceFits != 2 {
+		t.Errorf("after a report: chance %v (%d fits), an optimizer of its own %v; want equal, 2 fits", got, shared.chanceFits, fresh)
+	}
+}
+
 // The configuration × budget model is fitted to warped values: with the
 // default Yeo-Johnson warp, the continue chance and the proposal equal
 // those of an unwarped optimizer given values warped beforehand by the

@@ -376,6 +376,11 @@ type Optimizer struct {
 	fidelityHyper  *gp.Hyper
 	fidelityFullAt int // its data size at its last full fit
 	fidelityFitAt  int // its data size at its last hyperparameter fit
+
+	// The model of the latest ContinueChance, and how many it fitted
+	// (multifidelity.go).
+	chance     *chanceModel
+	chanceFits int
 }
 
 // New validates cfg and builds an optimizer, replaying cfg.History.

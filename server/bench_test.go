@@ -462,41 +462,103 @@ func BenchmarkModelPrunerScale(b *testing.B) {
 			st, _ := storetest.Open(b, "sqlite")
 			url, stop := benchHTTPServerOn(b, st)
 			defer stop()
-			ctx := context.Background()
-			rng := rand.New(rand.NewPCG(1, uint64(n)))
-			curve := func(x, y float64, step int64) float64 { return branin(x, y) + 10/float64(step) }
-			trials := make([]store.ImportedTrial, n)
-			for i := range trials {
-				x, y := -5+15*rng.Float64(), 15*rng.Float64()
-				last := int64(27)
-				state := store.Complete
-				if i%3 != 0 {
-					last, state = 1+2*int64(i%2), store.Pruned
-				}
-				t := store.ImportedTrial{State: state, Params: map[string]any{"x": x, "y": y}}
-				for step := int64(1); step <= last; step++ {
-					t.Intermediate = append(t.Intermediate, store.Intermediate{Step: step, Value: curve(x, y, step)})
-				}
-				v := curve(x, y, last)
-				t.Value = &v
-				trials[i] = t
-			}
-			name := fmt.Sprintf("scale-%d", n)
-			if _, err := st.ImportStudy(ctx, store.NewStudy{Name: name, Direction: "minimize", Space: json.RawMessage(space2D),
-				Optimizer: json.RawMessage(`{"seed":1,"resource":{"name":"epochs","min":1,"max":27}}`),
-				Pruner:    json.RawMessage(`{"type":"model"}`), Now: time.Now()}, trials); err != nil {
-				b.Fatal(err)
-			}
+			name := importCurveStudy(b, st, n)
 			c := client.New(url, client.WithToken(token))
 			spent, asked, _ := rungReports(b, c, name, func(tr *client.Trial) float64 {
 				x, _ := tr.Params["x"].(float64)
 				y, _ := tr.Params["y"].(float64)
-				return curve(x, y, 1)
+				return scaleCurve(x, y, 1)
 			})
 			b.ReportMetric(float64(spent.Microseconds())/1000/float64(b.N), "report_ms")
 			b.ReportMetric(float64(asked.Microseconds())/1000/float64(b.N), "ask_ms")
 		})
 	}
+}
+
+// BenchmarkModelPrunerBurst measures 8 workers that report at a rung at
+// once (step 1 of 8 fresh trials, sent together) in the study of
+// BenchmarkModelPrunerScale with 1,000 trials: burst_ms is the time until
+// all 8 have their decision. The asks before are not timed.
+//
+//	go test -run '^$' -bench ModelPrunerBurst -benchtime 5x ./server
+func BenchmarkModelPrunerBurst(b *testing.B) {
+	const workers = 8
+	st, _ := storetest.Open(b, "sqlite")
+	url, stop := benchHTTPServerOn(b, st)
+	defer stop()
+	name := importCurveStudy(b, st, 1000)
+	c := client.New(url, client.WithToken(token))
+	ctx := context.Background()
+	var burst time.Duration
+	for b.Loop() {
+		b.StopTimer()
+		trials := make([]*client.Trial, workers)
+		for i := range trials {
+			tr, err := c.Ask(ctx, name)
+			if err != nil {
+				b.Fatal(err)
+			}
+			trials[i] = tr
+		}
+		b.StartTimer()
+		start := time.Now()
+		var wg sync.WaitGroup
+		errs := make([]error, workers)
+		for i, tr := range trials {
+			wg.Go(func() {
+				x, _ := tr.Params["x"].(float64)
+				y, _ := tr.Params["y"].(float64)
+				_, errs[i] = c.Report(ctx, name, tr.Number, 1, scaleCurve(x, y, 1))
+			})
+		}
+		wg.Wait()
+		burst += time.Since(start)
+		b.StopTimer()
+		for i, tr := range trials {
+			if errs[i] != nil {
+				b.Fatal(errs[i])
+			}
+			if err := c.Prune(ctx, name, tr.Number); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(burst.Microseconds())/1000/float64(b.N), "burst_ms")
+}
+
+// scaleCurve is the learning curve of the studies of importCurveStudy.
+func scaleCurve(x, y float64, step int64) float64 { return branin(x, y) + 10/float64(step) }
+
+// importCurveStudy imports a study of n trials on a 27-step resource with
+// the model pruner: a third complete with every step reported, the rest
+// pruned at step 1 or 3.
+func importCurveStudy(b *testing.B, st store.Store, n int) string {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, uint64(n)))
+	trials := make([]store.ImportedTrial, n)
+	for i := range trials {
+		x, y := -5+15*rng.Float64(), 15*rng.Float64()
+		last := int64(27)
+		state := store.Complete
+		if i%3 != 0 {
+			last, state = 1+2*int64(i%2), store.Pruned
+		}
+		t := store.ImportedTrial{State: state, Params: map[string]any{"x": x, "y": y}}
+		for step := int64(1); step <= last; step++ {
+			t.Intermediate = append(t.Intermediate, store.Intermediate{Step: step, Value: scaleCurve(x, y, step)})
+		}
+		v := scaleCurve(x, y, last)
+		t.Value = &v
+		trials[i] = t
+	}
+	name := fmt.Sprintf("scale-%d", n)
+	if _, err := st.ImportStudy(ctx, store.NewStudy{Name: name, Direction: "minimize", Space: json.RawMessage(space2D),
+		Optimizer: json.RawMessage(`{"seed":1,"resource":{"name":"epochs","min":1,"max":27}}`),
+		Pruner:    json.RawMessage(`{"type":"model"}`), Now: time.Now()}, trials); err != nil {
+		b.Fatal(err)
+	}
+	return name
 }
 
 // rungReports runs the benchmark loop of the pruner benchmarks: ask a trial

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"xbo/opt"
 	"xbo/store"
 )
 
@@ -15,9 +16,20 @@ import (
 // the model's fit). It is apart from the asks' cache, whose optimizer
 // belongs to the goroutine that serves asks: reports are decided while
 // asks are served. Decisions for one study take turns.
+//
+// A decision on a trial that has not changed since the previous decision's
+// optimizer was built reuses that optimizer, and with it its fitted model
+// (opt.Optimizer.ContinueChance keeps it): with many workers, the reports
+// that arrive while one decision fits its model are decided from that
+// model, as if each had been decided when it was built (after the trial's
+// report, so on a state of the store that includes it), instead of each
+// fitting a model of its own.
 type decisionCache struct {
 	mu sync.Mutex
 	mirror
+	built    *opt.Optimizer
+	builtIDs map[int64]int64 // trial number → the built optimizer's trial id
+	builtVer map[int64]int64 // trial number → its version when it was built
 }
 
 // maxDecisionCaches bounds the studies whose trials are mirrored for the
@@ -45,18 +57,30 @@ func (d *decisionCache) continueChance(ctx context.Context, st store.Store, stud
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err := st.Read(ctx, study, func(ctx context.Context, view store.AskView) error {
-		_, _, err := d.catchUp(ctx, view)
+		_, reset, err := d.catchUp(ctx, view)
+		if reset || err != nil {
+			d.built = nil
+		}
 		return err
 	}); err != nil {
 		return 0, err
 	}
-	o, ids, _, err := d.optimizer(workers)
-	if err != nil {
-		return 0, fmt.Errorf("study %q: %w", study, err)
+	t, known := d.trials[number]
+	if v, ok := d.builtVer[number]; d.built == nil || !known || !ok || v != t.Version {
+		o, ids, _, err := d.optimizer(workers)
+		if err != nil {
+			d.built = nil
+			return 0, fmt.Errorf("study %q: %w", study, err)
+		}
+		d.built, d.builtIDs = o, ids
+		d.builtVer = make(map[int64]int64, len(d.trials))
+		for n, t := range d.trials {
+			d.builtVer[n] = t.Version
+		}
 	}
-	id, ok := ids[number]
+	id, ok := d.builtIDs[number]
 	if !ok {
 		return 0, fmt.Errorf("trial %d of %q is not in its history", number, study)
 	}
-	return o.ContinueChance(id, minRank)
+	return d.built.ContinueChance(id, minRank)
 }
