@@ -377,8 +377,8 @@ type Optimizer struct {
 	fidelityFullAt int // its data size at its last full fit
 	fidelityFitAt  int // its data size at its last hyperparameter fit
 
-	// The model of the latest ContinueChance, and how many it fitted
-	// (multifidelity.go).
+	// The model of the latest ContinueChance, and how many it fitted (a
+	// count the tests read to see that a model was reused; multifidelity.go).
 	chance     *chanceModel
 	chanceFits int
 }
