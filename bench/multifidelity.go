@@ -40,6 +40,9 @@ import (
 // a configuration that learns slowly looks worse at low budgets than it
 // ends. In the "crossing" problem the slow learners are the configurations
 // near the optimum, so the lowest budgets mislead.
+//
+// The problem digits-mlp has real curves instead: a table of networks
+// trained epoch by epoch (curvetable.go), f the validation loss at epoch T.
 
 // Curve problems.
 const (
@@ -49,7 +52,7 @@ const (
 )
 
 // CurveProblems lists the curve problems in table order.
-var CurveProblems = []string{CurveBranin, CurveHartmann6, CurveHartmann6Crossing}
+var CurveProblems = []string{CurveBranin, CurveHartmann6, CurveHartmann6Crossing, CurveDigitsMLP}
 
 // Multi-fidelity methods: xbo without pruning, with each pruner (pruned
 // trials steer proposals as failures), with multi-fidelity proposals
@@ -90,6 +93,9 @@ type CurveProblem struct {
 	Noise float64
 	// amplitude is a(x)/Scale and rate b(x), of the unit encoding.
 	amplitude, rate func(u []float64) float64
+	// table, when set, holds the problem's curves (a tabular problem:
+	// amplitude, rate and Noise are unused).
+	table *curveTable
 }
 
 // LoadCurveProblem builds a curve problem with T = steps (0: 27) and a
@@ -145,6 +151,8 @@ func loadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, 
 			return 0.25 + 1.5*math.Exp(-d2/(2*0.3*0.3))
 		}
 		p.rate = func(u []float64) float64 { return 0.5 + 0.5*u[1] }
+	case CurveDigitsMLP:
+		f, err = loadTableProblem(p, digitsMLPCurves, steps)
 	default:
 		return nil, fmt.Errorf("unknown curve problem (valid: %s)", strings.Join(CurveProblems, ", "))
 	}
@@ -166,13 +174,23 @@ func loadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, 
 	}
 	slices.Sort(values)
 	p.Scale = values[len(values)/2] - f.Optimum
-	p.Noise = 0.005 * p.Scale
+	if p.table == nil {
+		p.Noise = 0.005 * p.Scale
+	}
 	return p, nil
 }
 
 // Curve returns the values at steps 1 … T of the configuration with natural
-// values x, the noise drawn from rng (nil: none).
+// values x, the noise drawn from rng (nil: none). A table's curves are
+// returned as stored: their noise is that of the training run, rng unused.
 func (p *CurveProblem) Curve(x []float64, rng *rand.Rand) ([]float64, error) {
+	if p.table != nil {
+		c := p.table.curve(x)
+		if c == nil {
+			return nil, fmt.Errorf("%v is not a configuration of the table", x)
+		}
+		return append([]float64(nil), c[:p.Steps]...), nil
+	}
 	u, err := p.Space.Encode(x)
 	if err != nil {
 		return nil, err

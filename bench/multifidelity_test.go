@@ -16,7 +16,7 @@ import (
 // and falls from step to step; in the crossing problem the optimum looks
 // worse at step 1 than a typical configuration, and better from step 3 on.
 func TestCurveProblems(t *testing.T) {
-	for _, name := range CurveProblems {
+	for _, name := range []string{CurveBranin, CurveHartmann6, CurveHartmann6Crossing} {
 		p, err := LoadCurveProblem(name, 27, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -62,14 +62,7 @@ func TestCurveProblems(t *testing.T) {
 // is missing. The full comparison is `xbo bench multifidelity`
 // (docs/multifidelity.md).
 func TestMultiFidelityBenchTiny(t *testing.T) {
-	methods := []string{MFXBO, MFXBOMedian, MFXBOASHA, MFXBOMultiHyperbnd}
-	if !testing.Short() {
-		if err := exec.Command(DefaultPython(), "-c", "import optuna").Run(); err == nil {
-			methods = append(methods, MFTPEHyperband)
-		} else if os.Getenv("XBO_REQUIRE_OPTUNA") != "" {
-			t.Fatalf("XBO_REQUIRE_OPTUNA is set but optuna cannot be imported: %v", err)
-		}
-	}
+	methods := withOptuna(t, []string{MFXBO, MFXBOMedian, MFXBOASHA, MFXBOMultiHyperbnd}, MFTPEHyperband)
 	res, err := MultiFidelity(context.Background(), MFOptions{Problems: []string{CurveBranin}, Methods: methods, Seeds: 1, Steps: 9, FullTrials: 8, Jobs: 2, Extend: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -122,6 +115,22 @@ func TestMultiFidelityBenchTiny(t *testing.T) {
 	if _, err := MultiFidelity(context.Background(), MFOptions{Methods: []string{"smac"}}); err == nil {
 		t.Error("unknown method accepted")
 	}
+}
+
+// withOptuna is methods and the Optuna method peer, unless -short or
+// python3-optuna is missing (then an error if XBO_REQUIRE_OPTUNA is set).
+func withOptuna(t *testing.T, methods []string, peer string) []string {
+	t.Helper()
+	if testing.Short() {
+		return methods
+	}
+	if err := exec.Command(DefaultPython(), "-c", "import optuna").Run(); err != nil {
+		if os.Getenv("XBO_REQUIRE_OPTUNA") != "" {
+			t.Fatalf("XBO_REQUIRE_OPTUNA is set but optuna cannot be imported: %v", err)
+		}
+		return methods
+	}
+	return append(methods, peer)
 }
 
 // TestMultiFidelitySuite is the long run (about 15 minutes on two cores),
