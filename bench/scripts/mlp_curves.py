@@ -26,7 +26,7 @@ above it; the cap is about four times the loss of a uniform guess (ln 10).
 
 Usage: /usr/bin/python3 bench/scripts/mlp_curves.py [--jobs N] > out.csv
 Needs Debian's python3-sklearn (a benchmark tool, never a dependency of
-xbo). The run takes about half an hour on two cores.
+xbo). The run took about 15 minutes on two cores.
 """
 
 import argparse
