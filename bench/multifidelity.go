@@ -491,9 +491,9 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 	}
 	problems := make([]*CurveProblem, len(o.Problems))
 	for i, name := range o.Problems {
-		p, err := LoadCurveProblem(name, o.Steps, o.FullTrials)
+		p, err := loadCurveProblem(name, o.Steps, o.FullTrials)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("curve problem %s: %w", name, err)
 		}
 		problems[i] = p
 	}

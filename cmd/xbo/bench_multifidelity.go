@@ -23,7 +23,7 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 	problems := fs.String("problems", "", "comma-separated curve problems (default all: "+strings.Join(bench.CurveProblems, ",")+")")
 	methods := fs.String("methods", "", "comma-separated methods (default all: "+strings.Join(bench.MFMethods, ",")+")")
 	seeds := fs.Int("seeds", 5, "repetitions (seeds 1..N)")
-	steps := fs.Int64("steps", 27, "T: the step (epoch) at which a trial is fully trained")
+	steps := fs.Int64("steps", 27, "T: the step (epoch) at which a trial is fully trained (digits-mlp: at most 27, the epochs its table holds)")
 	fullTrials := fs.Int("full-trials", 0, "one run's resource in full trials, i.e. steps·T (0: 6·d + 18)")
 	python := fs.String("python", bench.DefaultPython(), "Python interpreter with Optuna (Debian python3-optuna)")
 	extend := fs.Int("extend", 3, "xbo without pruning also runs this many times the resource, for the saving at each method's own final regret (1: not)")
