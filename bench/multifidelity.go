@@ -54,6 +54,10 @@ const (
 // CurveProblems lists the curve problems in table order.
 var CurveProblems = []string{CurveBranin, CurveHartmann6, CurveHartmann6Crossing, CurveDigitsMLP}
 
+// powerLawProblems are the curve problems whose curves are power laws
+// (the rest are tables of real curves).
+var powerLawProblems = CurveProblems[:3:3]
+
 // Multi-fidelity methods: xbo without pruning, with each pruner (pruned
 // trials steer proposals as failures), with multi-fidelity proposals
 // (opt.Config.Resource) under successive halving, Hyperband or the model
