@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -31,6 +32,7 @@ var digitsMLPCurves []byte
 // the parameters (the first parameter varies slowest).
 type curveTable struct {
 	params []space.Param // int parameters, Low and High the grid's ends
+	points [][]float64   // by grid index: the point's natural values
 	curves [][]float64   // by grid index; every curve has the same length
 }
 
@@ -60,7 +62,7 @@ func parseCurveTable(r io.Reader) (*curveTable, error) {
 			return nil, fmt.Errorf("column %d is %q, want %q", dim+t+1, header[dim+t], want)
 		}
 	}
-	grid := make([][]int64, len(rows)-1)
+	points := make([][]float64, len(rows)-1)
 	tab := &curveTable{params: make([]space.Param, dim)}
 	for j := range dim {
 		tab.params[j] = space.Param{Name: header[j], Type: space.Int, Low: math.Inf(1), High: math.Inf(-1)}
@@ -70,13 +72,13 @@ func parseCurveTable(r io.Reader) (*curveTable, error) {
 		if len(row) != len(header) {
 			return nil, fmt.Errorf("row %d: %d fields, want %d", i+2, len(row), len(header))
 		}
-		grid[i] = make([]int64, dim)
+		points[i] = make([]float64, dim)
 		for j := range dim {
 			k, err := strconv.ParseInt(row[j], 10, 64)
 			if err != nil {
 				return nil, fmt.Errorf("row %d, %s: %w", i+2, header[j], err)
 			}
-			grid[i][j] = k
+			points[i][j] = float64(k)
 			p := &tab.params[j]
 			p.Low, p.High = math.Min(p.Low, float64(k)), math.Max(p.High, float64(k))
 		}
@@ -98,17 +100,13 @@ func parseCurveTable(r io.Reader) (*curveTable, error) {
 	if int(size) != len(values) {
 		return nil, fmt.Errorf("%d rows for a grid of %.0f points", len(values), size)
 	}
-	tab.curves = make([][]float64, len(values))
-	for i, g := range grid {
-		x := make([]float64, dim)
-		for j, k := range g {
-			x[j] = float64(k)
-		}
+	tab.points, tab.curves = make([][]float64, len(values)), make([][]float64, len(values))
+	for i, x := range points {
 		idx, _ := tab.index(x)
 		if tab.curves[idx] != nil {
-			return nil, fmt.Errorf("row %d repeats the configuration %v", i+2, g)
+			return nil, fmt.Errorf("row %d repeats the configuration %v", i+2, x)
 		}
-		tab.curves[idx] = values[i]
+		tab.points[idx], tab.curves[idx] = x, values[i]
 	}
 	return tab, nil
 }
@@ -138,17 +136,14 @@ func (tab *curveTable) curve(x []float64) []float64 {
 	return tab.curves[idx]
 }
 
-// loadTableProblem sets up a table's problem: T = steps epochs of the table
-// (the table's own length when steps is 0), f(x) the value at epoch T.
+// loadTableProblem sets up a table's problem: T = steps epochs of the
+// table, f(x) the value at epoch T.
 func loadTableProblem(p *CurveProblem, data []byte, steps int64) (*Function, error) {
 	tab, err := parseCurveTable(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("table: %w", err)
 	}
 	have := int64(len(tab.curves[0]))
-	if steps == 0 {
-		steps = have
-	}
 	if steps < 2 || steps > have {
 		return nil, fmt.Errorf("steps %d: the table's curves have %d epochs (T may be 2..%d)", steps, have, have)
 	}
@@ -161,19 +156,12 @@ func loadTableProblem(p *CurveProblem, data []byte, steps int64) (*Function, err
 		}
 		return c[steps-1]
 	}
-	x := make([]float64, f.Dim)
 	for idx, c := range tab.curves {
-		rest := idx
-		for j := f.Dim - 1; j >= 0; j-- {
-			n := int(tab.params[j].High-tab.params[j].Low) + 1
-			x[j] = tab.params[j].Low + float64(rest%n)
-			rest /= n
-		}
 		switch v := c[steps-1]; {
 		case v < f.Optimum:
-			f.Optimum, f.Argmin = v, [][]float64{append([]float64(nil), x...)}
+			f.Optimum, f.Argmin = v, [][]float64{slices.Clone(tab.points[idx])}
 		case v == f.Optimum:
-			f.Argmin = append(f.Argmin, append([]float64(nil), x...))
+			f.Argmin = append(f.Argmin, slices.Clone(tab.points[idx]))
 		}
 	}
 	return f, nil
