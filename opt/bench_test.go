@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -17,6 +18,7 @@ import (
 	"time"
 
 	"xbo/gp"
+	"xbo/history"
 	"xbo/space"
 )
 
@@ -250,5 +252,36 @@ func BenchmarkAskLong(b *testing.B) {
 			hist[T-1].Hyper, hist[T-1].Observed = short[255].Hyper, T-1
 			benchmarkAsk(b, unitSpace(b, 6), hist, Config{TrustRegion: c.trust})
 		})
+	}
+}
+
+// BenchmarkAskPruned times one Ask of a study whose pruner stopped most
+// trials: 200 complete trials (sklearnTrainData) and 500 to 5,000 pruned
+// ones, with the ordinary proposals (pruned trials conditioned on as
+// failures, at most ExactPoints of them: stoppedToCondition) and with the
+// multi-fidelity proposals (Config.Resource: pruned trials are the
+// configuration × budget model's data).
+func BenchmarkAskPruned(b *testing.B) {
+	x, y := readTrainCSV(b, sklearnTrainData)
+	complete := steadyStateHistory(b, x, y, 1)
+	for i := range complete {
+		v := complete[i].Value
+		complete[i].Curve = []history.Intermediate{{Step: 1, Value: v + 1}, {Step: 9, Value: v + 0.3}, {Step: 27, Value: v}}
+	}
+	for _, k := range []int{500, 2000, 5000} {
+		px, py := syntheticData(9, k, 6)
+		hist := slices.Clone(complete)
+		for i, p := range px {
+			hist = append(hist, Trial{Params: p, State: Pruned, Acquisition: "ei", Curve: []history.Intermediate{{Step: 1, Value: py[i] + 1}}})
+		}
+		for _, proposals := range []string{"ordinary", "multifidelity"} {
+			b.Run(fmt.Sprintf("pruned%d/%s", k, proposals), func(b *testing.B) {
+				var cfg Config
+				if proposals == "multifidelity" {
+					cfg.Resource = &Resource{Name: "epochs", Min: 1, Max: 27}
+				}
+				benchmarkAsk(b, unitSpace(b, 6), hist, cfg)
+			})
+		}
 	}
 }

@@ -61,7 +61,12 @@
 // Failed trials (TellFailed) stay in the history but never enter the
 // hyperparameter fit, nor SurrogateAt; for proposals they are conditioned on
 // with the WORST observed value, so the optimizer is steered away from a
-// configuration that crashed instead of proposing it again.
+// configuration that crashed instead of proposing it again. Beyond
+// ExactPoints failed and pruned trials, a proposal is conditioned on
+// ExactPoints of them, the nearest to the incumbent and the latest
+// (stoppedToCondition), as conditioning on k points costs O(k³) and under
+// a median pruner most of a long study's trials are pruned
+// (BenchmarkAskPruned; measured in docs/api.md, Pruners).
 //
 // Pruned trials (stopped early by a pruner, package prune) are in state
 // Pruned, with their intermediate values (Trial.Curve). Their value is an
@@ -250,7 +255,9 @@ type Config struct {
 	// ExactPoints is the number of completed trials up to which the GP is
 	// exact [gp.DefaultVariancePoints = 256]; beyond it a gp.Subset whose
 	// hyperparameters and variance use ExactPoints trials and whose mean
-	// uses MeanPoints [gp.DefaultMeanPoints = 1000] (see fit).
+	// uses MeanPoints [gp.DefaultMeanPoints = 1000] (see fit). It also
+	// bounds the failed and pruned trials a proposal is conditioned on
+	// (stoppedToCondition).
 	ExactPoints int
 	MeanPoints  int
 	// MinNoise is the lower bound of the GP's fitted noise variance in
@@ -1217,6 +1224,7 @@ func (o *Optimizer) forestOptions(n int) forest.Options {
 func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64, best float64, skip []bool) (surrogate.Model, error) {
 	var px [][]float64
 	var failed []bool
+	var stopped []int // failed and pruned trials, in trial order
 	for i := range o.trials {
 		if skip != nil && skip[i] {
 			continue
@@ -1226,9 +1234,12 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 			px = append(px, o.trials[i].U)
 			failed = append(failed, false)
 		case Failed, Pruned:
-			px = append(px, o.trials[i].U)
-			failed = append(failed, true)
+			stopped = append(stopped, i)
 		}
+	}
+	for _, i := range o.stoppedToCondition(stopped, x, y) {
+		px = append(px, o.trials[i].U)
+		failed = append(failed, true)
 	}
 	if len(px) == 0 {
 		return model, nil
@@ -1248,6 +1259,55 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 		return nil, fmt.Errorf("conditioning on %d pending trials: %w", len(px), err)
 	}
 	return c, nil
+}
+
+// stoppedToCondition returns which of the failed and pruned trials stopped
+// (indices into o.trials, in trial order) a proposal model is conditioned
+// on: all of them up to ExactPoints, else ExactPoints of them, half the
+// nearest to the incumbent (the configuration of x with the least y, where
+// the local candidates and the trust region look) and half the latest of
+// the rest (where the search has just been). Conditioning on k points costs
+// O(k³), and under a median pruner most trials of a long study are pruned
+// (BenchmarkAskPruned).
+// Every stopped trial still keeps proposals MinDistance away (exclude) and
+// is never proposed again (the duplicate check).
+func (o *Optimizer) stoppedToCondition(stopped []int, x [][]float64, y []float64) []int {
+	limit := o.cfg.ExactPoints
+	if len(stopped) <= limit || len(x) == 0 {
+		return stopped
+	}
+	best := 0
+	for j := range y {
+		if y[j] < y[best] {
+			best = j
+		}
+	}
+	incumbent := x[best]
+	dist := make(map[int]float64, len(stopped))
+	for _, i := range stopped {
+		d := 0.0
+		for j, u := range o.trials[i].U {
+			d += (u - incumbent[j]) * (u - incumbent[j])
+		}
+		dist[i] = d
+	}
+	byDistance := slices.Clone(stopped)
+	slices.SortStableFunc(byDistance, func(a, b int) int { return cmp.Compare(dist[a], dist[b]) })
+	near := limit / 2
+	keep := make(map[int]bool, limit)
+	for _, i := range byDistance[:near] {
+		keep[i] = true
+	}
+	for j := len(stopped) - 1; j >= 0 && len(keep) < limit; j-- {
+		keep[stopped[j]] = true
+	}
+	chosen := make([]int, 0, limit)
+	for _, i := range stopped {
+		if keep[i] {
+			chosen = append(chosen, i)
+		}
+	}
+	return chosen
 }
 
 func (o *Optimizer) acquisition(model surrogate.Model, x [][]float64, y []float64, best float64, number int, rng *rand.Rand) (acq.Acquisition, error) {

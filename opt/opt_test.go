@@ -667,3 +667,64 @@ func TestLongStudiesUseASubset(t *testing.T) {
 		t.Error("mean points below exact points accepted")
 	}
 }
+
+// Beyond ExactPoints failed and pruned trials, a proposal is conditioned on
+// the nearest half to the incumbent and the latest of the rest, in trial
+// order; up to ExactPoints, on all of them.
+func TestConditionsOnAtMostExactPointsStoppedTrials(t *testing.T) {
+	s := mustSpace(t, unit2)
+	var hist []Trial
+	// Complete trials on the diagonal; the incumbent (least value) is at
+	// (0.5, 0.5).
+	for i, v := range []float64{0.1, 0.3, 0.5, 0.7, 0.9} {
+		hist = append(hist, Trial{Params: []float64{v, v}, State: Complete, Value: math.Abs(v-0.5) + float64(i)*1e-3})
+	}
+	// Stopped trials k = 0…19 on a line away from the incumbent, alternately
+	// failed and pruned, at distance 0.02·(k+1) from it, in an order that is
+	// not the distance order: the trial list holds k = 19, 17, …, 1, then
+	// 0, 2, …, 18.
+	var order []int
+	for k := 19; k >= 1; k -= 2 {
+		order = append(order, k)
+	}
+	for k := 0; k <= 18; k += 2 {
+		order = append(order, k)
+	}
+	for j, k := range order {
+		state := Pruned
+		if j%2 == 1 {
+			state = Failed
+		}
+		hist = append(hist, Trial{Params: []float64{0.5 + 0.02*float64(k+1), 0.5}, State: state})
+	}
+	stopped := make([]int, len(order))
+	for j := range stopped {
+		stopped[j] = 5 + j
+	}
+	for _, c := range []struct {
+		exact int
+		want  []int // the k of the trials conditioned on, in trial order
+	}{
+		// The 4 nearest (k = 0…3: trials 1, 3 of the first run and 0, 2 of
+		// the second) and the 4 latest of the rest (k = 18, 16, 14, 12).
+		{8, []int{3, 1, 0, 2, 12, 14, 16, 18}},
+		{20, order},
+		{64, order},
+	} {
+		o, err := New(Config{Space: s, Seed: 1, ExactPoints: c.exact, History: hist})
+		if err != nil {
+			t.Fatal(err)
+		}
+		x, y := o.data(o.completed)
+		var got []int
+		for _, i := range o.stoppedToCondition(stopped, x, y) {
+			got = append(got, order[i-5])
+		}
+		if !slices.Equal(got, c.want) {
+			t.Errorf("ExactPoints %d: conditioned on k = %v, want %v", c.exact, got, c.want)
+		}
+		if _, err := o.Ask(); err != nil {
+			t.Errorf("ExactPoints %d: %v", c.exact, err)
+		}
+	}
+}

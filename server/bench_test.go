@@ -456,13 +456,25 @@ func BenchmarkPrunerReport(b *testing.B) {
 // the same values).
 //
 //	go test -run '^$' -bench ModelPrunerScale -benchtime 10x ./server
-func BenchmarkModelPrunerScale(b *testing.B) {
+func BenchmarkModelPrunerScale(b *testing.B) { benchmarkPrunerScale(b, modelPrunerStudy) }
+
+// BenchmarkMedianPrunerScale is BenchmarkModelPrunerScale's study under
+// the median pruner with the ordinary proposals (no resource), which
+// condition on the pruned trials as failures, at most ExactPoints of them
+// (opt's stoppedToCondition).
+//
+//	go test -run '^$' -bench MedianPrunerScale -benchtime 10x ./server
+func BenchmarkMedianPrunerScale(b *testing.B) { benchmarkPrunerScale(b, medianPrunerStudy) }
+
+// benchmarkPrunerScale is the pruner scale benchmarks on a study with
+// the given settings.
+func benchmarkPrunerScale(b *testing.B, settings curveStudy) {
 	for _, n := range []int{1000, 10_000} {
 		b.Run(fmt.Sprintf("n%d", n), func(b *testing.B) {
 			st, _ := storetest.Open(b, "sqlite")
 			url, stop := benchHTTPServerOn(b, st)
 			defer stop()
-			name := importCurveStudy(b, st, n)
+			name := importCurveStudy(b, st, n, settings)
 			c := client.New(url, client.WithToken(token))
 			spent, asked, _ := rungReports(b, c, name, func(tr *client.Trial) float64 {
 				x, _ := tr.Params["x"].(float64)
@@ -486,7 +498,7 @@ func BenchmarkModelPrunerBurst(b *testing.B) {
 	st, _ := storetest.Open(b, "sqlite")
 	url, stop := benchHTTPServerOn(b, st)
 	defer stop()
-	name := importCurveStudy(b, st, 1000)
+	name := importCurveStudy(b, st, 1000, modelPrunerStudy)
 	c := client.New(url, client.WithToken(token))
 	ctx := context.Background()
 	var burst time.Duration
@@ -533,7 +545,7 @@ func scaleCurve(x, y float64, step int64) float64 { return branin(x, y) + 10/flo
 // importCurveStudy imports a study of n trials on a 27-step resource with
 // the model pruner: a third complete with every step reported, the rest
 // pruned at step 1 or 3.
-func importCurveStudy(b *testing.B, st store.Store, n int) string {
+func importCurveStudy(b *testing.B, st store.Store, n int, settings curveStudy) string {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
 	trials := make([]store.ImportedTrial, n)
@@ -552,14 +564,21 @@ func importCurveStudy(b *testing.B, st store.Store, n int) string {
 		t.Value = &v
 		trials[i] = t
 	}
-	name := fmt.Sprintf("scale-%d", n)
+	name := fmt.Sprintf("scale-%d-%d", n, benchStudies.Add(1))
 	if _, err := st.ImportStudy(ctx, store.NewStudy{Name: name, Direction: "minimize", Space: json.RawMessage(space2D),
-		Optimizer: json.RawMessage(`{"seed":1,"resource":{"name":"epochs","min":1,"max":27}}`),
-		Pruner:    json.RawMessage(`{"type":"model"}`), Now: time.Now()}, trials); err != nil {
+		Optimizer: json.RawMessage(settings.optimizer), Pruner: json.RawMessage(settings.pruner), Now: time.Now()}, trials); err != nil {
 		b.Fatal(err)
 	}
 	return name
 }
+
+// curveStudy is the optimizer and pruner settings of an imported study.
+type curveStudy struct{ optimizer, pruner string }
+
+var (
+	modelPrunerStudy  = curveStudy{`{"seed":1,"resource":{"name":"epochs","min":1,"max":27}}`, `{"type":"model"}`}
+	medianPrunerStudy = curveStudy{`{"seed":1}`, `{"type":"median"}`}
+)
 
 // rungReports runs the benchmark loop of the pruner benchmarks: ask a trial
 // (timed apart, in ask), report value(trial) at step 1, a rung (timed, in
