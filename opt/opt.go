@@ -1266,15 +1266,19 @@ func (o *Optimizer) condition(model surrogate.Model, x [][]float64, y []float64,
 // on: all of them up to ExactPoints, else ExactPoints of them, half the
 // nearest to the incumbent (the configuration of x with the least y, where
 // the local candidates and the trust region look) and half the latest of
-// the rest (where the search has just been). Conditioning on k points costs
-// O(k³), and under a median pruner most trials of a long study are pruned
-// (BenchmarkAskPruned).
+// the rest (where the search has just been); with no complete trial in x,
+// the latest. Conditioning on k points costs O(k³), and under a median
+// pruner most trials of a long study are pruned (BenchmarkAskPruned).
 // Every stopped trial still keeps proposals MinDistance away (exclude) and
 // is never proposed again (the duplicate check).
 func (o *Optimizer) stoppedToCondition(stopped []int, x [][]float64, y []float64) []int {
 	limit := o.cfg.ExactPoints
-	if len(stopped) <= limit || len(x) == 0 {
+	if len(stopped) <= limit {
 		return stopped
+	}
+	if len(x) == 0 || len(x) != len(y) {
+		// No incumbent to be near: the latest.
+		return stopped[len(stopped)-limit:]
 	}
 	best := 0
 	for j := range y {

@@ -726,5 +726,15 @@ func TestConditionsOnAtMostExactPointsStoppedTrials(t *testing.T) {
 		if _, err := o.Ask(); err != nil {
 			t.Errorf("ExactPoints %d: %v", c.exact, err)
 		}
+		if c.exact < len(order) {
+			// Without complete trials, the latest.
+			got = got[:0]
+			for _, i := range o.stoppedToCondition(stopped, nil, nil) {
+				got = append(got, order[i-5])
+			}
+			if want := order[len(order)-c.exact:]; !slices.Equal(got, want) {
+				t.Errorf("ExactPoints %d, no complete trials: conditioned on k = %v, want %v", c.exact, got, want)
+			}
+		}
 	}
 }
