@@ -97,6 +97,8 @@ import (
 	"strings"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
+
 	"xbo/acq"
 	"xbo/design"
 	"xbo/forest"
@@ -1280,34 +1282,28 @@ func (o *Optimizer) stoppedToCondition(stopped []int, x [][]float64, y []float64
 		// No incumbent to be near: the latest.
 		return stopped[len(stopped)-limit:]
 	}
-	best := 0
-	for j := range y {
-		if y[j] < y[best] {
-			best = j
-		}
+	incumbent := x[floats.MinIdx(y)]
+	// Positions in stopped, nearest first.
+	dist := make([]float64, len(stopped))
+	byDistance := make([]int, len(stopped))
+	for j, i := range stopped {
+		dist[j] = squaredDistance(o.trials[i].U, incumbent)
+		byDistance[j] = j
 	}
-	incumbent := x[best]
-	dist := make(map[int]float64, len(stopped))
-	for _, i := range stopped {
-		d := 0.0
-		for j, u := range o.trials[i].U {
-			d += (u - incumbent[j]) * (u - incumbent[j])
-		}
-		dist[i] = d
-	}
-	byDistance := slices.Clone(stopped)
 	slices.SortStableFunc(byDistance, func(a, b int) int { return cmp.Compare(dist[a], dist[b]) })
-	near := limit / 2
-	keep := make(map[int]bool, limit)
-	for _, i := range byDistance[:near] {
-		keep[i] = true
+	keep := make([]bool, len(stopped))
+	for _, j := range byDistance[:limit/2] {
+		keep[j] = true
 	}
-	for j := len(stopped) - 1; j >= 0 && len(keep) < limit; j-- {
-		keep[stopped[j]] = true
+	for j, kept := len(stopped)-1, limit/2; kept < limit; j-- {
+		if !keep[j] {
+			keep[j] = true
+			kept++
+		}
 	}
 	chosen := make([]int, 0, limit)
-	for _, i := range stopped {
-		if keep[i] {
+	for j, i := range stopped {
+		if keep[j] {
 			chosen = append(chosen, i)
 		}
 	}

@@ -542,9 +542,9 @@ func BenchmarkModelPrunerBurst(b *testing.B) {
 // scaleCurve is the learning curve of the studies of importCurveStudy.
 func scaleCurve(x, y float64, step int64) float64 { return branin(x, y) + 10/float64(step) }
 
-// importCurveStudy imports a study of n trials on a 27-step resource with
-// the model pruner: a third complete with every step reported, the rest
-// pruned at step 1 or 3.
+// importCurveStudy imports a study of n trials of 27 steps with the given
+// optimizer and pruner settings: a third complete with every step
+// reported, the rest pruned at step 1 or 3.
 func importCurveStudy(b *testing.B, st store.Store, n int, settings curveStudy) string {
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, uint64(n)))
