@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -362,7 +363,11 @@ type MFOptions struct {
 	// Extend is how many times the resource xbo without pruning also runs
 	// for, to measure the speed-up at each method's own final regret (0: 3;
 	// 1: no extended runs).
-	Extend   int
+	Extend int
+	// Pruners replaces, per pruner type, the settings the xbo methods of
+	// that type run with (defaultMFPruner's); its keys are the configs'
+	// types, and Hyperband's max_resource must be T (Steps).
+	Pruners  map[string]prune.Config
 	Jobs     int // runs at once [GOMAXPROCS]
 	Progress func(done, total int)
 }
@@ -371,7 +376,9 @@ type MFOptions struct {
 type MFSummary struct {
 	Method string `json:"method"`
 	// Final regret at the run's whole resource: median and quartiles.
-	Median, Q25, Q75 float64
+	Median float64 `json:"median"`
+	Q25    float64 `json:"q25"`
+	Q75    float64 `json:"q75"`
 	// ToTarget is the resource, in full trials (steps / T), at which the
 	// median regret over seeds reached the target (medianSpentTo; +Inf if
 	// it never did); Reached counts the seeds whose regret reached it.
@@ -391,7 +398,8 @@ type MFSummary struct {
 	SpeedUp        float64 `json:"speed_up"`
 	SpeedUpAtLeast bool    `json:"speed_up_at_least"`
 	// Trials and Pruned are the mean numbers of trials and pruned trials.
-	Trials, Pruned float64
+	Trials float64 `json:"trials"`
+	Pruned float64 `json:"pruned"`
 	// AskSeconds is the mean time of all asks of a run.
 	AskSeconds float64 `json:"ask_seconds"`
 	// BeatsTPEHyperband counts the seeds on which this method's final
@@ -414,12 +422,14 @@ func (s MFSummary) MarshalJSON() ([]byte, error) {
 	type plain MFSummary
 	return json.Marshal(struct {
 		plain
-		Median, Q25, Q75 *float64
-		ToTarget         *float64 `json:"to_target"`
-		Saving           *float64 `json:"saving"`
-		OwnTo            *float64 `json:"own_to"`
-		XBOToOwn         *float64 `json:"xbo_to_own"`
-		SpeedUp          *float64 `json:"speed_up"`
+		Median   *float64 `json:"median"`
+		Q25      *float64 `json:"q25"`
+		Q75      *float64 `json:"q75"`
+		ToTarget *float64 `json:"to_target"`
+		Saving   *float64 `json:"saving"`
+		OwnTo    *float64 `json:"own_to"`
+		XBOToOwn *float64 `json:"xbo_to_own"`
+		SpeedUp  *float64 `json:"speed_up"`
 	}{plain(s), finiteOrNil(s.Median), finiteOrNil(s.Q25), finiteOrNil(s.Q75), finiteOrNil(s.ToTarget), finiteOrNil(s.Saving),
 		finiteOrNil(s.OwnTo), finiteOrNil(s.XBOToOwn), finiteOrNil(s.SpeedUp)})
 }
@@ -433,9 +443,9 @@ type MFRow struct {
 	// Correlation[k] is the rank correlation of the values at step
 	// CorrelationSteps[k] with the final values (FidelityCorrelation, 1000
 	// random configurations).
-	CorrelationSteps []int64   `json:"correlation_steps"`
-	Correlation      []float64 `json:"correlation"`
-	Methods          []MFSummary
+	CorrelationSteps []int64     `json:"correlation_steps"`
+	Correlation      []float64   `json:"correlation"`
+	Methods          []MFSummary `json:"methods"`
 }
 
 // MarshalJSON writes the row with a null target when xbo without pruning
@@ -492,6 +502,17 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 	}
 	if err := checkMethods(o.Methods, MFMethods); err != nil {
 		return nil, err
+	}
+	for typ, c := range o.Pruners {
+		if typ == prune.None || c.Type != typ {
+			return nil, fmt.Errorf("pruner settings under %q are of type %q: the key must be their type, other than %q", typ, c.Type, prune.None)
+		}
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("pruner settings for %q: %w", typ, err)
+		}
+		if steps := cmp.Or(o.Steps, 27); c.Type == prune.Hyperband && c.MaxResource != steps {
+			return nil, fmt.Errorf("the hyperband pruner's max_resource %d must be T, the steps of a full trial (%d)", c.MaxResource, steps)
+		}
 	}
 	problems := make([]*CurveProblem, len(o.Problems))
 	for i, name := range o.Problems {
@@ -632,9 +653,23 @@ func summarizeMF(method string, runs []MFRun, target float64, steps int64) MFSum
 	return s
 }
 
-// mfPruner is each xbo method's pruner (package prune, Optuna's defaults
-// but for the percentile, 25, and Hyperband's maximum resource, T).
-func mfPruner(method string, steps int64) (prune.Config, error) {
+// mfPruner is each xbo method's pruner: the settings replace gives for its
+// type, else defaultMFPruner's.
+func mfPruner(method string, steps int64, replace map[string]prune.Config) (prune.Config, error) {
+	c, err := defaultMFPruner(method, steps)
+	if err != nil {
+		return c, err
+	}
+	if r, ok := replace[c.Type]; ok {
+		return r, nil
+	}
+	return c, nil
+}
+
+// defaultMFPruner is the pruner a method runs with unless MFOptions.Pruners
+// replaces it (package prune): Optuna's defaults but for the percentile,
+// 25, and Hyperband's maximum resource, T.
+func defaultMFPruner(method string, steps int64) (prune.Config, error) {
 	switch method {
 	case MFXBO:
 		return prune.Parse(nil)
@@ -690,7 +725,7 @@ func mfRun(ctx context.Context, p *CurveProblem, method string, seed uint64, o M
 	if strings.HasPrefix(method, "tpe") {
 		err = mfOptunaRun(ctx, p, method, seed, o.Python, noise, complete, &run)
 	} else {
-		err = mfXBORun(ctx, p, method, seed, o.Config, noise, complete, &run)
+		err = mfXBORun(ctx, p, method, seed, o, noise, complete, &run)
 	}
 	if err != nil {
 		return run, err
@@ -699,14 +734,14 @@ func mfRun(ctx context.Context, p *CurveProblem, method string, seed uint64, o M
 	return run, nil
 }
 
-func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, base *opt.Config, noise *rand.Rand, complete func([]float64, float64), run *MFRun) error {
-	pruner, err := mfPruner(method, p.Steps)
+func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, mo MFOptions, noise *rand.Rand, complete func([]float64, float64), run *MFRun) error {
+	pruner, err := mfPruner(method, p.Steps, mo.Pruners)
 	if err != nil {
 		return err
 	}
 	cfg := opt.Config{}
-	if base != nil {
-		cfg = *base
+	if mo.Config != nil {
+		cfg = *mo.Config
 	}
 	cfg.Space, cfg.Seed = p.Space, seed
 	if method == MFXBOMultiASHA || method == MFXBOMultiHyperbnd || method == MFXBOMultiModel {

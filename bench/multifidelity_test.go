@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"xbo/prune"
 )
 
 // Every curve ends at the response surface (y(x, T) = f(x) without noise)
@@ -104,8 +106,15 @@ func TestMultiFidelityBenchTiny(t *testing.T) {
 	}
 	// A resource never reached is +Inf, which JSON cannot hold: null.
 	row.Methods[1].ToTarget, row.Methods[1].Saving = math.Inf(1), math.NaN()
-	if data, err := json.Marshal(res); err != nil || !strings.Contains(string(data), `"to_target":null,"saving":null`) {
+	data, err := json.Marshal(res)
+	if err != nil || !strings.Contains(string(data), `"to_target":null,"saving":null`) {
 		t.Errorf("JSON: %v %.300s", err, data)
+	}
+	// Every key is in snake case, as in the other benchmarks' JSON.
+	for _, key := range []string{`"methods":[{"method":`, `"median":`, `"q25":`, `"q75":`, `"trials":`, `"pruned":`} {
+		if !strings.Contains(string(data), key) {
+			t.Errorf("JSON lacks %s: %.300s", key, data)
+		}
 	}
 	// Without xbo-without-pruning among the methods there is no target.
 	res.Rows[0].Target = math.NaN()
@@ -222,5 +231,44 @@ func TestMFRunRecordsRises(t *testing.T) {
 	}
 	if got := r.SpentTo(0.35); got != 20 {
 		t.Errorf("spent to 0.35: %v, want 20", got)
+	}
+}
+
+// TestMultiFidelityPrunerSettings: MFOptions.Pruners replaces the settings
+// of the xbo methods of its type. A median pruner that waits for 100
+// complete trials never prunes in a run of 8 full trials, where the
+// default one (5 startup trials) does; bad settings are errors.
+func TestMultiFidelityPrunerSettings(t *testing.T) {
+	patient, err := prune.Parse([]byte(`{"type":"median","n_startup_trials":100}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := MFOptions{Problems: []string{CurveBranin}, Methods: []string{MFXBOMedian}, Seeds: 1, Steps: 9, FullTrials: 8, Jobs: 1, Extend: 1}
+	def, err := MultiFidelity(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Pruners = map[string]prune.Config{prune.Median: patient}
+	res, err := MultiFidelity(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d, r := def.Runs[0], res.Runs[0]; d.Pruned == 0 || r.Pruned != 0 || r.Trials != 8 {
+		t.Errorf("default median pruner: %d of %d trials pruned; with 100 startup trials %d of %d, want 0 of 8", d.Pruned, d.Trials, r.Pruned, r.Trials)
+	}
+	hyperband, err := prune.Parse([]byte(`{"type":"hyperband","max_resource":27}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, bad := range map[string]map[string]prune.Config{
+		"key not its type":      {prune.ASHA: patient},
+		"none":                  {prune.None: {Type: prune.None}},
+		"hyperband beyond T":    {prune.Hyperband: hyperband},
+		"invalid median config": {prune.Median: {Type: prune.Median, Percentile: 50, IntervalSteps: 0}},
+	} {
+		o.Pruners = bad
+		if _, err := MultiFidelity(context.Background(), o); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
 	}
 }

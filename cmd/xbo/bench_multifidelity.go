@@ -4,10 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"strings"
 
 	"xbo/bench"
 	"xbo/opt"
+	"xbo/prune"
 )
 
 func init() {
@@ -30,13 +32,28 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 	jobs := fs.Int("jobs", 0, "runs at once (0: one per CPU); regrets do not depend on it, ask times do")
 	settings := fs.String("optimizer", "", `xbo's base optimizer settings as a study's JSON (e.g. '{"candidates":500}'); the multi-fidelity methods add the resource`)
 	asJSON := fs.Bool("json", false, "print JSON (every run included) instead of the tables")
+	pruners := map[string]prune.Config{}
+	fs.Func("pruner", `a pruner's settings as a study's "pruner" JSON (e.g. '{"type":"median","n_warmup_steps":3}'), replacing the defaults of the xbo methods of its type (not the Optuna methods'); repeat for several types; hyperband's max_resource must equal --steps`, func(doc string) error {
+		c, err := prune.Parse(json.RawMessage(doc))
+		if err != nil {
+			return err
+		}
+		if c.Type == prune.None {
+			return fmt.Errorf("%s: name a pruner type other than %q", doc, prune.None)
+		}
+		if _, twice := pruners[c.Type]; twice {
+			return fmt.Errorf("the %s pruner's settings are given twice", c.Type)
+		}
+		pruners[c.Type] = c
+		return nil
+	})
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
 	if *seeds < 1 || *jobs < 0 || *extend < 1 {
 		return usagef("need --seeds ≥ 1, --jobs ≥ 0 and --extend ≥ 1")
 	}
-	o := bench.MFOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Steps: *steps, FullTrials: *fullTrials, Python: *python, Jobs: *jobs, Extend: *extend}
+	o := bench.MFOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Steps: *steps, FullTrials: *fullTrials, Python: *python, Jobs: *jobs, Extend: *extend, Pruners: pruners}
 	if *settings != "" {
 		st, err := opt.ParseSettings(json.RawMessage(*settings))
 		if err != nil {
