@@ -61,16 +61,17 @@ var powerLawProblems = CurveProblems[:3:3]
 
 // Multi-fidelity methods: xbo without pruning, with each pruner (pruned
 // trials steer proposals as failures), with multi-fidelity proposals
-// (opt.Config.Resource) under successive halving, Hyperband or the model
-// pruner (the same configuration × budget GP asked whether a trial can
-// still beat the best complete one), and Optuna's TPE with its median and
-// Hyperband pruners.
+// (opt.Config.Resource) under the median pruner, successive halving,
+// Hyperband or the model pruner (the same configuration × budget GP asked
+// whether a trial can still beat the best complete one), and Optuna's TPE
+// with its median and Hyperband pruners.
 const (
 	MFXBO              = "xbo"
 	MFXBOMedian        = "xbo+median"
 	MFXBOPercentile    = "xbo+percentile"
 	MFXBOASHA          = "xbo+asha"
 	MFXBOHyperband     = "xbo+hyperband"
+	MFXBOMultiMedian   = "xbo-mf+median"
 	MFXBOMultiASHA     = "xbo-mf+asha"
 	MFXBOMultiHyperbnd = "xbo-mf+hyperband"
 	MFXBOMultiModel    = "xbo-mf+model"
@@ -79,7 +80,7 @@ const (
 )
 
 // MFMethods lists the methods in table order.
-var MFMethods = []string{MFXBO, MFXBOMedian, MFXBOPercentile, MFXBOASHA, MFXBOHyperband, MFXBOMultiASHA, MFXBOMultiHyperbnd, MFXBOMultiModel, MFTPEMedian, MFTPEHyperband}
+var MFMethods = []string{MFXBO, MFXBOMedian, MFXBOPercentile, MFXBOASHA, MFXBOHyperband, MFXBOMultiMedian, MFXBOMultiASHA, MFXBOMultiHyperbnd, MFXBOMultiModel, MFTPEMedian, MFTPEHyperband}
 
 // CurveProblem is a learning-curve problem (see the comment above).
 type CurveProblem struct {
@@ -675,7 +676,7 @@ func defaultMFPruner(method string, steps int64) (prune.Config, error) {
 		return prune.Parse(nil)
 	case MFXBOMultiModel:
 		return prune.Parse([]byte(`{"type":"model"}`))
-	case MFXBOMedian:
+	case MFXBOMedian, MFXBOMultiMedian:
 		return prune.Parse([]byte(`{"type":"median"}`))
 	case MFXBOPercentile:
 		return prune.Parse([]byte(`{"type":"percentile","percentile":25}`))
@@ -744,7 +745,7 @@ func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, 
 		cfg = *mo.Config
 	}
 	cfg.Space, cfg.Seed = p.Space, seed
-	if method == MFXBOMultiASHA || method == MFXBOMultiHyperbnd || method == MFXBOMultiModel {
+	if strings.HasPrefix(method, "xbo-mf+") {
 		cfg.Resource = &opt.Resource{Name: "epochs", Min: 1, Max: p.Steps}
 	}
 	o, err := opt.New(cfg)
