@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -511,15 +510,15 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 		if err := c.Validate(); err != nil {
 			return nil, fmt.Errorf("pruner settings for %q: %w", typ, err)
 		}
-		if steps := cmp.Or(o.Steps, 27); c.Type == prune.Hyperband && c.MaxResource != steps {
-			return nil, fmt.Errorf("the hyperband pruner's max_resource %d must be T, the steps of a full trial (%d)", c.MaxResource, steps)
-		}
 	}
 	problems := make([]*CurveProblem, len(o.Problems))
 	for i, name := range o.Problems {
 		p, err := loadCurveProblem(name, o.Steps, o.FullTrials)
 		if err != nil {
 			return nil, fmt.Errorf("curve problem %s: %w", name, err)
+		}
+		if hb, ok := o.Pruners[prune.Hyperband]; ok && hb.MaxResource != p.Steps {
+			return nil, fmt.Errorf("the hyperband pruner's max_resource %d must be T, the steps of a full trial (%d)", hb.MaxResource, p.Steps)
 		}
 		problems[i] = p
 	}

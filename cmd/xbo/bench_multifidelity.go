@@ -38,9 +38,6 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 		if err != nil {
 			return err
 		}
-		if c.Type == prune.None {
-			return fmt.Errorf("%s: name a pruner type other than %q", doc, prune.None)
-		}
 		if _, twice := pruners[c.Type]; twice {
 			return fmt.Errorf("the %s pruner's settings are given twice", c.Type)
 		}
