@@ -101,6 +101,8 @@ type CurveProblem struct {
 	// table, when set, holds the problem's curves (a tabular problem:
 	// amplitude, rate and Noise are unused).
 	table *curveTable
+	// Perfect makes every step's value the final one (MFOptions.Perfect).
+	Perfect bool
 }
 
 // LoadCurveProblem builds a curve problem with T = steps (0: 27) and a
@@ -188,7 +190,19 @@ func loadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, 
 // Curve returns the values at steps 1 … T of the configuration with natural
 // values x, the noise drawn from rng (nil: none). A table's curves are
 // returned as stored: their noise is that of the training run, rng unused.
+// A Perfect problem's curves are flat at their final value.
 func (p *CurveProblem) Curve(x []float64, rng *rand.Rand) ([]float64, error) {
+	c, err := p.curve(x, rng)
+	if err != nil || !p.Perfect {
+		return c, err
+	}
+	for t := range c {
+		c[t] = c[len(c)-1]
+	}
+	return c, nil
+}
+
+func (p *CurveProblem) curve(x []float64, rng *rand.Rand) ([]float64, error) {
 	if p.table != nil {
 		c := p.table.curve(x)
 		if c == nil {
@@ -367,7 +381,13 @@ type MFOptions struct {
 	// Pruners replaces, per pruner type, the settings the xbo methods of
 	// that type run with (defaultMFPruner's); its keys are the configs'
 	// types, and Hyperband's max_resource must be T (Steps).
-	Pruners  map[string]prune.Config
+	Pruners map[string]prune.Config
+	// Perfect makes every step of every curve show the trial's final value,
+	// for every method, Optuna's included: the pruners and models then
+	// decide with perfect information. xbo without pruning, and so the
+	// target, is unchanged; the savings are a ceiling for what any model of
+	// the curves could give the same decision rule.
+	Perfect  bool
 	Jobs     int // runs at once [GOMAXPROCS]
 	Progress func(done, total int)
 }
@@ -467,6 +487,8 @@ type MFResult struct {
 	// resource, one run per problem and seed (MFOptions.Extend).
 	Extend   int     `json:"extend"`
 	Extended []MFRun `json:"extended"`
+	// Perfect: every step showed the final value (MFOptions.Perfect).
+	Perfect bool `json:"perfect"`
 }
 
 // MultiFidelity runs the comparison.
@@ -517,6 +539,7 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 		if err != nil {
 			return nil, fmt.Errorf("curve problem %s: %w", name, err)
 		}
+		p.Perfect = o.Perfect
 		if hb, ok := o.Pruners[prune.Hyperband]; ok && hb.MaxResource != p.Steps {
 			return nil, fmt.Errorf("the hyperband pruner's max_resource %d must be T, the steps of a full trial (%d)", hb.MaxResource, p.Steps)
 		}
@@ -558,7 +581,7 @@ func multiFidelity(ctx context.Context, o MFOptions) (*MFResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := &MFResult{Seeds: o.Seeds, Extend: o.Extend}
+	out := &MFResult{Seeds: o.Seeds, Extend: o.Extend, Perfect: o.Perfect}
 	extended := make([][]MFRun, len(problems))
 	for k, j := range jobs {
 		if j.extended {
@@ -912,6 +935,10 @@ func mfOptunaRun(ctx context.Context, p *CurveProblem, method string, seed uint6
 func (r *MFResult) WriteTable(w io.Writer) error {
 	if len(r.Rows) == 0 {
 		return errors.New("no rows")
+	}
+	if r.Perfect {
+		fmt.Fprintln(w, "perfect curves: every step of every trial showed its final value (a ceiling for any model of the curves)")
+		fmt.Fprintln(w)
 	}
 	for _, row := range r.Rows {
 		fmt.Fprintf(w, "%s: T = %d steps, resource %d full trials (%d steps); target regret %.3g (xbo without pruning, median final)\n",

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"slices"
@@ -270,5 +271,50 @@ func TestMultiFidelityPrunerSettings(t *testing.T) {
 		if _, err := MultiFidelity(context.Background(), o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+// With perfect curves every step shows the final value: the table's ranks
+// at every step are the final ones (0.65 at epoch 1 otherwise), the pruners
+// see the final values, and xbo without pruning, which reads only final
+// values, runs as it does on the real curves.
+func TestMultiFidelityPerfectCurves(t *testing.T) {
+	o := MFOptions{Problems: []string{CurveDigitsMLP}, Methods: []string{MFXBO, MFXBOMedian}, Seeds: 1, Steps: 9, FullTrials: 12, Jobs: 2, Extend: 1}
+	real, err := MultiFidelity(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Perfect = true
+	perfect, err := MultiFidelity(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, s := range perfect.Rows[0].CorrelationSteps {
+		if r := perfect.Rows[0].Correlation[k]; r != 1 {
+			t.Errorf("perfect curves: rank correlation %v at step %d, want 1", r, s)
+		}
+	}
+	if r := real.Rows[0].Correlation[0]; !(r < 0.9) {
+		t.Errorf("real curves: rank correlation %v at step 1, want the table's (0.65 at T = 27)", r)
+	}
+	if real.Runs[0].Regret != perfect.Runs[0].Regret || real.Runs[0].Trials != perfect.Runs[0].Trials {
+		t.Errorf("xbo without pruning: regret %v, %d trials on real curves; %v, %d on perfect ones",
+			real.Runs[0].Regret, real.Runs[0].Trials, perfect.Runs[0].Regret, perfect.Runs[0].Trials)
+	}
+	if real.Runs[1].Trials == perfect.Runs[1].Trials && real.Runs[1].Regret == perfect.Runs[1].Regret {
+		t.Errorf("the median pruner ran the same on real and perfect curves (%d trials)", real.Runs[1].Trials)
+	}
+	var buf bytes.Buffer
+	if err := perfect.WriteTable(&buf); err != nil || !strings.HasPrefix(buf.String(), "perfect curves:") {
+		t.Errorf("table: %v\n%.200s", err, buf.String())
+	}
+	p, err := LoadCurveProblem(CurveBranin, 9, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Perfect = true
+	c, err := p.Curve([]float64{1, 2}, rand.New(rand.NewPCG(1, 2)))
+	if err != nil || slices.Min(c) != slices.Max(c) {
+		t.Errorf("a perfect curve %v (%v) is not flat", c, err)
 	}
 }

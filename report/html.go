@@ -253,18 +253,25 @@ func budgetText(sec *BudgetSection, final *explain.ImportanceResult) *budgetView
 	if c := sec.Correlation; c != nil {
 		bv.Intro = fmt.Sprintf("The trials reported intermediate values. A trial's value at a budget is %s. "+
 			"Each row compares the values of the trials that have one at both budgets: Spearman's and Kendall's rank correlations "+
+			"(and Spearman's among the better half of those trials by the later value: does the budget rank the good ones among themselves?) "+
 			"with %g%% intervals (%s). %d finished trials have intermediate values, %d are complete.",
 			c.Rule, 100*c.Level, c.Note, c.Curves, c.Final)
 		bv.Reading = c.Reading
-		bv.PairHead = []string{"budgets", "trials", "Spearman", "interval", "Kendall", "interval"}
+		bv.PairHead = []string{"budgets", "trials", "Spearman", "interval", "Kendall", "interval", "better half: trials", "Spearman", "interval"}
 		interval := func(r *explain.RankCorrelation) (string, string) {
 			return fmt.Sprintf("%.2f", r.Value), fmt.Sprintf("[%.2f, %.2f]", r.Lower, r.Upper)
 		}
 		for _, p := range c.Pairs {
-			row := []string{p.Label, fmt.Sprint(p.Trials), "—", p.Note, "—", ""}
+			row := []string{p.Label, fmt.Sprint(p.Trials), "—", p.Note, "—", "", "", "—", ""}
 			if p.Spearman != nil && p.Kendall != nil {
 				row[2], row[3] = interval(p.Spearman)
 				row[4], row[5] = interval(p.Kendall)
+			}
+			if b := p.BetterHalf; b != nil {
+				row[6], row[8] = fmt.Sprint(b.Trials), b.Note
+				if b.Spearman != nil {
+					row[7], row[8] = interval(b.Spearman)
+				}
 			}
 			bv.Pairs = append(bv.Pairs, row)
 		}

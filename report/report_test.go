@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"encoding/xml"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"os"
@@ -483,4 +484,28 @@ func TestReportBudgetSection(t *testing.T) {
 		t.Error("the HTML lacks the section on budgets and its reading, or shows an empty table")
 	}
 	checkWellFormed(t, page.String())
+
+	// With every trial's curve the table shows the engine's correlations,
+	// the better half's among them.
+	for i := range in.Trials {
+		in.Trials[i].Intermediate = []history.Intermediate{{Step: 1, Value: in.Trials[i].Value + float64(i%4)}, {Step: 2, Value: in.Trials[i].Value}}
+	}
+	if rep, err = Build(context.Background(), engine(t), in, testOpts); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Budgets.Correlation
+	bv := budgetText(rep.Budgets, rep.Importance)
+	if len(c.Pairs) != 3 || len(bv.Pairs) != 3 || bv.PairHead[6] != "better half: trials" {
+		t.Fatalf("pairs %+v, rows %v", c.Pairs, bv.Pairs)
+	}
+	for k, p := range c.Pairs {
+		b := p.BetterHalf
+		if b == nil || b.Spearman == nil {
+			t.Fatalf("%s: better half %+v", p.Label, b)
+		}
+		row := bv.Pairs[k]
+		if row[6] != fmt.Sprint(b.Trials) || row[7] != fmt.Sprintf("%.2f", b.Spearman.Value) || row[8] != fmt.Sprintf("[%.2f, %.2f]", b.Spearman.Lower, b.Spearman.Upper) {
+			t.Errorf("%s: row %v, better half %d trials %+v", p.Label, row, b.Trials, *b.Spearman)
+		}
+	}
 }

@@ -789,6 +789,17 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 	}
 	h.eval(`[...document.querySelectorAll('#budgets-data td[data-v=spearman]')].map(td => td.dataset.x)`, &cells)
 	sameFloats(t, "Spearman between budgets", numbers(t, "budgets", cells), wantRho)
+	var wantBetter []float64
+	for _, p := range budgets.Pairs {
+		if p.BetterHalf != nil && p.BetterHalf.Spearman != nil {
+			wantBetter = append(wantBetter, p.BetterHalf.Spearman.Value)
+		}
+	}
+	h.eval(`[...document.querySelectorAll('#budgets-data td[data-v=better-spearman]')].map(td => td.dataset.x)`, &cells)
+	if len(wantBetter) == 0 {
+		t.Fatal("no pair has the better half's correlation")
+	}
+	sameFloats(t, "Spearman among the better half", numbers(t, "budgets", cells), wantBetter)
 	if len(budgets.Pairs) != 6 || budgets.Pairs[0].Label != "1 → 2" || budgets.Pairs[0].Trials != 24 {
 		t.Fatalf("budgets: %+v", budgets.Pairs)
 	}

@@ -31,6 +31,7 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 	extend := fs.Int("extend", 3, "xbo without pruning also runs this many times the resource, for the saving at each method's own final regret (1: not)")
 	jobs := fs.Int("jobs", 0, "runs at once (0: one per CPU); regrets do not depend on it, ask times do")
 	settings := fs.String("optimizer", "", `xbo's base optimizer settings as a study's JSON (e.g. '{"candidates":500}'); the multi-fidelity methods add the resource`)
+	perfect := fs.Bool("perfect", false, "every step of every curve shows the trial's final value, for every method: the savings with perfect information, a ceiling for any model of the curves (xbo without pruning, and so the target, is unchanged)")
 	asJSON := fs.Bool("json", false, "print JSON (every run included) instead of the tables")
 	pruners := map[string]prune.Config{}
 	fs.Func("pruner", `a pruner's settings as a study's "pruner" JSON (e.g. '{"type":"median","n_warmup_steps":3}'), replacing the defaults of the xbo methods of its type (not the Optuna methods'); repeat for several types; hyperband's max_resource must equal --steps`, func(doc string) error {
@@ -50,7 +51,7 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 	if *seeds < 1 || *jobs < 0 || *extend < 1 {
 		return usagef("need --seeds ≥ 1, --jobs ≥ 0 and --extend ≥ 1")
 	}
-	o := bench.MFOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Steps: *steps, FullTrials: *fullTrials, Python: *python, Jobs: *jobs, Extend: *extend, Pruners: pruners}
+	o := bench.MFOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Steps: *steps, FullTrials: *fullTrials, Python: *python, Jobs: *jobs, Extend: *extend, Pruners: pruners, Perfect: *perfect}
 	if *settings != "" {
 		st, err := opt.ParseSettings(json.RawMessage(*settings))
 		if err != nil {

@@ -70,14 +70,20 @@ func printBudgets(w io.Writer, res *explain.BudgetsResult) error {
 	t.Flush()
 	tw.printf("\n")
 	t = tabwriter.NewWriter(tw, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(t, "budgets\ttrials\tSpearman\tinterval\tKendall\tinterval\t")
+	fmt.Fprintln(t, "budgets\ttrials\tSpearman\tinterval\tKendall\tinterval\tbetter half: trials\tSpearman\tinterval\t")
 	for _, p := range res.Pairs {
 		if p.Spearman == nil || p.Kendall == nil {
-			fmt.Fprintf(t, "%s\t%d\t—\t\t—\t\t%s\n", p.Label, p.Trials, p.Note)
+			fmt.Fprintf(t, "%s\t%d\t—\t\t—\t\t\t\t\t%s\n", p.Label, p.Trials, p.Note)
 			continue
 		}
-		fmt.Fprintf(t, "%s\t%d\t%.3f\t[%.3f, %.3f]\t%.3f\t[%.3f, %.3f]\t\n", p.Label, p.Trials,
-			p.Spearman.Value, p.Spearman.Lower, p.Spearman.Upper, p.Kendall.Value, p.Kendall.Lower, p.Kendall.Upper)
+		better := "\t—\t\t"
+		if b := p.BetterHalf; b != nil && b.Spearman != nil {
+			better = fmt.Sprintf("%d\t%.3f\t[%.3f, %.3f]\t", b.Trials, b.Spearman.Value, b.Spearman.Lower, b.Spearman.Upper)
+		} else if b != nil {
+			better = fmt.Sprintf("%d\t—\t\t%s", b.Trials, b.Note)
+		}
+		fmt.Fprintf(t, "%s\t%d\t%.3f\t[%.3f, %.3f]\t%.3f\t[%.3f, %.3f]\t%s\n", p.Label, p.Trials,
+			p.Spearman.Value, p.Spearman.Lower, p.Spearman.Upper, p.Kendall.Value, p.Kendall.Lower, p.Kendall.Upper, better)
 	}
 	t.Flush()
 	tw.printf("\n%s\nnote: %s\n", res.Reading, res.Note)

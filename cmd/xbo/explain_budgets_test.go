@@ -101,7 +101,7 @@ func TestExplainAtBudgetSurfaces(t *testing.T) {
 		t.Errorf("explain importance: stderr %q lacks the note on the 7 pruned trials", errOut)
 	}
 	t.Logf("xbo explain budgets:\n%s", text)
-	for _, want := range []string{"21 finished trials with intermediate values, 14 complete", "1 → final", "3 → 9", "Spearman"} {
+	for _, want := range []string{"21 finished trials with intermediate values, 14 complete", "1 → final", "3 → 9", "Spearman", "better half: trials"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("budgets text lacks %q:\n%s", want, text)
 		}

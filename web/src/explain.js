@@ -82,8 +82,15 @@ export async function loadBudgets() {
     const cell = (c, name) => (c ? `<td data-v="${name}" data-x="${c.value}">${fmt(c.value)}</td><td>[${fmt(c.lower)}, ${fmt(c.upper)}]</td>` : '<td>—</td><td></td>');
     $('budgets-data').innerHTML = '<caption>Rank correlation of the trials\' values between budgets</caption>'
       + '<thead><tr><th scope="col">budgets</th><th scope="col">trials</th><th scope="col">Spearman</th><th scope="col">interval</th>'
-      + '<th scope="col">Kendall</th><th scope="col">interval</th><th scope="col">note</th></tr></thead><tbody>'
-      + r.pairs.map((p) => `<tr><th scope="row">${esc(p.label)}</th><td data-v="trials">${p.trials}</td>${cell(p.spearman, 'spearman')}${cell(p.kendall, 'kendall')}<td>${esc(p.note || '')}</td></tr>`).join('')
+      + '<th scope="col">Kendall</th><th scope="col">interval</th>'
+      + '<th scope="col" title="Spearman among the better half of the trials by the later value: does the budget rank the good ones among themselves?">better half: trials</th>'
+      + '<th scope="col">Spearman</th><th scope="col">interval</th><th scope="col">note</th></tr></thead><tbody>'
+      + r.pairs.map((p) => {
+        const b = p.better_half;
+        const better = b ? `<td data-v="better-trials">${b.trials}</td>${cell(b.spearman, 'better-spearman')}` : '<td></td><td>—</td><td></td>';
+        const note = [p.note, b && b.note ? `better half: ${b.note}` : ''].filter(Boolean).join('; ');
+        return `<tr><th scope="row">${esc(p.label)}</th><td data-v="trials">${p.trials}</td>${cell(p.spearman, 'spearman')}${cell(p.kendall, 'kendall')}${better}<td>${esc(note)}</td></tr>`;
+      }).join('')
       + '</tbody>';
   } catch (e) {
     if (gen === state.gen) setNote('budgets-note', `budgets: ${e.message}`, true);
