@@ -129,13 +129,8 @@ type BudgetPair struct {
 	From int64  `json:"from"`
 	To   *int64 `json:"to"`
 	// Label reads "3 → 9" or "3 → final".
-	Label    string           `json:"label"`
-	Trials   int              `json:"trials"`
-	Spearman *RankCorrelation `json:"spearman,omitempty"`
-	Kendall  *RankCorrelation `json:"kendall,omitempty"`
-	// Note says why a correlation is missing (too few trials, constant
-	// values).
-	Note string `json:"note,omitempty"`
+	Label string `json:"label"`
+	RankComparison
 	// BetterHalf compares the same values among the better half of these
 	// trials, by their value at the later budget (set with Spearman). An
 	// overall correlation is mostly earned by telling bad configurations
@@ -143,15 +138,18 @@ type BudgetPair struct {
 	// themselves, which choosing between them needs, is a separate question
 	// (docs/multifidelity.md: on the digits-mlp table, 0.65 overall at epoch
 	// 1 and 0.07 among the configurations that end below 0.15).
-	BetterHalf *BudgetSubset `json:"better_half,omitempty"`
+	BetterHalf *RankComparison `json:"better_half,omitempty"`
 }
 
-// BudgetSubset is a rank correlation over a subset of a pair's trials.
-type BudgetSubset struct {
+// RankComparison is the rank correlations of the values of some trials at
+// two budgets.
+type RankComparison struct {
 	Trials   int              `json:"trials"`
 	Spearman *RankCorrelation `json:"spearman,omitempty"`
 	Kendall  *RankCorrelation `json:"kendall,omitempty"`
-	Note     string           `json:"note,omitempty"`
+	// Note says why a correlation is missing (too few trials, constant
+	// values).
+	Note string `json:"note,omitempty"`
 }
 
 // BudgetsResult is the comparison between budgets.
@@ -347,18 +345,15 @@ func compareBudgets(t *task, h *history.History, all []history.BudgetCount, req 
 					x, y = append(x, u), append(y, v)
 				}
 			}
-			pair.Trials = len(x)
-			if err := pair.correlate(x, y, req.Level); err != nil {
+			if err := pair.correlate(pair.Label, x, y, req.Level); err != nil {
 				return nil, err
 			}
 			if pair.Spearman != nil {
 				bx, by := betterHalf(x, y, h.Direction())
-				pair.BetterHalf = &BudgetSubset{Trials: len(bx)}
-				sub := BudgetPair{Label: pair.Label + " (better half)"}
-				if err := sub.correlate(bx, by, req.Level); err != nil {
+				pair.BetterHalf = &RankComparison{}
+				if err := pair.BetterHalf.correlate(pair.Label+" (better half)", bx, by, req.Level); err != nil {
 					return nil, err
 				}
-				pair.BetterHalf.Spearman, pair.BetterHalf.Kendall, pair.BetterHalf.Note = sub.Spearman, sub.Kendall, sub.Note
 			}
 			res.Pairs = append(res.Pairs, pair)
 		}
@@ -394,9 +389,11 @@ func hasFiniteIntermediate(t *history.Trial) bool {
 	})
 }
 
-// correlate fills the pair's correlations, or its note when they are
-// undefined.
-func (p *BudgetPair) correlate(x, y []float64, level float64) error {
+// correlate fills the number of trials and the correlations of their
+// values x and y, or the note when the correlations are undefined; label
+// names the comparison in errors.
+func (p *RankComparison) correlate(label string, x, y []float64, level float64) error {
+	p.Trials = len(x)
 	if len(x) < metrics.MinRankIntervalPairs {
 		p.Note = fmt.Sprintf("%d trial(s) have values at both; a rank correlation with an interval needs %d",
 			len(x), metrics.MinRankIntervalPairs)
@@ -413,11 +410,11 @@ func (p *BudgetPair) correlate(x, y []float64, level float64) error {
 	}{{metrics.RankSpearman, metrics.Spearman, &p.Spearman}, {metrics.RankKendall, metrics.Kendall, &p.Kendall}} {
 		r, err := m.f(x, y)
 		if err != nil {
-			return fmt.Errorf("explain: budgets %s: %w", p.Label, err)
+			return fmt.Errorf("explain: budgets %s: %w", label, err)
 		}
 		lo, hi, err := metrics.RankInterval(m.name, r, len(x), level)
 		if err != nil {
-			return fmt.Errorf("explain: budgets %s: %w", p.Label, err)
+			return fmt.Errorf("explain: budgets %s: %w", label, err)
 		}
 		*m.out = &RankCorrelation{Value: r, Lower: lo, Upper: hi}
 	}

@@ -469,8 +469,8 @@ func TestBudgetsBetterHalfCoverage(t *testing.T) {
 	for range reps {
 		x, y := draw(n)
 		bx, by := betterHalf(x, y, space.Minimize)
-		p := BudgetPair{}
-		if err := p.correlate(bx, by, 0.95); err != nil || p.Spearman == nil {
+		var p RankComparison
+		if err := p.correlate("better half", bx, by, 0.95); err != nil || p.Spearman == nil {
 			t.Fatalf("%v %+v", err, p)
 		}
 		if p.Spearman.Lower <= truth && truth <= p.Spearman.Upper {
