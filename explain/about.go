@@ -30,11 +30,20 @@ type About struct {
 	// (Trials then counts the trials that have a value there).
 	Budget    *BudgetInfo    `json:"budget,omitempty"`
 	Surrogate *SurrogateInfo `json:"surrogate,omitempty"`
-	Bias      *Bias          `json:"sampling_bias,omitempty"`
+	// ModelCheck is how well that surrogate predicts the trials it was
+	// fitted to, each left out in turn, and what the explanation does about
+	// it (check.go).
+	ModelCheck *ModelCheck `json:"model_check,omitempty"`
+	Bias       *Bias       `json:"sampling_bias,omitempty"`
 	// Seconds is how long the computation took. It is not part of the JSON,
 	// so an explanation is the same document on every surface and every
 	// time; the service sends it in a Server-Timing header.
 	Seconds float64 `json:"-"`
+}
+
+// describe records the surrogate an explanation rests on and its check.
+func (a *About) describe(m *fitted) {
+	a.Surrogate, a.ModelCheck = &m.info, m.check
 }
 
 func (p *prepared) about(kind string) About {

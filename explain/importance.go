@@ -91,6 +91,9 @@ type ImportanceRequest struct {
 	// Budget explains the values at that budget instead of the final ones
 	// (see BudgetInfo; nil: the final values).
 	Budget *int64 `json:"budget,omitempty"`
+	// Outliers is "exclude" (default) or "keep" (see Surrogate.Outliers);
+	// for gp-sobol it is its surrogate's setting.
+	Outliers string `json:"outliers,omitempty"`
 }
 
 // ImportanceResult is the importance with a ranking of the main effects.
@@ -170,10 +173,25 @@ func (r *ImportanceRequest) normalize(sp *space.Space) error {
 	if r.Seed == 0 {
 		r.Seed = 1
 	}
+	if r.Outliers == "" {
+		r.Outliers = OutliersExclude
+		if r.Surrogate != nil && r.Surrogate.Outliers != "" {
+			r.Outliers = r.Surrogate.Outliers
+		}
+	}
+	if r.Outliers != OutliersExclude && r.Outliers != OutliersKeep {
+		return invalidf("outliers %q: want %s or %s", r.Outliers, OutliersExclude, OutliersKeep)
+	}
 	if r.Method == ImportanceGPSobol {
 		spec := Surrogate{Seed: r.Seed}
 		if r.Surrogate != nil {
 			spec = *r.Surrogate
+		}
+		if spec.Outliers == "" {
+			spec.Outliers = r.Outliers
+		}
+		if spec.Outliers != r.Outliers {
+			return invalidf("outliers %q and the surrogate's %q differ", r.Outliers, spec.Outliers)
 		}
 		if spec.Kind != "" && spec.Kind != SurrogateGP {
 			return invalidf("%s needs a GP surrogate, not %q", ImportanceGPSobol, spec.Kind)
@@ -254,9 +272,8 @@ func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceRe
 	if err != nil {
 		return nil, err
 	}
-	info := m.info
-	out.Surrogate = &info
-	alts, err := hyperRefits(t, p, *req.Surrogate, m.model, req.Refits)
+	out.describe(m)
+	alts, err := hyperRefits(t, m.data, p.h, *req.Surrogate, m.model, req.Refits)
 	if err != nil {
 		return nil, err
 	}
@@ -309,21 +326,39 @@ func forestImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceR
 	sp := p.h.Space
 	maximize := p.h.Direction() == space.Maximize
 	out := &ImportanceResult{About: p.about("importance"), Method: req.Method}
-	y, how, err := capped(p.data.Y, req, maximize)
+	data := p.data
+	var cl *cleaning
+	if req.Outliers != OutliersKeep {
+		var err error
+		if cl, err = t.cleaned(p); err != nil {
+			return nil, err
+		}
+		data = cl.data
+	}
+	y, how, err := capped(data.Y, req, maximize)
 	if err != nil {
 		return nil, err
 	}
 	out.Cap = how
 	t.progress(fmt.Sprintf("fitting a forest of %d trees to %d trials", req.Trees, len(y)), 0, 2)
 	minLeaf := (len(y) + trialsPerLeafTrial - 1) / trialsPerLeafTrial
-	f, err := forest.Fit(p.data.X, y, forest.Options{Trees: req.Trees, Seed: req.Seed, Levels: sp.Levels(), Workers: t.workers, MinSamplesLeaf: minLeaf})
+	f, err := forest.Fit(data.X, y, forest.Options{Trees: req.Trees, Seed: req.Seed, Levels: sp.Levels(), Workers: t.workers, MinSamplesLeaf: minLeaf})
 	if err != nil {
 		return nil, fmt.Errorf("explain: importance: %w", err)
 	}
-	out.Surrogate = &SurrogateInfo{Kind: SurrogateForest, Trees: req.Trees, Seed: req.Seed, Trials: len(y), ConditionedOn: len(y)}
+	m := &fitted{model: f, data: &history.Data{X: data.X, Y: y, Index: data.Index, Best: data.Best},
+		info: SurrogateInfo{Kind: SurrogateForest, Trees: req.Trees, Seed: req.Seed, Trials: len(p.data.Y), ConditionedOn: len(y)}}
 	if minLeaf > 1 {
-		out.Surrogate.Note = fmt.Sprintf("every leaf holds at least %d trials (one more per %d trials), which bounds the cost of the decomposition", minLeaf, trialsPerLeafTrial)
+		m.info.Note = fmt.Sprintf("every leaf holds at least %d trials (one more per %d trials), which bounds the cost of the decomposition", minLeaf, trialsPerLeafTrial)
 	}
+	if m.check, err = forestCheck(t, m, sp, Surrogate{Kind: SurrogateForest, Trees: req.Trees, Seed: req.Seed}); err != nil {
+		return nil, err
+	}
+	if cl != nil {
+		m.check.Outliers = cl.outliers
+	}
+	m.check.judge(cl)
+	out.describe(m)
 	// A conditional parameter's "off" state weighs as much as it does under
 	// uniform sampling of the space (see the package doc of explain/fanova).
 	mass, err := fanova.InactiveMass(sp)
@@ -367,8 +402,8 @@ func forestImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceR
 // little more, which only widens the intervals). Sampling from them too
 // approximates integrating over the hyperparameters (a half-sampling
 // stand-in for their posterior).
-func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, refits int) ([]surrogate.Covariancer, error) {
-	x, y := p.data.X, p.data.Y
+func hyperRefits(t *task, d *history.Data, h *history.History, spec Surrogate, main surrogate.Model, refits int) ([]surrogate.Covariancer, error) {
+	x, y := d.X, d.Y
 	half := min(len(y)/2, maxRefitTrials)
 	if refits <= 0 || half < 2*MinTrials {
 		return nil, nil
@@ -389,7 +424,7 @@ func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, ref
 	if err != nil {
 		return nil, invalidf("%v", err)
 	}
-	levels := p.h.Space.Levels()
+	levels := h.Space.Levels()
 	rng := rand.New(rand.NewPCG(spec.Seed, spec.Seed^0x6a09e667f3bcc909))
 	halves := make([][]int, refits)
 	for r := range halves {
@@ -397,7 +432,7 @@ func hyperRefits(t *task, p *prepared, spec Surrogate, main surrogate.Model, ref
 	}
 	// Every refit conditions on the same representative trials (those the
 	// subset GP would choose), selected once.
-	keep, err := gp.Representative(x, y, gp.DefaultVariancePoints, p.h.Direction() == space.Maximize)
+	keep, err := gp.Representative(x, y, gp.DefaultVariancePoints, h.Direction() == space.Maximize)
 	if err != nil {
 		return nil, err
 	}

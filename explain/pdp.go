@@ -174,12 +174,16 @@ func (e *Engine) PDP(ctx context.Context, h *history.History, req PDPRequest) (*
 			return nil, err
 		}
 		t.progress(fmt.Sprintf("PDP of %s", strings.Join(req.Params, " × ")), 0, 1)
-		res, err := pdp.Compute(t.ctx, m.model, h.Space, req.Params, req.options(mcSeed, t.workers))
+		opts := req.options(mcSeed, t.workers)
+		if err := m.bandOptions(&opts, h.Space, req.Params); err != nil {
+			return nil, err
+		}
+		res, err := pdp.Compute(t.ctx, m.model, h.Space, req.Params, opts)
 		if err != nil {
 			return nil, err
 		}
 		out := &PDPResult{About: p.about("pdp"), Result: res, Note: conditionNote(h.Space, req.Params)}
-		out.Surrogate = &m.info
+		out.describe(m)
 		return out, nil
 	})
 }
@@ -295,7 +299,7 @@ func (e *Engine) Slice(ctx context.Context, h *history.History, req SliceRequest
 			return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 		out := &SliceResult{About: p.about("slice"), Slice: s, Kind: pdp.SliceKind}
-		out.Surrogate = &m.info
+		out.describe(m)
 		return out, nil
 	})
 }
@@ -387,6 +391,9 @@ func regionalOf(ctx context.Context, p *prepared, m *fitted, req RegionalRequest
 	j, _ := sp.Index(req.Param)
 	opts := pdp.Options{GridSize: req.Grid, Samples: req.Samples, Alpha: req.Alpha, Band: pdp.Band(req.Band),
 		KeepVariance: true, Seed: mcSeed, Workers: workers}
+	if err := m.bandOptions(&opts, sp, []string{req.Param}); err != nil {
+		return nil, err
+	}
 	ice, err := pdp.NewICE(ctx, m.model, sp, []int{j}, opts)
 	if err != nil {
 		return nil, err
@@ -399,7 +406,7 @@ func regionalOf(ctx context.Context, p *prepared, m *fitted, req RegionalRequest
 		return nil, err
 	}
 	out := &RegionalResult{About: p.about("regional"), Result: res, MinDelta: req.MinDelta, Note: conditionNote(sp, []string{req.Param})}
-	out.Surrogate = &m.info
+	out.describe(m)
 	g := res.Global
 	if out.MCGlobal, err = metrics.MC(g.SD); err != nil {
 		return nil, err

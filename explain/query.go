@@ -39,7 +39,7 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 	case "importance":
 		r := ImportanceRequest{Method: p.str("method"), CapQuantile: p.float("cap_quantile"), Trees: p.int("trees"),
 			Seed: p.uint("seed"), Samples: p.int("samples"), Posterior: p.int("posterior"), Refits: p.int("refits"),
-			Budget: p.budget()}
+			Budget: p.budget(), Outliers: p.str("outliers")}
 		if p.has("surrogate") || p.has("kernel") {
 			r.Surrogate = &Surrogate{Kind: p.str("surrogate"), Kernel: p.str("kernel"), Seed: r.Seed}
 		}
@@ -248,7 +248,7 @@ func (p *queryParser) budgets() []int64 {
 }
 
 func (p *queryParser) surrogate() Surrogate {
-	s := Surrogate{Kind: p.str("surrogate"), Kernel: p.str("kernel"), Trees: p.int("trees"), Seed: p.uint("seed")}
+	s := Surrogate{Kind: p.str("surrogate"), Kernel: p.str("kernel"), Trees: p.int("trees"), Seed: p.uint("seed"), Outliers: p.str("outliers")}
 	if s.Kind != "" && !slices.Contains([]string{SurrogateGP, SurrogateForest}, s.Kind) {
 		p.fail("surrogate=%s: want gp or forest", strconv.Quote(s.Kind))
 	}

@@ -347,7 +347,7 @@ func (e *Engine) Shapley(ctx context.Context, h *history.History, req ShapleyReq
 			return nil, err
 		}
 		out := &ShapleyResult{About: p.about("shapley"), Trial: pt.trial, Point: h.Space.ToMap(h.Space.Decode(pt.unit)), Explanation: ex}
-		out.Surrogate = &m.info
+		out.describe(m)
 		return out, nil
 	})
 }
@@ -442,7 +442,7 @@ func (e *Engine) Ablation(ctx context.Context, h *history.History, req AblationR
 		}
 		out := &AblationResult{About: p.about("ablation"), Ablation: a,
 			SourcePoint: h.Space.ToMap(h.Space.Decode(src.unit)), TargetPoint: h.Space.ToMap(h.Space.Decode(tgt.unit))}
-		out.Surrogate = &m.info
+		out.describe(m)
 		return out, nil
 	})
 }
@@ -519,7 +519,7 @@ func (e *Engine) LPI(ctx context.Context, h *history.History, req LPIRequest) (*
 			return nil, err
 		}
 		out := &LPIResult{About: p.about("lpi"), Point: h.Space.ToMap(h.Space.Decode(pt.unit)), LocalImportance: lpi}
-		out.Surrogate = &m.info
+		out.describe(m)
 		if req.HStat {
 			t.progress("H-statistic", 0, 1)
 			if out.Interaction, err = shapley.HStatistic(t.ctx, fn, shapley.HOptions{Output: shapley.OutputMean,

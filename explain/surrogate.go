@@ -4,10 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
+	"sync"
 	"time"
 
 	"xbo/forest"
 	"xbo/gp"
+	"xbo/history"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -23,6 +26,10 @@ type Surrogate struct {
 	Trees int `json:"trees,omitempty"`
 	// Seed of the fit (default 1).
 	Seed uint64 `json:"seed"`
+	// Outliers is "exclude" (default: trials no model of the others
+	// predicts, failed or diverged runs, are left out; robust.go) or
+	// "keep".
+	Outliers string `json:"outliers,omitempty"`
 }
 
 // Surrogate kinds.
@@ -40,6 +47,12 @@ func (s *Surrogate) normalize() error {
 	}
 	if s.Seed == 0 {
 		s.Seed = 1
+	}
+	if s.Outliers == "" {
+		s.Outliers = OutliersExclude
+	}
+	if s.Outliers != OutliersExclude && s.Outliers != OutliersKeep {
+		return invalidf("outliers %q: want %s or %s", s.Outliers, OutliersExclude, OutliersKeep)
 	}
 	switch s.Kind {
 	case SurrogateGP:
@@ -92,71 +105,205 @@ type SurrogateInfo struct {
 	FitSeconds float64 `json:"-"`
 }
 
-// fitted is a model with its description.
+// fitted is a model with its description, the trials it was fitted to and
+// its check on them.
 type fitted struct {
 	model surrogate.Model
 	info  SurrogateInfo
+	// data are the trials the model was fitted to: the usable ones but the
+	// outliers left out (robust.go).
+	data  *history.Data
+	check *ModelCheck
+	// limits are a GP's 95% lower lengthscale limits per dimension (nil
+	// for a forest; see switchedOff); alts the models at those limits,
+	// made on first use (alternative).
+	limits []float64
+	altMu  sync.Mutex
+	alts   map[int]surrogate.Model
 }
 
-// modelFlight lets computations that need the same model at the same time
-// fit it once.
-type modelFlight struct {
+// onceFlight lets computations that need the same shared value (a fitted
+// model, a cleaning) at the same time compute it once.
+type onceFlight struct {
 	done chan struct{}
-	m    *fitted
+	v    any
 	err  error
+}
+
+// once returns the value cached under key in the engine's model cache, or
+// computes it, once however many computations ask at the same time.
+func (t *task) once(key string, compute func() (any, error)) (any, error) {
+	e := t.engine
+	for {
+		e.mu.Lock()
+		if v, ok := e.models.get(key); ok {
+			e.mu.Unlock()
+			f, inFlight := v.(*onceFlight)
+			if !inFlight {
+				return v, nil
+			}
+			select {
+			case <-f.done:
+			case <-t.ctx.Done():
+				return nil, t.ctx.Err()
+			}
+			if f.err == nil {
+				return f.v, nil
+			}
+			if errors.Is(f.err, context.Canceled) && t.ctx.Err() == nil {
+				continue // its owner went away; compute it here
+			}
+			return nil, f.err
+		}
+		f := &onceFlight{done: make(chan struct{})}
+		e.models.put(key, f, 1)
+		e.mu.Unlock()
+		f.v, f.err = compute()
+		e.mu.Lock()
+		if f.err != nil {
+			if v, ok := e.models.get(key); ok && v == any(f) {
+				e.models.remove(key)
+			}
+		} else {
+			e.models.put(key, f.v, 1)
+		}
+		e.mu.Unlock()
+		close(f.done)
+		return f.v, f.err
+	}
 }
 
 // model returns the surrogate of the prepared data for spec, fitted once per
 // (data, spec) and kept in the engine's model cache.
 func (t *task) model(p *prepared, spec Surrogate) (*fitted, error) {
-	e := t.engine
-	key := p.fingerprint + "\x00" + spec.Kind + "\x00" + spec.Kernel + fmt.Sprintf("\x00%d\x00%d", spec.Trees, spec.Seed)
-	for {
-		e.mu.Lock()
-		if v, ok := e.models.get(key); ok {
-			e.mu.Unlock()
-			switch v := v.(type) {
-			case *fitted:
-				return v, nil
-			case *modelFlight:
-				select {
-				case <-v.done:
-				case <-t.ctx.Done():
-					return nil, t.ctx.Err()
-				}
-				if v.err == nil {
-					return v.m, nil
-				}
-				if errors.Is(v.err, context.Canceled) && t.ctx.Err() == nil {
-					continue // its owner went away; fit it here
-				}
-				return nil, v.err
-			}
-		}
-		mf := &modelFlight{done: make(chan struct{})}
-		e.models.put(key, mf, 1)
-		e.mu.Unlock()
-		mf.m, mf.err = t.fit(p, spec)
-		e.mu.Lock()
-		if mf.err != nil {
-			if v, ok := e.models.get(key); ok && v == any(mf) {
-				e.models.remove(key)
-			}
-		} else {
-			e.models.put(key, mf.m, 1)
-		}
-		e.mu.Unlock()
-		close(mf.done)
-		return mf.m, mf.err
+	key := p.fingerprint + "\x00" + spec.Kind + "\x00" + spec.Kernel + fmt.Sprintf("\x00%d\x00%d\x00", spec.Trees, spec.Seed) + spec.Outliers
+	v, err := t.once(key, func() (any, error) { return t.fit(p, spec) })
+	if err != nil {
+		return nil, err
 	}
+	return v.(*fitted), nil
 }
 
+// defaultSurrogate is the surrogate the outlier test uses: the engine's
+// default GP.
+func defaultSurrogate() Surrogate {
+	s := Surrogate{}
+	_ = s.normalize() // the zero value always normalizes
+	return s
+}
+
+// cleaned returns the prepared data with the outliers left out, computed
+// once per data (robust.go).
+func (t *task) cleaned(p *prepared) (*cleaning, error) {
+	v, err := t.once(p.fingerprint+"\x00clean", func() (any, error) {
+		spec := defaultSurrogate()
+		t.progress(fmt.Sprintf("checking %d trials for failed or diverged runs", len(p.data.Y)), 0, 1)
+		return clean(p, func(d *history.Data) (*fitted, error) { return t.fitTo(p, d, spec) }, heldOutAll)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return v.(*cleaning), nil
+}
+
+// heldOutAll predicts every row of all from model m fitted to the rows of
+// kept (those not marked out): leave-one-out for the rows it was fitted
+// to, a plain prediction with the noise for the others.
+func heldOutAll(m *fitted, kept, all *history.Data, out []bool) ([]float64, []float64, error) {
+	var km, kv []float64
+	var err error
+	var noise float64
+	switch g := m.model.(type) {
+	case *gp.Subset:
+		km, kv, err = g.LeaveOneOut(kept.X, kept.Y)
+		_, part := g.Parts()
+		noise = part.NoiseVariance()
+	case *gp.GP:
+		km, kv, err = g.LeaveOneOut()
+		noise = g.NoiseVariance()
+	default:
+		return nil, nil, fmt.Errorf("explain: outlier test needs a GP, not %T", m.model)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	mean, variance := make([]float64, len(all.Y)), make([]float64, len(all.Y))
+	var rest [][]float64
+	var at []int
+	k := 0
+	for i := range all.Y {
+		if out[i] {
+			rest, at = append(rest, all.X[i]), append(at, i)
+			continue
+		}
+		mean[i], variance[i] = km[k], kv[k]
+		k++
+	}
+	if len(rest) > 0 {
+		pm, pv := make([]float64, len(rest)), make([]float64, len(rest))
+		if err := m.model.Predict(rest, pm, pv); err != nil {
+			return nil, nil, err
+		}
+		for r, i := range at {
+			mean[i], variance[i] = pm[r], pv[r]+noise
+		}
+	}
+	return mean, variance, nil
+}
+
+// fit fits spec to the prepared data, the outliers left out unless spec
+// keeps them, and checks the model on the trials it was fitted to.
 func (t *task) fit(p *prepared, spec Surrogate) (*fitted, error) {
 	if err := t.ctx.Err(); err != nil {
 		return nil, err
 	}
+	data := p.data
+	var cl *cleaning
+	var m *fitted
+	if spec.Outliers != OutliersKeep {
+		var err error
+		if cl, err = t.cleaned(p); err != nil {
+			return nil, err
+		}
+		data = cl.data
+		if spec == defaultSurrogate() {
+			c := cl.model
+			m = &fitted{model: c.model, info: c.info, data: c.data} // the cleaning keeps its own
+		}
+	}
+	if m == nil {
+		var err error
+		if m, err = t.fitTo(p, data, spec); err != nil {
+			return nil, err
+		}
+	}
+	m.info.Trials = len(p.data.Y)
+	if cl != nil && len(cl.outliers) > 0 {
+		note := fmt.Sprintf("%d of the %d trials left out as failed or diverged runs (see model_check)", len(cl.outliers), len(p.data.Y))
+		m.info.Note = strings.TrimPrefix(m.info.Note+"; "+note, "; ")
+	}
+	t.progress("checking the model on the trials it was fitted to", 0, 1)
+	var err error
+	switch spec.Kind {
+	case SurrogateForest:
+		m.check, err = forestCheck(t, m, p.h.Space, spec)
+	default:
+		m.check, m.limits, err = gpCheck(m.model, m.data, p.h.Space)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cl != nil {
+		m.check.Outliers = cl.outliers
+	}
+	m.check.judge(cl)
+	return m, t.ctx.Err()
+}
+
+// fitTo fits spec to the rows of d.
+func (t *task) fitTo(p *prepared, d *history.Data, spec Surrogate) (*fitted, error) {
 	sp := p.h.Space
-	x, y := p.data.X, p.data.Y
+	x, y := d.X, d.Y
 	info := SurrogateInfo{Kind: spec.Kind, Kernel: spec.Kernel, Trees: spec.Trees, Seed: spec.Seed, Trials: len(y), ConditionedOn: len(y)}
 	t.progress(fmt.Sprintf("fitting the %s surrogate to %d trials", spec.Kind, len(y)), 0, 1)
 	start := time.Now()
@@ -194,7 +341,7 @@ func (t *task) fit(p *prepared, spec Surrogate) (*fitted, error) {
 		}
 	}
 	info.FitSeconds = time.Since(start).Seconds()
-	return &fitted{model: model, info: info}, t.ctx.Err()
+	return &fitted{model: model, info: info, data: d}, t.ctx.Err()
 }
 
 // unitsText says in words how to read the numbers of a study's explanations.

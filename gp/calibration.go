@@ -175,13 +175,8 @@ func (g *GP) Discrepancy(dims []int) (float64, error) {
 	defer g.calib.mu.Unlock()
 	// The residuals and their covariance (an O(n³) inverse) serve every
 	// dimension; each dimension's excess is kept for the next PDP.
-	if g.calib.looResidual == nil {
-		residual, cov, err := g.looResiduals()
-		if err != nil {
-			return 0, fmt.Errorf("gp: discrepancy: %w", err)
-		}
-		g.calib.looResidual, g.calib.looCov = residual, cov
-		g.calib.excess = map[int]float64{}
+	if err := g.cacheLOO(); err != nil {
+		return 0, fmt.Errorf("gp: discrepancy: %w", err)
 	}
 	total := 0.0
 	for _, j := range dims {
@@ -351,10 +346,7 @@ func (g *GP) HyperposteriorSamples(n int, seed uint64) ([]*GP, error) {
 }
 
 func (g *GP) hyperposteriorSamples(n int, seed uint64) ([]*GP, error) {
-	ystd := make([]float64, g.n)
-	for i, v := range g.y {
-		ystd[i] = (v - g.out.Mean) / g.out.Std
-	}
+	ystd := g.standardized()
 	minNoise := g.minNoise
 	if minNoise == 0 {
 		minNoise = DefaultMinNoise

@@ -149,3 +149,12 @@ func (m *metric) r2(a, b []float64) float64 {
 	}
 	return s
 }
+
+// Correlation is g(r), the prior correlation of f at two points a scaled
+// distance r apart (NaN for a negative or NaN r or an invalid kernel).
+func (k Kernel) Correlation(r float64) float64 {
+	if !(r >= 0) || !k.valid() {
+		return math.NaN()
+	}
+	return k.corrValue(r * r)
+}

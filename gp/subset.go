@@ -59,6 +59,9 @@ const (
 type Subset struct {
 	mean, variance *GP
 	n              int
+	// meanIdx lists the observations the mean part is conditioned on, in
+	// its order; nil when it holds all of them in theirs.
+	meanIdx []int
 }
 
 var (
@@ -135,7 +138,11 @@ func fitSubset(ctx context.Context, x [][]float64, y []float64, opt SubsetOption
 	}
 	if len(varIdx) == n || opt.MeanPoints == opt.VariancePoints {
 		// The mean part would be the same GP on the same points.
-		return &Subset{mean: variance, variance: variance, n: n}, nil
+		s := &Subset{mean: variance, variance: variance, n: n}
+		if len(varIdx) < n {
+			s.meanIdx = varIdx
+		}
+		return s, nil
 	}
 	meanIdx := representative(x, y, opt.MeanPoints, opt.Maximize)
 	mx, my := pick(x, y, meanIdx)
@@ -144,7 +151,11 @@ func fitSubset(ctx context.Context, x [][]float64, y []float64, opt SubsetOption
 	if err != nil {
 		return nil, fmt.Errorf("mean part on %d observations: %w", len(my), err)
 	}
-	return &Subset{mean: mean, variance: variance, n: n}, nil
+	s := &Subset{mean: mean, variance: variance, n: n}
+	if len(meanIdx) < n {
+		s.meanIdx = meanIdx
+	}
+	return s, nil
 }
 
 // Options returns options with which Fit reproduces g on its observations:
@@ -296,7 +307,14 @@ func (s *Subset) ConditionAll(xs [][]float64, ys []float64) (*Subset, error) {
 			return nil, err
 		}
 	}
-	return &Subset{mean: mean, variance: variance, n: s.n + len(xs)}, nil
+	c := &Subset{mean: mean, variance: variance, n: s.n + len(xs)}
+	if s.meanIdx != nil {
+		c.meanIdx = slices.Clone(s.meanIdx)
+		for k := range xs {
+			c.meanIdx = append(c.meanIdx, s.n+k)
+		}
+	}
+	return c, nil
 }
 
 // Dim is the number of coordinates of a point.
@@ -398,3 +416,8 @@ func (s *Subset) PredictShared(base [][]float64, dims []int, values [][]float64,
 	}
 	return s.variance.PredictShared(base, dims, values, make([]float64, len(mean)), variance)
 }
+
+// Parts returns the exact GPs the approximation is made of: the one its
+// mean comes from and the one its hyperparameters were fitted on and its
+// variances come from (the same GP when both hold the same observations).
+func (s *Subset) Parts() (mean, variance *GP) { return s.mean, s.variance }

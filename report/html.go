@@ -40,10 +40,13 @@ type pageView struct {
 	PDPIntro   string
 	MMD        []kv
 	MMDReading string
-	Shapley    template.HTML
-	ShapCap    string
-	ShapRows   [][]string
-	ShapHead   []string
+	// Check is the model check of the GP the PDPs rest on.
+	Check        []kv
+	CheckReading string
+	Shapley      template.HTML
+	ShapCap      string
+	ShapRows     [][]string
+	ShapHead     []string
 	// Budgets, for a study with intermediate values.
 	Budgets *budgetView
 }
@@ -215,6 +218,26 @@ func (rep *Report) view() (*pageView, error) {
 			return nil, err
 		}
 		v.PDPs = append(v.PDPs, *pv)
+	}
+
+	// The model check of the surrogate the PDPs rest on.
+	if len(rep.PDPs) > 0 && rep.PDPs[0].ModelCheck != nil {
+		c := rep.PDPs[0].ModelCheck
+		v.Check = []kv{
+			{"status", c.Status},
+			{"held-out 95% coverage", fmt.Sprintf("%d of %d trials (%s)", c.Trials-c.Misses, c.Trials, c.Method)},
+		}
+		if c.Spearman != nil {
+			v.Check = append(v.Check, kv{"rank correlation of held-out predictions", fmt.Sprintf("%.2f [%.2f, %.2f]", *c.Spearman, c.SpearmanCI[0], c.SpearmanCI[1])})
+		}
+		if len(c.Outliers) > 0 {
+			trials := make([]string, len(c.Outliers))
+			for k, o := range c.Outliers {
+				trials[k] = fmt.Sprintf("%d (%s)", o.Trial, short(o.Value))
+			}
+			v.Check = append(v.Check, kv{"trials left out", strings.Join(trials, ", ")})
+		}
+		v.CheckReading = c.Reading
 	}
 
 	// Sampling bias.
@@ -524,6 +547,10 @@ nav a { margin-right: 1em; }
 <figure>{{.Figure}}<figcaption>{{.Caption}}</figcaption></figure>
 {{if .Tree}}<figure>{{.Tree}}<figcaption>{{.TreeCap}}</figcaption></figure>{{end}}
 </section>
+{{end}}
+{{if .Check}}<h2 id="check">How well the model predicts these trials</h2>
+<table>{{range .Check}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+<p class="reading">{{.CheckReading}}</p>
 {{end}}
 <h2 id="bias">Sampling bias</h2>
 <table>{{range .MMD}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>

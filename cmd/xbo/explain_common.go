@@ -120,9 +120,9 @@ func (f *historyFlags) load(ctx context.Context, env *cliEnv) (*history.History,
 
 // surrogateFlags choose the model of the PDP and Shapley families.
 type surrogateFlags struct {
-	kind, kernel string
-	trees        int
-	seed         uint64
+	kind, kernel, outliers string
+	trees                  int
+	seed                   uint64
 }
 
 func (s *surrogateFlags) register(fs *flag.FlagSet) {
@@ -130,10 +130,11 @@ func (s *surrogateFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&s.kernel, "kernel", "", "GP kernel: matern52 (default), matern32 or se")
 	fs.IntVar(&s.trees, "trees", 0, "trees of the forest surrogate (default 30)")
 	fs.Uint64Var(&s.seed, "seed", 1, "seed of the surrogate's fit")
+	fs.StringVar(&s.outliers, "outliers", explain.OutliersExclude, "exclude: leave out values far worse than the other trials predict (failed or diverged runs); keep: fit every trial")
 }
 
 func (s *surrogateFlags) spec() explain.Surrogate {
-	return explain.Surrogate{Kind: s.kind, Kernel: s.kernel, Trees: s.trees, Seed: s.seed}
+	return explain.Surrogate{Kind: s.kind, Kernel: s.kernel, Trees: s.trees, Seed: s.seed, Outliers: s.outliers}
 }
 
 // explainEngine is the CLI's engine: one computation at a time.
@@ -189,9 +190,25 @@ func aboutLine(a *explain.About) string {
 	}
 	if bias := a.Bias; bias != nil {
 		fmt.Fprintf(&b, "; sampling bias %s (MMD %.2g× a uniform sample's)", bias.Level, bias.Ratio)
-		if bias.Warning != "" {
-			fmt.Fprintf(&b, "\nwarning: %s", bias.Warning)
+	}
+	b.WriteString(checkLines(a))
+	return b.String()
+}
+
+// checkLines are the model check's status and, when it is not ok, its
+// reading, then the sampling-bias warning, for the text outputs.
+func checkLines(a *explain.About) string {
+	var b strings.Builder
+	if c := a.ModelCheck; c != nil {
+		fmt.Fprintf(&b, "\nmodel check: %s", c.Status)
+		if c.Status != explain.CheckOK {
+			fmt.Fprintf(&b, ": %s", c.Reading)
+		} else {
+			fmt.Fprintf(&b, " (%d of %d trials in their held-out 95%% interval)", c.Trials-c.Misses, c.Trials)
 		}
+	}
+	if bias := a.Bias; bias != nil && bias.Warning != "" {
+		fmt.Fprintf(&b, "\nwarning: %s", bias.Warning)
 	}
 	return b.String()
 }

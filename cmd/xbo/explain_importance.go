@@ -38,11 +38,12 @@ func runExplainImportance(ctx context.Context, args []string, env *cliEnv) error
 	seed := fs.Uint64("seed", 1, "random seed (same data and seed give the same numbers)")
 	capQ := fs.Float64("cap-quantile", 0, "importance in the good region: cap values at the quantile q of the best (e.g. 0.25 = top 25%)")
 	capV := fs.String("cap-value", "", "importance in the good region: cap values at this value (e.g. the default configuration's)")
+	outliers := fs.String("outliers", explain.OutliersExclude, "exclude: leave out values far worse than the other trials predict (failed or diverged runs); keep: fit every trial")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
 	req := explain.ImportanceRequest{Method: *method, Pairs: pairs, Trees: *trees, Seed: *seed, CapQuantile: *capQ,
-		Samples: *samples, Posterior: *posterior, Refits: *refits, Budget: in.budget}
+		Samples: *samples, Posterior: *posterior, Refits: *refits, Budget: in.budget, Outliers: *outliers}
 	if *kernel != "" {
 		req.Surrogate = &explain.Surrogate{Kind: explain.SurrogateGP, Kernel: *kernel, Seed: *seed}
 	}
@@ -108,10 +109,8 @@ func printImportance(w io.Writer, res *explain.ImportanceResult) error {
 	}
 	if bias := res.Bias; bias != nil {
 		fmt.Fprintf(&b, "\nsampling bias %s (MMD %.2g× a uniform sample's)", bias.Level, bias.Ratio)
-		if bias.Warning != "" {
-			fmt.Fprintf(&b, "\nwarning: %s", bias.Warning)
-		}
 	}
+	b.WriteString(checkLines(&res.About))
 	if sobol {
 		b.WriteString("\nfraction of variance explained (main effect), 95% interval from posterior samples, and total effect\n\n")
 	} else {

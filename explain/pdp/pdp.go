@@ -97,6 +97,16 @@ type Options struct {
 	// (default GOMAXPROCS). The model's Predict and AverageVariance must be
 	// safe for concurrent use, as read-only methods of fitted models are.
 	Workers int
+	// MinVarianceScale is a lower bound on a calibrated band's variance
+	// factor: the factor a check of the model on its own data found its
+	// predictive intervals need (0 or 1: none).
+	MinVarianceScale float64
+	// Alternatives are models the data support about as well as the
+	// model, at the edge of its hyperparameters' confidence region (e.g.
+	// the GP with a parameter's lengthscale at its 95% profile-likelihood
+	// limit). A calibrated band reaches each alternative's PD at every
+	// grid point: its half-width is at least the distance between the two.
+	Alternatives []surrogate.Model
 }
 
 func (o Options) withDefaults() (Options, error) {
@@ -122,6 +132,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("grid size %d must be at least 2", o.GridSize)
 	case o.Samples < 1 && o.Background == nil:
 		return o, fmt.Errorf("Monte Carlo sample size %d must be positive", o.Samples)
+	case math.IsNaN(o.MinVarianceScale) || math.IsInf(o.MinVarianceScale, 0) || o.MinVarianceScale < 0:
+		return o, fmt.Errorf("minimum variance scale %v must be finite and ≥ 0", o.MinVarianceScale)
 	case !(o.Alpha > 0 && o.Alpha < 1):
 		return o, fmt.Errorf("alpha %v must lie in (0, 1)", o.Alpha)
 	}
@@ -172,6 +184,11 @@ type Result struct {
 	// PDP's parameters beyond its posterior (surrogate.DiscrepancyEstimator),
 	// the fourth term of a calibrated band, the same at every grid point.
 	DiscrepancySD float64 `json:"discrepancy_sd,omitempty"`
+	// DoubtSD is, per grid point, the largest distance between the PD and
+	// an alternative model's (Options.Alternatives) divided by the band's
+	// quantile: the fifth term of a calibrated band, which makes the band
+	// reach every alternative's curve.
+	DoubtSD []float64 `json:"doubt_sd,omitempty"`
 }
 
 // ICE holds the ICE curves of the posterior mean and variance of a model for
@@ -198,7 +215,8 @@ type ICE struct {
 	opts  Options
 	// hyperMean[s][i][g] is the mean of hyperposterior model s at curve i
 	// (the first hyperCurves curves) for calibrated bands; nil otherwise.
-	hyperMean [][][]float64
+	// altMean is the same for the alternative models.
+	hyperMean, altMean [][][]float64
 }
 
 // Calibrated bands average the PD over HyperSamples hyperposterior models
@@ -415,15 +433,28 @@ func (c *ICE) predictShared(ctx context.Context, model surrogate.SharedPredictor
 }
 
 // hyperposterior fills hyperMean from the model's hyperposterior samples,
-// if it has them, looking at ctx between grid points.
+// if it has them, and altMean from the alternative models, looking at ctx
+// between grid points.
 func (c *ICE) hyperposterior(ctx context.Context) error {
-	hs, ok := c.model.(surrogate.HyperposteriorSampler)
-	if !ok {
-		return nil
+	if hs, ok := c.model.(surrogate.HyperposteriorSampler); ok {
+		models, err := hs.HyperposteriorModels(HyperSamples, hyperSeed)
+		if err != nil {
+			return err
+		}
+		if c.hyperMean, err = c.firstCurves(ctx, models); err != nil {
+			return err
+		}
 	}
-	models, err := hs.HyperposteriorModels(HyperSamples, hyperSeed)
-	if err != nil {
-		return err
+	var err error
+	c.altMean, err = c.firstCurves(ctx, c.opts.Alternatives)
+	return err
+}
+
+// firstCurves evaluates the means of models on the first hyperCurves ICE
+// curves: out[s][i][g] is model s's mean at curve i, grid point g.
+func (c *ICE) firstCurves(ctx context.Context, models []surrogate.Model) ([][][]float64, error) {
+	if len(models) == 0 {
+		return nil, nil
 	}
 	n, G := min(len(c.Sample), hyperCurves), len(c.GridU)
 	base := c.Sample[:n]
@@ -431,8 +462,11 @@ func (c *ICE) hyperposterior(ctx context.Context) error {
 	if c.gridOnlyMovesParams() {
 		values = c.repairedGrid()
 	}
-	c.hyperMean = make([][][]float64, len(models))
+	out := make([][][]float64, len(models))
 	for s, m := range models {
+		if m == nil || m.Dim() != c.Space.Dim() {
+			return nil, fmt.Errorf("model %d has the wrong dimension", s)
+		}
 		curves := make([][]float64, n)
 		for i := range curves {
 			curves[i] = make([]float64, G)
@@ -440,13 +474,13 @@ func (c *ICE) hyperposterior(ctx context.Context) error {
 		shared, isShared := m.(surrogate.SharedPredictor)
 		for g0 := 0; g0 < G; g0 += sharedGridChunk {
 			if err := ctx.Err(); err != nil {
-				return err
+				return nil, err
 			}
 			g1 := min(G, g0+sharedGridChunk)
 			if isShared && values != nil {
 				mean := make([]float64, (g1-g0)*n)
 				if err := shared.PredictShared(base, c.Params, values[g0:g1], mean, nil); err != nil {
-					return err
+					return nil, err
 				}
 				for g := g0; g < g1; g++ {
 					for i := range n {
@@ -455,36 +489,46 @@ func (c *ICE) hyperposterior(ctx context.Context) error {
 				}
 				continue
 			}
-			mean, variance := make([]float64, n), make([]float64, n)
+			mean := make([]float64, n)
 			for g := g0; g < g1; g++ {
-				pts := c.PointsAt(g, nil)[:n]
-				if mm, ok := m.(Meaner); ok {
-					err = mm.Mean(pts, mean)
-				} else {
-					err = m.Predict(pts, mean, variance)
-				}
-				if err != nil {
-					return err
+				if err := surrogate.PredictMean(m, c.PointsAt(g, nil)[:n], mean); err != nil {
+					return nil, err
 				}
 				for i := range n {
 					curves[i][g] = mean[i]
 				}
 			}
 		}
-		c.hyperMean[s] = curves
+		out[s] = curves
 	}
-	return nil
+	return out, nil
 }
 
-// hyperVariance is the variance across hyperposterior models of the PD
-// estimate at grid point g over the members (those among the curves the
-// models were evaluated at; all of those when fewer than 10 members are).
-func (c *ICE) hyperVariance(rows []int, g int) float64 {
-	S := len(c.hyperMean)
-	if S < 2 {
+// doubt is the largest squared distance at grid point g between the PD of
+// an alternative model and the model's own, over the members among the
+// curves the alternatives were evaluated at (all of those when fewer than
+// 10 members are).
+func (c *ICE) doubt(rows []int, g int) float64 {
+	if len(c.altMean) == 0 {
 		return 0
 	}
-	n := len(c.hyperMean[0])
+	use := c.firstMembers(rows)
+	worst := 0.0
+	for _, alt := range c.altMean {
+		d := 0.0
+		for _, i := range use {
+			d += alt[i][g] - c.Mean[i][g]
+		}
+		d /= float64(len(use))
+		worst = math.Max(worst, d*d)
+	}
+	return worst
+}
+
+// firstMembers returns the members among the first hyperCurves curves, or
+// all of those when fewer than 10 members are.
+func (c *ICE) firstMembers(rows []int) []int {
+	n := min(len(c.Sample), hyperCurves)
 	use := make([]int, 0, len(rows))
 	for _, i := range rows {
 		if i < n {
@@ -497,6 +541,18 @@ func (c *ICE) hyperVariance(rows []int, g int) float64 {
 			use = append(use, i)
 		}
 	}
+	return use
+}
+
+// hyperVariance is the variance across hyperposterior models of the PD
+// estimate at grid point g over the members (those among the curves the
+// models were evaluated at; all of those when fewer than 10 members are).
+func (c *ICE) hyperVariance(rows []int, g int) float64 {
+	S := len(c.hyperMean)
+	if S < 2 {
+		return 0
+	}
+	use := c.firstMembers(rows)
 	pd := make([]float64, S)
 	for s := range S {
 		for _, i := range use {
@@ -743,12 +799,13 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 		}
 	}
 	var scale, discrepancy float64
-	var mcSD, hyperSD []float64
+	var mcSD, hyperSD, doubtSD []float64
 	if band == BandCalibrated {
 		var err error
 		if scale, err = c.varianceScale(); err != nil {
 			return nil, fmt.Errorf("pdp: calibrated band: %w", err)
 		}
+		scale = math.Max(scale, c.opts.MinVarianceScale)
 		if discrepancy, err = c.discrepancy(); err != nil {
 			return nil, fmt.Errorf("pdp: calibrated band: %w", err)
 		}
@@ -756,6 +813,10 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 		if c.hyperMean != nil {
 			hyperSD = make([]float64, G)
 		}
+		if c.altMean != nil {
+			doubtSD = make([]float64, G)
+		}
+		q := Quantile(c.opts.Alpha)
 		for g := range G {
 			mc := monteCarloVariance(c.Mean, rows, g, mean[g])
 			mcSD[g] = math.Sqrt(mc)
@@ -764,7 +825,12 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 				hv = c.hyperVariance(rows, g)
 				hyperSD[g] = math.Sqrt(hv)
 			}
-			variance[g] = scale*(variance[g]+hv) + discrepancy + mc
+			dv := 0.0
+			if doubtSD != nil {
+				dv = c.doubt(rows, g) / (q * q)
+				doubtSD[g] = math.Sqrt(dv)
+			}
+			variance[g] = scale*(variance[g]+hv) + discrepancy + mc + dv
 		}
 	}
 	r := &Result{
@@ -783,6 +849,7 @@ func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 		MonteCarloSD:  mcSD,
 		HyperSD:       hyperSD,
 		DiscrepancySD: math.Sqrt(discrepancy),
+		DoubtSD:       doubtSD,
 	}
 	if len(c.Params) == 2 {
 		r.Param2 = c.Space.Params[c.Params[1]].Name

@@ -82,6 +82,8 @@ export function renderFreshness(panel) {
     ? `describes the values at budget ${a.budget.step} of ${a.budget.trials} trials, ${a.budget.pruned} of them pruned (study version ${e.version})`
     : `describes ${e.trials} usable trials (study version ${e.version})`];
   if (a.surrogate) parts.push(surrogateText(a.surrogate));
+  const check = a.model_check;
+  if (check) parts.push(`model check: ${check.status}`);
   if (bias) parts.push(`sampling bias: ${bias.level}`);
   let text = parts.join(' · ');
   if (stale) {
@@ -92,7 +94,12 @@ export function renderFreshness(panel) {
   el.dataset.stale = String(stale);
   el.classList.toggle('stale', stale);
   const warn = $(`${panel}-warning`);
-  if (warn) warn.textContent = bias && bias.warning ? bias.warning : '';
+  if (warn) {
+    const lines = [];
+    if (check && check.status !== 'ok') lines.push(`Model check (${check.status}): ${check.reading}`);
+    if (bias && bias.warning) lines.push(bias.warning);
+    warn.textContent = lines.join(' ');
+  }
 }
 export function renderAllFreshness() { for (const k of Object.keys(panels)) renderFreshness(k); }
 export function forgetExplanations() { for (const k of Object.keys(state.explained)) delete state.explained[k]; renderAllFreshness(); }

@@ -1,0 +1,198 @@
+package explain
+
+import (
+	"context"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"xbo/history"
+	"xbo/space"
+)
+
+// wave is f = sin(3a) + b² on [0,1]², whose PD of a is sin(3a) + 1/3.
+func waveStudy(t testing.TB, dir space.Direction, n int, seed uint64, corrupt func(i int, f float64, rng *rand.Rand) float64) *history.History {
+	t.Helper()
+	sp, err := space.New(dir, []space.Param{
+		{Name: "a", Type: space.Float, Low: 0, High: 1},
+		{Name: "b", Type: space.Float, Low: 0, High: 1},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(seed, seed^0xabcdef))
+	h := &history.History{Name: "wave", Space: sp}
+	for i := range n {
+		a, b := rng.Float64(), rng.Float64()
+		f := math.Sin(3*a) + b*b + 0.01*rng.NormFloat64()
+		if corrupt != nil {
+			f = corrupt(i, f, rng)
+		}
+		h.Trials = append(h.Trials, history.Trial{Number: int64(i), State: history.Complete, Params: []float64{a, b}, Value: f, Completion: i})
+	}
+	return h
+}
+
+// One run in ten diverges to a value 10–20 times the typical one: the
+// robust fit leaves out exactly those runs and recovers the PD of the
+// clean function (every grid point within 0.1), where the fit that keeps
+// them is off by several tenths; the check lists them by trial number.
+func TestRobustFitRecoversFunctionFromDivergedRuns(t *testing.T) {
+	ctx := context.Background()
+	diverged := map[int64]bool{}
+	h := waveStudy(t, space.Minimize, 60, 3, func(i int, f float64, rng *rand.Rand) float64 {
+		if i%10 == 4 {
+			diverged[int64(i)] = true
+			return 10 + 10*rng.Float64()
+		}
+		return f
+	})
+	e := newEngine(t, Config{})
+	worst := func(r *PDPResult) float64 {
+		w := 0.0
+		for g, a := range r.Grid {
+			w = math.Max(w, math.Abs(r.Mean[g]-(math.Sin(3*a)+1.0/3)))
+		}
+		return w
+	}
+	robust, err := e.PDP(ctx, h, PDPRequest{Params: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, err := e.PDP(ctx, h, PDPRequest{Params: []string{"a"}, Surrogate: Surrogate{Outliers: OutliersKeep}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []int64
+	for _, o := range robust.ModelCheck.Outliers {
+		out = append(out, o.Trial)
+		if !(o.Value > o.Predicted+3*o.SD) || !(o.Z > 3) {
+			t.Errorf("outlier %+v is not far worse than predicted", o)
+		}
+	}
+	slices.Sort(out)
+	want := []int64{4, 14, 24, 34, 44, 54}
+	if !slices.Equal(out, want) {
+		t.Fatalf("left out %v, want the diverged runs %v", out, want)
+	}
+	if robust.Surrogate.ConditionedOn != 54 || robust.Surrogate.Trials != 60 {
+		t.Errorf("surrogate fitted to %d of %d trials, want 54 of 60", robust.Surrogate.ConditionedOn, robust.Surrogate.Trials)
+	}
+	if len(kept.ModelCheck.Outliers) != 0 || kept.Surrogate.ConditionedOn != 60 {
+		t.Errorf("outliers=keep left out %v", kept.ModelCheck.Outliers)
+	}
+	if w := worst(robust); w > 0.1 {
+		t.Errorf("robust PD off the truth by %.3f", w)
+	}
+	if w := worst(kept); w < 0.3 {
+		t.Errorf("the PD that keeps the diverged runs is off by only %.3f: the test no longer shows what the robust fit fixes", w)
+	}
+	if robust.ModelCheck.Status == CheckOK {
+		t.Errorf("check %q with trials left out", robust.ModelCheck.Status)
+	}
+	// Maximizing the negated values leaves out the same trials.
+	neg := waveStudy(t, space.Maximize, 60, 3, func(i int, f float64, rng *rand.Rand) float64 {
+		if i%10 == 4 {
+			return -(10 + 10*rng.Float64())
+		}
+		return -f
+	})
+	mr, err := e.PDP(ctx, neg, PDPRequest{Params: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mr.ModelCheck.Outliers) != len(want) {
+		t.Errorf("maximize study: left out %d trials, want %d", len(mr.ModelCheck.Outliers), len(want))
+	}
+}
+
+// A value far better than predicted is a narrow optimum, never left out,
+// and a region of bad values is structure: a quarter of the space where
+// every run fails is kept.
+func TestRobustFitKeepsOptimaAndRegions(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Config{})
+	lucky := waveStudy(t, space.Minimize, 50, 5, func(i int, f float64, rng *rand.Rand) float64 {
+		if i == 7 {
+			return f - 20
+		}
+		return f
+	})
+	r, err := e.PDP(ctx, lucky, PDPRequest{Params: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ModelCheck.Outliers) != 0 {
+		t.Errorf("a value far better than predicted was left out: %+v", r.ModelCheck.Outliers)
+	}
+	region := waveStudy(t, space.Minimize, 60, 6, nil)
+	for i := range region.Trials {
+		if region.Trials[i].Params[0] > 0.75 {
+			region.Trials[i].Value = 15
+		}
+	}
+	r, err = e.PDP(ctx, region, PDPRequest{Params: []string{"a"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ModelCheck.Outliers) != 0 {
+		t.Errorf("a region of failed runs was left out: %+v", r.ModelCheck.Outliers)
+	}
+}
+
+// On data a GP models well (a smooth function with a little noise), a study
+// has a trial left out in at most about 5% of replicates (the Bonferroni
+// level; measured 0 of 40 here).
+func TestRobustFitFalseAlarms(t *testing.T) {
+	if testing.Short() {
+		t.Skip("40 replicates")
+	}
+	ctx := context.Background()
+	e := newEngine(t, Config{})
+	alarms := 0
+	const reps = 40
+	for s := range uint64(reps) {
+		h := waveStudy(t, space.Minimize, 40, 100+s, nil)
+		r, err := e.PDP(ctx, h, PDPRequest{Params: []string{"a"}, Grid: 5, Samples: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ModelCheck.Outliers) > 0 {
+			alarms++
+		}
+	}
+	// Binomial(40, 0.05) exceeds 5 with probability 0.014.
+	if alarms > 5 {
+		t.Errorf("%d of %d clean studies had a trial left out", alarms, reps)
+	}
+	t.Logf("%d of %d clean studies had a trial left out", alarms, reps)
+}
+
+// The test itself: the fence, the direction and the Bonferroni threshold.
+func TestTestOutliers(t *testing.T) {
+	y := []float64{1, 1.1, 0.9, 1.05, 0.95, 1, 9, 1.02}
+	mean := []float64{1, 1, 1, 1, 1, 1, 1, 1}
+	variance := slices.Repeat([]float64{0.01}, 8)
+	out := make([]bool, 8)
+	r, err := testOutliers(y, mean, variance, out, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.flagged[6] || slices.Contains(append(slices.Clone(r.flagged[:6]), r.flagged[7]), true) {
+		t.Errorf("flagged %v, want only row 6", r.flagged)
+	}
+	if want := 2.4977; math.Abs(r.threshold-want) > 1e-3 { // Φ⁻¹(1 − 0.05/8)
+		t.Errorf("threshold %v, want %v", r.threshold, want)
+	}
+	if r, _ := testOutliers(y, mean, variance, out, true); slices.Contains(r.flagged, true) {
+		t.Errorf("maximizing, a high value was flagged: %v", r.flagged)
+	}
+	if _, err := testOutliers(y, mean[:3], variance, out, false); err == nil {
+		t.Error("mismatched lengths accepted")
+	}
+	variance[2] = 0
+	if _, err := testOutliers(y, mean, variance, out, false); err == nil {
+		t.Error("a zero predictive variance accepted")
+	}
+}
