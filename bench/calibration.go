@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"text/tabwriter"
 
 	"xbo/explain"
@@ -53,6 +54,12 @@ type CalibrationCell struct {
 	Trials    int    `json:"trials"`
 	Surrogate string `json:"surrogate"`
 	Band      string `json:"band"`
+	BandCoverage
+}
+
+// BandCoverage is how well PDP bands covered the true PD over a set of
+// points.
+type BandCoverage struct {
 	// Points is the number of (seed, parameter, grid value) triples.
 	Points int `json:"points"`
 	// Coverage95 and Coverage68 are the fractions of points whose nominal
@@ -63,6 +70,13 @@ type CalibrationCell struct {
 	// error (about 2.5 for a calibrated Gaussian band).
 	WidthRatio float64 `json:"width_ratio"`
 	MAE        float64 `json:"mae"`
+}
+
+// bandCoverage turns counts and sums into a BandCoverage.
+func bandCoverage(points, c95, c68 int, hw, ae float64) BandCoverage {
+	n := float64(points)
+	return BandCoverage{Points: points, Coverage95: float64(c95) / n, Coverage68: float64(c68) / n,
+		WidthRatio: hw / math.Max(ae, 1e-300), MAE: ae / n}
 }
 
 // Calibration runs the suite and returns one cell per combination.
@@ -150,7 +164,7 @@ func Calibration(ctx context.Context, o CalibrationOptions) ([]CalibrationCell, 
 		if err != nil {
 			return fmt.Errorf("%s %s seed %d: %w", j.fn, j.data, j.seed, err)
 		}
-		truth := newTruePD(f, sp, o.TruthSamples, uint64(1000+j.seed))
+		truth := newTruePD(f.Eval, f.PartialDependence, sp, o.TruthSamples, uint64(1000+j.seed))
 		engine, err := explain.New(explain.Config{Concurrency: 1, Workers: 1})
 		if err != nil {
 			return err
@@ -216,10 +230,8 @@ func Calibration(ctx context.Context, o CalibrationOptions) ([]CalibrationCell, 
 						if sum.points == 0 {
 							continue
 						}
-						pts := float64(sum.points)
 						cells = append(cells, CalibrationCell{Function: fn, Data: d, Trials: size * f.Dim, Surrogate: sur, Band: band,
-							Points: sum.points, Coverage95: float64(sum.c95) / pts, Coverage68: float64(sum.c68) / pts,
-							WidthRatio: sum.hw / math.Max(sum.ae, 1e-300), MAE: sum.ae / pts})
+							BandCoverage: bandCoverage(sum.points, sum.c95, sum.c68, sum.hw, sum.ae)})
 					}
 				}
 			}
@@ -280,20 +292,23 @@ func calibrationHistory(sp *space.Space, u [][]float64, y []float64) *history.Hi
 	return h
 }
 
-// truePD is the true partial dependence of a test function under the
-// reference measure of explain/pdp, by Monte Carlo with a fixed sample (or
-// the closed form where the function has one), memoized: uniform unit-cube
-// rows with the parameter set to the grid value and then repaired onto the
-// space, so a conditional child takes a uniform value when its parent
-// switches it on; a child's PD averages over the rows where it is active.
+// truePD is the true partial dependence of a function by Monte Carlo with a
+// fixed sample (or the exact one where the function has it), memoized, under
+// the reference measure of explain/pdp: uniform unit-cube rows with the
+// parameter set to the grid value and then repaired onto the space, so a
+// conditional child takes a uniform value when its parent switches it on; a
+// child's PD averages over the rows where it is active. It is safe for
+// concurrent use.
 type truePD struct {
-	f    *Function
-	sp   *space.Space
-	raw  [][]float64
-	memo map[[2]float64]float64
+	eval  func([]float64) float64
+	exact func(p int, v float64) (float64, bool) // nil: none
+	sp    *space.Space
+	raw   [][]float64
+	mu    sync.Mutex
+	memo  map[[2]float64][2]float64 // (p, v) → (PD, standard error)
 }
 
-func newTruePD(f *Function, sp *space.Space, n int, seed uint64) *truePD {
+func newTruePD(eval func([]float64) float64, exact func(int, float64) (float64, bool), sp *space.Space, n int, seed uint64) *truePD {
 	rng := rand.New(rand.NewPCG(seed, seed^0xbb67ae8584caa73b))
 	raw := make([][]float64, n)
 	for i := range raw {
@@ -302,21 +317,33 @@ func newTruePD(f *Function, sp *space.Space, n int, seed uint64) *truePD {
 			raw[i][j] = rng.Float64()
 		}
 	}
-	return &truePD{f: f, sp: sp, raw: raw, memo: map[[2]float64]float64{}}
+	return &truePD{eval: eval, exact: exact, sp: sp, raw: raw, memo: map[[2]float64][2]float64{}}
 }
 
 // at is the PD of parameter p at its natural value v (NaN when p is never
 // active in the sample).
 func (t *truePD) at(p int, v float64) float64 {
+	pd, _ := t.withError(p, v)
+	return pd
+}
+
+// withError is the PD and the standard error of its Monte Carlo estimate
+// (0 when exact).
+func (t *truePD) withError(p int, v float64) (pd, se float64) {
 	k := [2]float64{float64(p), v}
-	if pd, ok := t.memo[k]; ok {
-		return pd
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if r, ok := t.memo[k]; ok {
+		return r[0], r[1]
 	}
-	if pd, ok := t.f.PartialDependence(p, v); ok {
-		t.memo[k] = pd
-		return pd
+	if t.exact != nil {
+		if pd, ok := t.exact(p, v); ok {
+			t.memo[k] = [2]float64{pd, 0}
+			return pd, 0
+		}
 	}
-	sum, count := 0.0, 0
+	var sum, sum2 float64
+	count := 0
 	u := make([]float64, t.sp.Dim())
 	target := t.sp.Params[p].ToUnit(v)
 	for _, row := range t.raw {
@@ -327,15 +354,19 @@ func (t *truePD) at(p int, v float64) float64 {
 		if math.IsNaN(x[p]) {
 			continue
 		}
-		sum += t.f.Eval(x)
+		y := t.eval(x)
+		sum += y
+		sum2 += y * y
 		count++
 	}
-	pd := math.NaN()
+	pd, se = math.NaN(), math.NaN()
 	if count > 0 {
-		pd = sum / float64(count)
+		n := float64(count)
+		pd = sum / n
+		se = math.Sqrt(math.Max(0, sum2/n-pd*pd) / n)
 	}
-	t.memo[k] = pd
-	return pd
+	t.memo[k] = [2]float64{pd, se}
+	return pd, se
 }
 
 // WriteCalibrationTable prints the cells and, per surrogate and band, the

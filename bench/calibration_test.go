@@ -47,8 +47,8 @@ func TestCalibrationSmall(t *testing.T) {
 func TestTruePDMonteCarlo(t *testing.T) {
 	f, _ := Lookup(NameStyblinskiTang, 3)
 	sp, _ := f.Space()
-	tp := newTruePD(f, sp, 20000, 1)
-	mc := &truePD{f: &Function{Name: f.Name, Dim: f.Dim, Low: f.Low, High: f.High, Eval: f.Eval}, sp: sp, raw: tp.raw, memo: map[[2]float64]float64{}}
+	tp := newTruePD(f.Eval, f.PartialDependence, sp, 20000, 1)
+	mc := newTruePD(f.Eval, nil, sp, 20000, 1)
 	for _, v := range []float64{-4, -1, 0.5, 3} {
 		exact, mcv := tp.at(1, v), mc.at(1, v)
 		// sd of f over the other two coordinates is about 40; MC error ≈ 40/√20000 ≈ 0.3.
@@ -73,7 +73,7 @@ func TestTruePDConditional(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tp := newTruePD(f, sp, 200000, 2)
+	tp := newTruePD(f.Eval, f.PartialDependence, sp, 200000, 2)
 	base := (16.0/12+0.25)/4 + 0.05*19/6
 	mom := 0.3
 	want := base + 0.6*(mom-0.9)*(mom-0.9)

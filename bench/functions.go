@@ -1,6 +1,9 @@
 // Package bench holds the benchmark problems of xbo: synthetic test functions
 // with known optima and, in other files, the experiment runners that
-// reproduce the papers' tables.
+// reproduce the papers' tables and the truth catalogue (truth.go): problems
+// whose partial dependence and Sobol indices are known, with a held-out
+// part, that `xbo bench calibration` and `xbo bench importance` score the
+// explanations against.
 //
 // The test functions follow the definitions of the Virtual Library of
 // Simulation Experiments by S. Surjanovic and D. Bingham, Simon Fraser
@@ -308,18 +311,22 @@ func scaled(rows [][]float64, factor float64) [][]float64 {
 	return out
 }
 
-// hartmann3: f = −Σ_i α_i exp(−Σ_j A_ij (x_j − P_ij)²) on [0,1]³.
-func hartmann3() *Function {
-	a := [][]float64{{3, 10, 30}, {0.1, 10, 35}, {3, 10, 30}, {0.1, 10, 35}}
-	p := scaled([][]float64{
+// hartmann3A and hartmann3P are the matrices A and P of Hartmann 3-d.
+var (
+	hartmann3A = [][]float64{{3, 10, 30}, {0.1, 10, 35}, {3, 10, 30}, {0.1, 10, 35}}
+	hartmann3P = scaled([][]float64{
 		{3689, 1170, 2673}, {4699, 4387, 7470}, {1091, 8732, 5547}, {381, 5743, 8828},
 	}, 1e-4)
+)
+
+// hartmann3: f = −Σ_i α_i exp(−Σ_j A_ij (x_j − P_ij)²) on [0,1]³.
+func hartmann3() *Function {
 	lo, hi := box(3, 0, 1)
 	return &Function{
 		Name: NameHartmann3, Dim: 3, Low: lo, High: hi,
 		Optimum: -3.862779787332663,
 		Argmin:  [][]float64{{0.11458887665506896, 0.5556488946169301, 0.8525469846866774}},
-		Eval:    hartmannEval(a, p),
+		Eval:    hartmannEval(hartmann3A, hartmann3P),
 	}
 }
 

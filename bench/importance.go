@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -56,6 +57,16 @@ type ImportanceRow struct {
 	// Covered of Params (parameter, seed) intervals contain the true index.
 	Covered int `json:"covered"`
 	Params  int `json:"params"`
+}
+
+// MarshalJSON writes the NaN total error of a method without total effects
+// as null (encoding/json refuses NaN).
+func (r ImportanceRow) MarshalJSON() ([]byte, error) {
+	type plain ImportanceRow
+	return json.Marshal(struct {
+		plain
+		MaxTotalError *float64 `json:"max_total_error"`
+	}{plain(r), finite(r.MaxTotalError)})
 }
 
 // ImportanceResult is the table.
@@ -184,17 +195,11 @@ func Importance(ctx context.Context, o ImportanceOptions) (*ImportanceResult, er
 	if o.BOSeeds == 0 {
 		o.BOSeeds = 3
 	}
-	if len(o.Methods) == 0 {
-		o.Methods = []string{explain.ImportanceGPSobol, explain.ImportanceForest}
+	if err := importanceDefaults(&o.Methods, &o.TruthSamples); err != nil {
+		return nil, err
 	}
-	if o.TruthSamples == 0 {
-		o.TruthSamples = 1 << 15
-	}
-	switch {
-	case o.Seeds < 1 || o.BOSeeds < -1:
+	if o.Seeds < 1 || o.BOSeeds < -1 {
 		return nil, fmt.Errorf("bench: importance: seeds %d and BO seeds %d", o.Seeds, o.BOSeeds)
-	case o.TruthSamples < sobol.MinSamples || o.TruthSamples > sobol.MaxSamples:
-		return nil, fmt.Errorf("bench: importance: truth samples %d must lie in %d..%d", o.TruthSamples, sobol.MinSamples, sobol.MaxSamples)
 	}
 	for _, n := range o.Sizes {
 		if n < explain.MinTrials || n > 100_000 {
@@ -263,6 +268,22 @@ func Importance(ctx context.Context, o ImportanceOptions) (*ImportanceResult, er
 		}
 	}
 	return res, nil
+}
+
+// importanceDefaults fills the methods (gp-sobol and forest-fanova) and the
+// base design of quasi-Monte Carlo truths (2^15) when unset and checks the
+// latter.
+func importanceDefaults(methods *[]string, truthSamples *int) error {
+	if len(*methods) == 0 {
+		*methods = []string{explain.ImportanceGPSobol, explain.ImportanceForest}
+	}
+	if *truthSamples == 0 {
+		*truthSamples = 1 << 15
+	}
+	if *truthSamples < sobol.MinSamples || *truthSamples > sobol.MaxSamples {
+		return fmt.Errorf("bench: importance: truth samples %d must lie in %d..%d", *truthSamples, sobol.MinSamples, sobol.MaxSamples)
+	}
+	return nil
 }
 
 func newRows(name, data string, n int, methods []string) []*ImportanceRow {

@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -68,5 +69,18 @@ func TestImportanceBenchSmall(t *testing.T) {
 	}
 	if _, err := Importance(context.Background(), ImportanceOptions{Sizes: []int{2}}); err == nil {
 		t.Error("a size of 2 accepted")
+	}
+}
+
+// A row of a method without total effects is valid JSON: its NaN total
+// error is null.
+func TestImportanceRowJSON(t *testing.T) {
+	b, err := json.Marshal(ImportanceRow{Case: "c", Method: explain.ImportanceForest, MaxTotalError: math.NaN(), MaxMainError: 0.5})
+	if err != nil || !strings.Contains(string(b), `"max_total_error":null`) || !strings.Contains(string(b), `"max_main_error":0.5`) {
+		t.Fatalf("%s, %v", b, err)
+	}
+	b, err = json.Marshal(ImportanceRow{MaxTotalError: 0.25})
+	if err != nil || !strings.Contains(string(b), `"max_total_error":0.25`) {
+		t.Fatalf("%s, %v", b, err)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"context"
 	"crypto/sha256"
 	_ "embed"
-	"encoding/csv"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -18,7 +17,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -133,101 +131,18 @@ func loadProblem(name, dataDir string) (*Problem, error) {
 // LoadGrid reads a full-grid table (one row per combination of the levels of
 // the columns params, and the objective column value) as a function of the
 // levels' indices: parameter j is an integer 0..L_j−1 for its L_j sorted
-// distinct values, so every method searches the grid and nothing between.
+// distinct values, so every method searches the grid and nothing between. A
+// configuration that appears twice is an error (the truth catalogue, which
+// must read such a table, averages them instead).
 func LoadGrid(path string, params []string, value string) (*Function, error) {
-	fh, err := os.Open(path)
+	t, err := readGridFile(path, params, value)
 	if err != nil {
 		return nil, err
 	}
-	defer fh.Close()
-	r := csv.NewReader(bufio.NewReader(fh))
-	header, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("%s: header: %w", path, err)
+	if t.duplicates > 0 {
+		return nil, fmt.Errorf("%s: configuration %v appears twice", path, t.firstDuplicate)
 	}
-	cols := make([]int, len(params)+1)
-	for i, name := range append(slices.Clone(params), value) {
-		cols[i] = slices.Index(header, name)
-		if cols[i] < 0 {
-			return nil, fmt.Errorf("%s: no column %q", path, name)
-		}
-	}
-	var rows [][]float64
-	for line := 2; ; line++ {
-		rec, err := r.Read()
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", path, err)
-		}
-		row := make([]float64, len(cols))
-		for i, c := range cols {
-			if row[i], err = strconv.ParseFloat(strings.TrimSpace(rec[c]), 64); err != nil || math.IsNaN(row[i]) || math.IsInf(row[i], 0) {
-				return nil, fmt.Errorf("%s line %d: column %q: %q is not a finite number", path, line, header[c], rec[c])
-			}
-		}
-		rows = append(rows, row)
-	}
-	levels := make([][]float64, len(params))
-	size := 1
-	for j := range params {
-		for _, row := range rows {
-			levels[j] = append(levels[j], row[j])
-		}
-		slices.Sort(levels[j])
-		levels[j] = slices.Compact(levels[j])
-		if len(levels[j]) < 2 {
-			return nil, fmt.Errorf("%s: column %q has fewer than 2 distinct values", path, params[j])
-		}
-		size *= len(levels[j])
-	}
-	table := make(map[string]float64, len(rows))
-	key := func(idx []int) string { return fmt.Sprint(idx) }
-	best := math.Inf(1)
-	var argmin []float64
-	for _, row := range rows {
-		idx := make([]int, len(params))
-		for j := range params {
-			idx[j], _ = slices.BinarySearch(levels[j], row[j])
-		}
-		k := key(idx)
-		if _, dup := table[k]; dup {
-			return nil, fmt.Errorf("%s: configuration %v appears twice", path, row[:len(params)])
-		}
-		table[k] = row[len(params)]
-		if v := row[len(params)]; v < best {
-			best = v
-			argmin = make([]float64, len(idx))
-			for j, i := range idx {
-				argmin[j] = float64(i)
-			}
-		}
-	}
-	if len(table) != size {
-		return nil, fmt.Errorf("%s: %d configurations where the full grid has %d", path, len(table), size)
-	}
-	ps := make([]space.Param, len(params))
-	for j, name := range params {
-		ps[j] = space.Param{Name: name, Type: space.Int, Low: 0, High: float64(len(levels[j]) - 1)}
-	}
-	return &Function{
-		Name: strings.TrimSuffix(filepath.Base(path), ".csv"), Dim: len(params),
-		Params: ps, Optimum: best, Argmin: [][]float64{argmin},
-		Eval: func(x []float64) float64 {
-			if len(x) != len(params) {
-				return math.NaN()
-			}
-			idx := make([]int, len(x))
-			for j, v := range x {
-				if v != math.Round(v) || v < 0 || int(v) >= len(levels[j]) {
-					return math.NaN()
-				}
-				idx[j] = int(v)
-			}
-			return table[key(idx)]
-		},
-	}, nil
+	return t.function(strings.TrimSuffix(filepath.Base(path), ".csv")), nil
 }
 
 // lcbenchProblem is the LCBench-phoneme surrogate (a forest fitted to the
