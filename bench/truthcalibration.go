@@ -87,6 +87,39 @@ type calibrationPoint struct {
 	Upper     *float64 `json:"upper"`
 	Truth     *float64 `json:"truth"`
 	TruthSE   *float64 `json:"truth_se"`
+	// Terms is the band's make-up at the grid point (sd of each term and
+	// the variance factor), so a miss can be traced to what the band lacked.
+	Terms bandTerms `json:"terms"`
+}
+
+// bandTerms are a calibrated band's terms at one grid point (zero where a
+// band has none).
+type bandTerms struct {
+	SD            float64 `json:"sd"`
+	VarianceScale float64 `json:"variance_scale,omitempty"`
+	MonteCarloSD  float64 `json:"mc_sd,omitempty"`
+	HyperSD       float64 `json:"hyper_sd,omitempty"`
+	DiscrepancySD float64 `json:"discrepancy_sd,omitempty"`
+	DoubtSD       float64 `json:"doubt_sd,omitempty"`
+	// Extrapolated says whether the engine flagged the grid point as
+	// resting on extrapolation (explain.Extrapolation).
+	Extrapolated bool `json:"extrapolated,omitempty"`
+}
+
+// termsAt reads the band's terms at grid point g of a PDP result.
+func termsAt(r *explain.PDPResult, g int) bandTerms {
+	at := func(v []float64) float64 {
+		if g < len(v) {
+			return v[g]
+		}
+		return 0
+	}
+	t := bandTerms{SD: at(r.SD), VarianceScale: r.VarianceScale, MonteCarloSD: at(r.MonteCarloSD), HyperSD: at(r.HyperSD),
+		DiscrepancySD: r.DiscrepancySD, DoubtSD: at(r.DoubtSD)}
+	if e := r.Extrapolation; e != nil {
+		t.Extrapolated = slices.Contains(e.Beyond, g)
+	}
+	return t
 }
 
 // calTally accumulates one cell within one job.
@@ -263,7 +296,8 @@ func (o *TruthCalibrationOptions) calibrateJob(ctx context.Context, engine *expl
 							t.flatC += b2i(in95)
 						}
 						batch = append(batch, calibrationPoint{pointHeader: head, Surrogate: sur, Band: t.band, GridIndex: g, GridValue: v,
-							Estimate: finite(res.Mean[g]), Lower: finite(res.Lower[g]), Upper: finite(res.Upper[g]), Truth: finite(tv), TruthSE: finite(se)})
+							Estimate: finite(res.Mean[g]), Lower: finite(res.Lower[g]), Upper: finite(res.Upper[g]), Truth: finite(tv), TruthSE: finite(se),
+							Terms: termsAt(res, g)})
 					}
 					if err := points.write(batch); err != nil {
 						return nil, err

@@ -54,10 +54,16 @@ type ModelCheck struct {
 	Coverage95 float64 `json:"coverage95"`
 	Misses     int     `json:"misses"`
 	// PValue is P(Binomial(Trials, 0.05) ≥ Misses).
-	PValue         float64   `json:"p_value"`
-	VarianceFactor float64   `json:"variance_factor"`
-	Spearman       *float64  `json:"spearman,omitempty"`
-	SpearmanCI     []float64 `json:"spearman_ci95,omitempty"`
+	PValue         float64 `json:"p_value"`
+	VarianceFactor float64 `json:"variance_factor"`
+	// NoiseSD is a GP's fitted noise standard deviation in objective units
+	// and NoiseShare its share of the prior variance of an observation:
+	// the variation the model does not attribute to the parameters — noisy
+	// evaluations, or structure finer than the trials resolve.
+	NoiseSD    float64   `json:"noise_sd,omitempty"`
+	NoiseShare float64   `json:"noise_share,omitempty"`
+	Spearman   *float64  `json:"spearman,omitempty"`
+	SpearmanCI []float64 `json:"spearman_ci95,omitempty"`
 	// SwitchedOff lists the parameters switched off without evidence.
 	SwitchedOff []SwitchedOff `json:"switched_off,omitempty"`
 	// Outliers are the trials left out of the fit.
@@ -244,6 +250,9 @@ func gpCheck(model any, d *history.Data, sp *space.Space) (*ModelCheck, []float6
 	}
 	var limits []float64
 	c.SwitchedOff, limits = switchedOff(hyperModel, sp)
+	h := hyperModel.Hyper()
+	c.NoiseSD = math.Sqrt(hyperModel.NoiseVariance())
+	c.NoiseShare = h.NoiseVariance / (h.NoiseVariance + h.SignalVariance)
 	return c, limits, nil
 }
 

@@ -4,13 +4,17 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"gonum.org/v1/gonum/mat"
 
+	"xbo/explain/fanova"
+	"xbo/explain/sobol"
 	"xbo/gp"
 	"xbo/history"
 	"xbo/space"
+	"xbo/surrogate"
 )
 
 // gpPriorStudy draws f from a GP prior (Matérn 5/2, lengthscales 0.3 and
@@ -203,4 +207,51 @@ func (e *Engine) modelFor(ctx context.Context, h *history.History, spec Surrogat
 	}
 	t := &task{ctx: ctx, engine: e, flight: &flight{}, workers: 1}
 	return t.model(p, spec)
+}
+
+// The importance intervals of a parameter the GP switches off reach its
+// indices under the alternative model, and no interval, pairs included,
+// leaves [0, 1].
+func TestSwitchedOffParameterWidensImportance(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(21, 22))
+	x := make([][]float64, 12)
+	for i := range x {
+		x[i] = []float64{rng.Float64(), rng.Float64()}
+	}
+	h := pointsStudy(t, x, func(i int) float64 {
+		return 3*math.Sin(3*x[i][0]) + 0.3*math.Cos(6*x[i][1]) + 0.1*rng.NormFloat64()
+	})
+	e := newEngine(t, Config{})
+	with, err := e.Importance(ctx, h, ImportanceRequest{Refits: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(with.Note, "profile-likelihood limit") {
+		t.Errorf("note %q does not say the intervals reach the alternative", with.Note)
+	}
+	m, err := e.modelFor(ctx, h, defaultSurrogate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	alt, err := m.alternative(1)
+	if err != nil || alt == nil {
+		t.Fatalf("alternative %v, %v", alt, err)
+	}
+	est, err := sobol.Estimate(ctx, func(x [][]float64, out []float64) error { return surrogate.PredictMean(alt, x, out) },
+		h.Space, sobol.Options{Samples: sobol.DefaultSamples / 4, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := with.Total["b"]
+	if v := est.Total[1].Estimate; !(b.CI95[0] <= v && v <= b.CI95[1]) || !(v > 0.01) {
+		t.Errorf("b's total effect interval %v does not reach the alternative's %v (or it is negligible)", b.CI95, v)
+	}
+	for _, group := range []map[string]fanova.Effect{with.Main, with.Total, with.Pairs} {
+		for k, eff := range group {
+			if eff.CI95[0] < 0 || eff.CI95[1] > 1 || eff.Fraction < 0 || eff.Fraction > 1 {
+				t.Errorf("%s: %v [%v] outside [0, 1]", k, eff.Fraction, eff.CI95)
+			}
+		}
+	}
 }

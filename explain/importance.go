@@ -105,6 +105,10 @@ type ImportanceResult struct {
 	// part in, its main effect and all its interactions.
 	Total   map[string]fanova.Effect `json:"total,omitempty"`
 	Ranking []RankedEffect           `json:"ranking"`
+	// Extrapolated lists the parameters whose curve rests on the model's
+	// prior more than with uniformly random trials (gp-sobol;
+	// extrapolation.go): their indices are the model's extrapolation.
+	Extrapolated []string `json:"extrapolated,omitempty"`
 	// Cap says how values were capped, when they were.
 	Cap  string `json:"cap,omitempty"`
 	Note string `json:"note,omitempty"`
@@ -286,6 +290,14 @@ func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceRe
 		}
 		return nil, fmt.Errorf("explain: importance: %w", err)
 	}
+	reached, err := reachAlternatives(t, m, sp, res, req)
+	if err != nil {
+		return nil, err
+	}
+	t.progress("where the indices rest on extrapolation", 0, 1)
+	if out.Extrapolated, err = importanceExtrapolation(t, m, sp); err != nil {
+		return nil, err
+	}
 	names := sp.Names()
 	effect := func(ix sobol.Index) fanova.Effect {
 		return fanova.Effect{Fraction: ix.Estimate, Std: ix.Std, CI95: []float64{ix.Lower, ix.Upper}}
@@ -311,6 +323,14 @@ func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceRe
 		"95%% intervals and ± from %d posterior sample functions on %d points, with the design error", res.Samples, res.PosteriorSamples, res.PosteriorPoints)}
 	if len(alts) > 0 {
 		notes[0] += fmt.Sprintf(", drawn from the GP and from %d refits of its hyperparameters on random halves of the trials", len(alts))
+	}
+	if len(out.Extrapolated) > 0 {
+		notes = append(notes, fmt.Sprintf("the curves of %s rest on the model's extrapolation more than with any of %d designs of as many "+
+			"uniformly random configurations, so their indices are mostly the model's prior", strings.Join(out.Extrapolated, ", "), extrapolationReplicates))
+	}
+	if len(reached) > 0 {
+		notes = append(notes, fmt.Sprintf("the intervals of %s also reach its indices under the GP with its lengthscale at the 95%% "+
+			"profile-likelihood limit, which the data support about as well (see model_check)", strings.Join(reached, ", ")))
 	}
 	if res.Variance == 0 {
 		notes = append(notes, "the GP mean is constant (all values equal after capping?); every fraction is 0")
@@ -459,7 +479,7 @@ func hyperRefits(t *task, d *history.Data, h *history.History, spec Surrogate, m
 				return
 			}
 			h := g.Hyper()
-			alt, err := gp.FitContext(t.ctx, kx, ky, gp.Options{Kernel: k, Levels: levels, Fixed: &h, Workers: 1, Output: &scale})
+			alt, err := gp.FitContext(t.ctx, kx, ky, gp.Options{Kernel: k, Levels: levels, Fixed: &h, Workers: 1, Output: &scale, UncertainLevel: true})
 			if err != nil {
 				errs[r] = fmt.Errorf("explain: importance: GP at refit %d's hyperparameters: %w", r+1, err)
 				return
@@ -478,4 +498,51 @@ func hyperRefits(t *task, d *history.Data, h *history.History, spec Surrogate, m
 		}
 	}
 	return alts, nil
+}
+
+// reachAlternatives widens the intervals of parameter j's main and total
+// effects to include its indices under the GP with ℓ_j at its 95%
+// profile-likelihood limit (fitted.alternative), where that model differs:
+// the data do not rule out the effect it shows, so an interval that
+// excludes it would claim more than they say (a parameter the GP switches
+// off gets 0% [0%, 0%] otherwise). The alternative's indices come from a
+// design of a quarter of the request's base points (the interval's bound,
+// not its centre, rests on them). It returns the parameters widened.
+func reachAlternatives(t *task, m *fitted, sp *space.Space, res *sobol.Result, req ImportanceRequest) ([]string, error) {
+	if m.limits == nil {
+		return nil, nil
+	}
+	var reached []string
+	for j, p := range sp.Params {
+		alt, err := m.alternative(j)
+		if err != nil {
+			return nil, err
+		}
+		if alt == nil {
+			continue
+		}
+		t.progress(fmt.Sprintf("indices of %s under its shortest plausible lengthscale", p.Name), j, sp.Dim())
+		est, err := sobol.Estimate(t.ctx, func(x [][]float64, out []float64) error { return surrogate.PredictMean(alt, x, out) },
+			sp, sobol.Options{Samples: max(sobol.MinSamples, req.Samples/4), Seed: req.Seed, Workers: max(1, t.workers)})
+		if err != nil {
+			if ctxErr := t.ctx.Err(); ctxErr != nil {
+				return nil, ctxErr
+			}
+			return nil, fmt.Errorf("explain: importance: alternative of %s: %w", p.Name, err)
+		}
+		widened := false
+		for _, pair := range [][2]*sobol.Index{{&res.Main[j], &est.Main[j]}, {&res.Total[j], &est.Total[j]}} {
+			ix, v := pair[0], pair[1].Estimate
+			if v < ix.Lower {
+				ix.Lower, widened = math.Max(0, v), true
+			}
+			if v > ix.Upper {
+				ix.Upper, widened = math.Min(1, v), true
+			}
+		}
+		if widened {
+			reached = append(reached, p.Name)
+		}
+	}
+	return reached, nil
 }

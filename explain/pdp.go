@@ -69,6 +69,9 @@ type PDPRequest struct {
 type PDPResult struct {
 	About
 	*pdp.Result
+	// Extrapolation says where the curve rests on the model's prior more
+	// than with uniformly random trials (GP surrogates; extrapolation.go).
+	Extrapolation *Extrapolation `json:"extrapolation,omitempty"`
 	// Note says over which configurations a conditional parameter's PDP
 	// averages, and anything else a reader must know.
 	Note string `json:"note,omitempty"`
@@ -178,12 +181,27 @@ func (e *Engine) PDP(ctx context.Context, h *history.History, req PDPRequest) (*
 		if err := m.bandOptions(&opts, h.Space, req.Params); err != nil {
 			return nil, err
 		}
-		res, err := pdp.Compute(t.ctx, m.model, h.Space, req.Params, opts)
+		idx := make([]int, len(req.Params))
+		for k, name := range req.Params {
+			idx[k], _ = h.Space.Index(name)
+		}
+		ice, err := pdp.NewICE(t.ctx, m.model, h.Space, idx, opts)
+		if err != nil {
+			return nil, err
+		}
+		res, err := ice.PDP(t.ctx, nil)
 		if err != nil {
 			return nil, err
 		}
 		out := &PDPResult{About: p.about("pdp"), Result: res, Note: conditionNote(h.Space, req.Params)}
 		out.describe(m)
+		points := extrapolationPoints
+		if len(idx) == 2 {
+			points = extrapolationPoints2D
+		}
+		if out.Extrapolation, err = curveExtrapolation(t.ctx, m, h.Space, ice, points); err != nil {
+			return nil, err
+		}
 		return out, nil
 	})
 }
@@ -343,7 +361,9 @@ type RegionalResult struct {
 	// half-width: an effect is resolved when Range clearly exceeds it.
 	Range     float64 `json:"range"`
 	HalfWidth float64 `json:"half_width"`
-	Note      string  `json:"note,omitempty"`
+	// Extrapolation is the global curve's (see PDPResult.Extrapolation).
+	Extrapolation *Extrapolation `json:"extrapolation,omitempty"`
+	Note          string         `json:"note,omitempty"`
 }
 
 func (r *RegionalRequest) normalize(sp *space.Space) error {
@@ -429,5 +449,8 @@ func regionalOf(ctx context.Context, p *prepared, m *fitted, req RegionalRequest
 		hw += (g.Upper[i] - g.Lower[i]) / 2
 	}
 	out.Range, out.HalfWidth = hi-lo, hw/float64(len(g.Mean))
+	if out.Extrapolation, err = curveExtrapolation(ctx, m, sp, ice, extrapolationPoints); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

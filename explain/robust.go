@@ -11,6 +11,7 @@ import (
 
 	"gonum.org/v1/gonum/stat/distuv"
 
+	"xbo/gp"
 	"xbo/history"
 	"xbo/space"
 )
@@ -34,9 +35,10 @@ import (
 //     better than the rest are never candidates: a narrow optimum is what
 //     tuning looks for;
 //   - the extreme values do not share a region of the space: if one
-//     parameter's values among them differ from the other trials' beyond
-//     chance (a permutation test; regionTest), they are structure (a
-//     learning rate at which every run diverges), and every trial is kept;
+//     parameter's values among them differ from the other trials', or they
+//     are each other's nearest neighbours, beyond chance (permutation
+//     tests; regionTest), they are structure (a learning rate at which
+//     every run diverges), and every trial is kept;
 //   - the default GP fitted to the other trials predicts it badly: with
 //     z_i = (y_i − μ₋ᵢ)/σ₋ᵢ (the prediction of trial i from the others,
 //     noise included; signed so that positive is worse) divided by the
@@ -204,8 +206,9 @@ func keepRows(d *history.Data, out []bool) *history.Data {
 // the values beyond the far-out fence; without any, the data are fitted as
 // they are. Candidates that share a region of the space are structure (a
 // learning rate at which every run diverges), which nothing may hide: when
-// some parameter's values among the candidates differ from the others'
-// beyond chance (regionTest), every trial is kept. Otherwise the search
+// some parameter's values among the candidates differ from the others', or
+// they are each other's nearest neighbours, beyond chance (regionTest),
+// every trial is kept. Otherwise the search
 // starts from every candidate left out and takes back, refitting, those the
 // model of the other trials predicts, until the set is stable: starting
 // from the full fit instead lets failures mask each other (two diverged
@@ -230,13 +233,6 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 			count++
 		}
 	}
-	if count == 0 {
-		m, err := fit(all)
-		if err != nil {
-			return nil, err
-		}
-		return &cleaning{data: all, model: m}, nil
-	}
 	keepAll := func(c *cleaning) (*cleaning, error) {
 		m, err := fit(all)
 		if err != nil {
@@ -245,20 +241,29 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 		c.data, c.model = all, m
 		return c, nil
 	}
+	if count == 0 {
+		return keepAll(&cleaning{})
+	}
 	if count > int(math.Floor(maxOutlierFraction*float64(n))) || n-count < MinTrials {
 		return keepAll(&cleaning{heavy: true, flagged: count})
 	}
-	if r := regionTest(p.h.Space, all.X, out); r != nil {
+	// The neighbour test measures distances with the lengthscales of the
+	// GP fitted without the candidates, which they cannot distort.
+	kept := keepRows(all, out)
+	m, err := fit(kept)
+	if err != nil {
+		return nil, err
+	}
+	if r := regionTest(p.h.Space, all.X, out, lengthscalesOf(m)); r != nil {
 		return keepAll(&cleaning{region: r, flagged: count})
 	}
-	kept := keepRows(all, out)
-	var m *fitted
 	var test *outlierTest
 	var mean, variance []float64
 	for round := 0; ; round++ {
-		var err error
-		if m, err = fit(kept); err != nil {
-			return nil, err
+		if round > 0 {
+			if m, err = fit(kept); err != nil {
+				return nil, err
+			}
 		}
 		if mean, variance, err = predictAll(m, kept, all, out); err != nil {
 			return nil, err
@@ -283,31 +288,38 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 	return c, nil
 }
 
-// region says which parameter sets the candidates for failure apart.
+// region says what sets the candidates for failure apart: a parameter, or
+// their being each other's nearest neighbours.
 type region struct {
-	Param  string
+	Param  string // empty for the neighbour test
 	PValue float64
 }
 
-// Permutations of the region test.
+// Permutations of the region tests, and the most trials the neighbour
+// graph is built on (the candidates and a fixed-seed sample of the rest).
 const (
 	regionPermutations = 2000
 	regionSeed         = 17
+	maxNeighbourTrials = 2000
 )
 
-// regionTest asks, for every parameter, whether its values among the
-// candidates (marked) and among the other trials come from one
-// distribution: the Kolmogorov–Smirnov distance between the two empirical
-// distributions of its unit-cube coordinate (an inactive conditional
-// parameter counts as a value below all others, a categorical by its level
-// index), with the p-value of a permutation test (regionPermutations
-// random relabellings with the same number of candidates, fixed seed), so
-// that ties, levels and few candidates need no approximation. It returns
-// the parameter with the smallest p-value when that is below 0.05/d
-// (Bonferroni over the d parameters), nil when the candidates look like a
-// random subset of the trials, as failures unrelated to the configuration
-// do.
-func regionTest(sp *space.Space, x [][]float64, marked []bool) *region {
+// regionTest asks whether the candidates (marked) are a random subset of
+// the trials, as failures unrelated to the configuration are, with d + 1
+// permutation tests (regionPermutations random relabellings with the same
+// number of candidates, fixed seed, so ties, levels and few candidates need
+// no approximation), Bonferroni over them at 0.05:
+//
+//   - for every parameter, the Kolmogorov–Smirnov distance between the
+//     candidates' and the others' values of its unit-cube coordinate (an
+//     inactive conditional parameter counts as a value below all others, a
+//     categorical by its level index);
+//   - how many candidates have another candidate as their nearest trial, in
+//     the GP's own metric (its lengthscales): a region shaped by several
+//     parameters, or next to the optimum where an optimizer's trials crowd
+//     (a learning rate just past the best one diverges), shows there.
+//
+// It returns what set them apart, or nil.
+func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []float64) *region {
 	n := len(x)
 	k := 0
 	for _, m := range marked {
@@ -319,12 +331,33 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool) *region {
 		return nil
 	}
 	rng := rand.New(rand.NewPCG(regionSeed, regionSeed^0x2b992ddfa23249d6))
-	var best *region
 	d := len(sp.Params)
+	level := 0.05 / float64(d+1)
+	var best *region
+	consider := func(r *region) {
+		if best == nil || r.PValue < best.PValue {
+			best = r
+		}
+	}
 	perm := make([]bool, n)
+	relabel := func() []bool {
+		clear(perm)
+		for _, i := range rng.Perm(n)[:k] {
+			perm[i] = true
+		}
+		return perm
+	}
+	pvalue := func(stat func(lab []bool) float64) float64 {
+		observed := stat(marked)
+		exceed := 0
+		for range regionPermutations {
+			if stat(relabel()) >= observed-1e-12 {
+				exceed++
+			}
+		}
+		return float64(exceed+1) / float64(regionPermutations+1)
+	}
 	for j := range d {
-		// Ranks of the coordinate with ties grouped: the KS distance only
-		// depends on the order.
 		order := make([]int, n)
 		for i := range order {
 			order[i] = i
@@ -347,27 +380,102 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool) *region {
 			}
 			return worst
 		}
-		observed := ks(marked)
-		if observed == 0 {
-			continue
-		}
-		exceed := 0
-		for range regionPermutations {
-			clear(perm)
-			for _, i := range rng.Perm(n)[:k] {
-				perm[i] = true
-			}
-			if ks(perm) >= observed-1e-12 {
-				exceed++
-			}
-		}
-		pv := float64(exceed+1) / float64(regionPermutations+1)
-		if best == nil || pv < best.PValue {
-			best = &region{Param: sp.Params[j].Name, PValue: pv}
+		if ks(marked) > 0 {
+			consider(&region{Param: sp.Params[j].Name, PValue: pvalue(ks)})
 		}
 	}
-	if best != nil && best.PValue < 0.05/float64(d) {
+	if len(lengthscales) == d && k >= 2 {
+		nn := nearestNeighbours(sp, x, lengthscales, marked, rng)
+		joins := func(lab []bool) float64 {
+			c := 0
+			for i, j := range nn {
+				if j >= 0 && lab[i] && lab[j] {
+					c++
+				}
+			}
+			return float64(c)
+		}
+		if joins(marked) > 0 {
+			consider(&region{PValue: pvalue(joins)})
+		}
+	}
+	if best != nil && best.PValue < level {
 		return best
+	}
+	return nil
+}
+
+// nearestNeighbours returns, for every trial of the neighbour graph, its
+// nearest other trial in the GP's metric (Σ_j (Δ_j/ℓ_j)², a categorical or
+// an inactive coordinate differing by 1), and −1 for trials outside the
+// graph: with more than maxNeighbourTrials trials the graph holds the
+// candidates and a random sample of the others.
+func nearestNeighbours(sp *space.Space, x [][]float64, lengthscales []float64, marked []bool, rng *rand.Rand) []int {
+	n := len(x)
+	in := make([]bool, n)
+	var members []int
+	if n <= maxNeighbourTrials {
+		for i := range in {
+			in[i] = true
+		}
+	} else {
+		for i, m := range marked {
+			in[i] = m
+		}
+		rest := 0
+		for _, i := range rng.Perm(n) {
+			if !in[i] && rest < maxNeighbourTrials {
+				in[i] = true
+				rest++
+			}
+		}
+	}
+	for i := range in {
+		if in[i] {
+			members = append(members, i)
+		}
+	}
+	levels := sp.Levels()
+	dist := func(a, b []float64) float64 {
+		s := 0.0
+		for j, l := range lengthscales {
+			u, v := a[j], b[j]
+			switch {
+			case u == v:
+			case levels[j] > 0 || u < 0 || v < 0:
+				s += 1 / (l * l)
+			default:
+				s += (u - v) * (u - v) / (l * l)
+			}
+		}
+		return s
+	}
+	nn := make([]int, n)
+	for i := range nn {
+		nn[i] = -1
+	}
+	for _, i := range members {
+		bestD := math.Inf(1)
+		for _, j := range members {
+			if j == i {
+				continue
+			}
+			if dd := dist(x[i], x[j]); dd < bestD {
+				bestD, nn[i] = dd, j
+			}
+		}
+	}
+	return nn
+}
+
+// lengthscalesOf returns a GP surrogate's lengthscales (nil for another
+// model).
+func lengthscalesOf(m *fitted) []float64 {
+	switch g := m.model.(type) {
+	case *gp.GP:
+		return g.Hyper().Lengthscales
+	case *gp.Subset:
+		return g.Hyper().Lengthscales
 	}
 	return nil
 }
@@ -379,8 +487,12 @@ func (c *cleaning) outliersText() string {
 			"too many to be failed runs, so the explanations keep them", c.flagged, 100*maxOutlierFraction)
 	}
 	if c.region != nil {
-		return fmt.Sprintf("%d trials have values far beyond the bulk of the others, and their %s differs from the other trials' "+
-			"(permutation p = %.2g): a region where runs fail, which the explanations keep as part of the objective", c.flagged, c.region.Param, c.region.PValue)
+		what := "they are each other's nearest trials more often than chance allows"
+		if c.region.Param != "" {
+			what = fmt.Sprintf("their %s differs from the other trials'", c.region.Param)
+		}
+		return fmt.Sprintf("%d trials have values far beyond the bulk of the others, and %s (permutation p = %.2g): "+
+			"a region where runs fail, which the explanations keep as part of the objective", c.flagged, what, c.region.PValue)
 	}
 	if len(c.outliers) == 0 {
 		return ""

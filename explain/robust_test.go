@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"xbo/history"
@@ -138,6 +139,30 @@ func TestRobustFitKeepsOptimaAndRegions(t *testing.T) {
 	}
 	if len(r.ModelCheck.Outliers) != 0 {
 		t.Errorf("a region of failed runs was left out: %+v", r.ModelCheck.Outliers)
+	}
+	// A cliff next to the optimum, where an optimizer crowds its trials:
+	// values fall towards a = 0.86 and every run past it diverges; the
+	// region is kept.
+	rng := rand.New(rand.NewPCG(12, 13))
+	var cx [][]float64
+	for range 40 {
+		cx = append(cx, []float64{0.6 + 0.3*rng.Float64(), rng.Float64()})
+	}
+	for range 10 {
+		cx = append(cx, []float64{rng.Float64(), rng.Float64()})
+	}
+	cliff := pointsStudy(t, cx, func(i int) float64 {
+		if cx[i][0] > 0.86 {
+			return 20
+		}
+		return 1 - cx[i][0] + 0.2*cx[i][1]
+	})
+	r, err = e.PDP(ctx, cliff, PDPRequest{Params: []string{"a"}, Grid: 5, Samples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ModelCheck.Outliers) != 0 || !strings.Contains(r.ModelCheck.Reading, "region where runs fail") {
+		t.Errorf("the runs past a cliff next to the optimum: %s", r.ModelCheck.Reading)
 	}
 }
 

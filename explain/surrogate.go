@@ -120,6 +120,8 @@ type fitted struct {
 	limits []float64
 	altMu  sync.Mutex
 	alts   map[int]surrogate.Model
+	// nulls are the GP on uniform designs (extrapolation.go).
+	nulls []*gp.GP
 }
 
 // onceFlight lets computations that need the same shared value (a fitted
@@ -321,7 +323,7 @@ func (t *task) fitTo(p *prepared, d *history.Data, spec Surrogate) (*fitted, err
 			return nil, invalidf("%v", err)
 		}
 		g, err := gp.FitSubset(t.ctx, x, y, gp.SubsetOptions{
-			Options:  gp.Options{Kernel: k, Levels: sp.Levels(), Restarts: 3, Seed: spec.Seed, Workers: t.workers},
+			Options:  gp.Options{Kernel: k, Levels: sp.Levels(), Restarts: 3, Seed: spec.Seed, Workers: t.workers, UncertainLevel: true},
 			Maximize: p.h.Direction() == space.Maximize,
 		})
 		if err != nil {

@@ -435,7 +435,7 @@ func (g *GP) withHyper(h Hyper, ystd []float64) (*GP, error) {
 	s := &GP{
 		kernel: g.kernel, dim: g.dim, levels: g.levels, cat: g.cat, n: g.n,
 		x: g.x, y: g.y, out: g.out, hyper: h, met: newMetric(h.Lengthscales, g.cat),
-		workers: g.workers, calib: new(calibration), minNoise: g.minNoise,
+		workers: g.workers, calib: new(calibration), minNoise: g.minNoise, levelOn: g.levelOn,
 	}
 	if err := s.factorize(ystd, 0); err != nil {
 		return nil, err

@@ -599,5 +599,6 @@ func (g *GP) factorize(ystd []float64, minJitter float64) error {
 	g.alpha = slices.Clone(ystd)
 	solveUpper(g.u, n, g.alpha)
 	g.lml = logLik(g.u, n, ystd, g.alpha)
+	g.estimateLevel(ystd)
 	return nil
 }

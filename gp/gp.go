@@ -81,6 +81,13 @@ type Options struct {
 	// mean and standard deviation of y. Condition keeps its parent's scale,
 	// so Fit with Fixed: &h, Output: &s reproduces a conditioned model.
 	Output *OutputScale
+	// UncertainLevel estimates the prior's constant mean level from the
+	// data and includes its uncertainty in every variance and covariance
+	// (level.go): far from the observations the posterior reverts to the
+	// generalized-least-squares mean of the data, not to their plain
+	// average, with the uncertainty of that mean. Explanations use it; an
+	// optimizer need not.
+	UncertainLevel bool
 }
 
 // DefaultMinNoise is Options.MinNoise's default.
@@ -118,6 +125,9 @@ type GP struct {
 	calib   *calibration
 	// minNoise is the fit's lower bound on NoiseVariance (Options.MinNoise).
 	minNoise float64
+	// levelOn is Options.UncertainLevel; level its terms once factorized.
+	levelOn bool
+	level   *levelTerm
 }
 
 var (
@@ -262,6 +272,7 @@ func fit(ctx context.Context, x [][]float64, y []float64, opt Options) (*GP, err
 		calib:   new(calibration),
 
 		minNoise: opt.MinNoise,
+		levelOn:  opt.UncertainLevel,
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

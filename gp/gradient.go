@@ -34,10 +34,11 @@ func (g *GP) PredictGradient(x []float64, dmean, dvar []float64) (mean, variance
 	}
 	n, d := g.n, g.dim
 	// The acquisition climb calls this thousands of times per proposal.
-	bp := gradientPool.get(2*n+d, false)
+	bp := gradientPool.get(2*n+2*d, false)
 	defer gradientPool.put(bp)
 	buf := *bp
-	xe := buf[2*n:]
+	xe, dlevel := buf[2*n:2*n+d], buf[2*n+d:2*n+2*d]
+	clear(dlevel)
 	if err := encodePoint(xe, x, g.levels); err != nil {
 		return 0, 0, fmt.Errorf("gp: predict gradient: %w", err)
 	}
@@ -56,22 +57,35 @@ func (g *GP) PredictGradient(x []float64, dmean, dvar []float64) (mean, variance
 	// U⁻ᵀk_* is the row k_*ᵀ times U⁻¹, the fused solve of the predictions.
 	solveRightUpper(g.u, n, k, 1)
 	q := floats.Dot(k, k)
+	levelVar, r := g.level.variance(k, 1), g.level.residual(k, 1)
 	solveUpperVector(g.u, n, k)
 	mean = g.out.Mean + scale*m
-	variance = scale * scale * math.Max(0, s2-q)
+	variance = scale * scale * (math.Max(0, s2-q) + levelVar)
 	varScale := 0.0
 	if s2-q > 0 {
 		varScale = -2 * scale * scale
 	}
 	clear(dmean)
 	clear(dvar)
+	// The level's variance r²/P with r = 1 − kᵀK⁻¹1 adds
+	// 2r/P · Σ_t h_t·K⁻¹1_t·diff to the variance's gradient, in the units
+	// av's sum is scaled by (varScale = −2·scale² when s2 > q).
+	levelGrad := 0.0
+	if g.level != nil {
+		levelGrad = 2 * r / g.level.precision
+	}
 	for t := range n {
 		am, av := -h[t]*g.alpha[t], -h[t]*k[t]
+		al := 0.0
+		if g.level != nil {
+			al = h[t] * g.level.ones[t] * levelGrad
+		}
 		xt := g.x[t*d : (t+1)*d]
 		for j, a := range xe {
 			diff := (a - xt[j]) * g.met.invL2[j]
 			dmean[j] += am * diff
 			dvar[j] += av * diff
+			dlevel[j] += al * diff
 		}
 	}
 	for j := range d {
@@ -80,7 +94,7 @@ func (g *GP) PredictGradient(x []float64, dmean, dvar []float64) (mean, variance
 			continue
 		}
 		dmean[j] *= scale
-		dvar[j] *= varScale
+		dvar[j] = dvar[j]*varScale + dlevel[j]*scale*scale
 	}
 	return mean, variance, nil
 }
@@ -114,6 +128,14 @@ const boundPoints = 4
 func (g *GP) PredictBound(x [][]float64, mean, bound []float64) error {
 	if err := surrogate.CheckPoints(g.dim, x, mean, bound); err != nil {
 		return fmt.Errorf("gp: predict bound: %w", err)
+	}
+	if g.level != nil {
+		// The level's variance needs the full solve: the exact variance is
+		// its own bound.
+		if err := g.predict(x, mean, bound); err != nil {
+			return fmt.Errorf("gp: predict bound: %w", err)
+		}
+		return nil
 	}
 	pe, err := g.encodeAll(x)
 	if err != nil {

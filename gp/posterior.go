@@ -245,7 +245,7 @@ func (g *GP) posterior(m int, sqDist func(ks []float64, lo, hi int), mean, varia
 			for _, v := range row {
 				q += v * v
 			}
-			variance[lo+i] = scale * scale * math.Max(0, s2-q)
+			variance[lo+i] = scale * scale * (math.Max(0, s2-q) + g.level.variance(row, 1))
 		}
 	})
 }
@@ -386,6 +386,7 @@ func (g *GP) covariance(a, b [][]float64) (*mat.Dense, error) {
 		blas64.General{Rows: na, Cols: n, Stride: n, Data: wa},
 		blas64.General{Rows: nb, Cols: n, Stride: n, Data: wb},
 		1, blas64.General{Rows: na, Cols: nb, Stride: nb, Data: c})
+	g.level.addCovariance(c, wa, wb, na, nb)
 	v := g.out.Std * g.out.Std
 	for i := range c {
 		c[i] *= v
@@ -531,6 +532,9 @@ func (g *GP) averageParts(points [][]float64, withPrior bool) (prior, q float64,
 	for _, z := range v {
 		q += z * z
 	}
+	// The level's variance adds to the average's: it is subtracted from
+	// the data part, which the callers subtract.
+	q -= g.level.variance(v, float64(m))
 	return prior, q, m, nil
 }
 
@@ -690,7 +694,7 @@ func (g *GP) conditionAll(xs [][]float64, ys []float64) (*GP, error) {
 		kernel: g.kernel, dim: d, levels: g.levels, cat: g.cat, n: m,
 		x: append(slices.Clone(g.x), pe...), y: append(slices.Clone(g.y), ys...),
 		out: g.out, hyper: g.hyper.Clone(), jitter: g.jitter, workers: g.workers, calib: new(calibration),
-		minNoise: g.minNoise,
+		minNoise: g.minNoise, levelOn: g.levelOn,
 	}
 	c.met = newMetric(c.hyper.Lengthscales, c.cat)
 	ystd := make([]float64, m)
@@ -728,6 +732,7 @@ func (g *GP) conditionAll(xs [][]float64, ys []float64) (*GP, error) {
 		c.alpha = slices.Clone(ystd)
 		solveUpper(c.u, m, c.alpha)
 		c.lml = logLik(c.u, m, ystd, c.alpha)
+		c.estimateLevel(ystd)
 		return c, nil
 	}
 	if err := c.factorize(ystd, math.Max(g.jitter, 1e-10*diag)); err != nil {

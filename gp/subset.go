@@ -162,7 +162,7 @@ func fitSubset(ctx context.Context, x [][]float64, y []float64, opt SubsetOption
 // its kernel, levels, workers, hyperparameters and output scale, fixed.
 func (g *GP) Options() Options {
 	h, out := g.hyper.Clone(), g.out
-	return Options{Kernel: g.kernel, Levels: slices.Clone(g.levels), Workers: g.workers, Fixed: &h, Output: &out}
+	return Options{Kernel: g.kernel, Levels: slices.Clone(g.levels), Workers: g.workers, Fixed: &h, Output: &out, UncertainLevel: g.levelOn}
 }
 
 // Representative returns the sorted indices of the at most k observations

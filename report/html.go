@@ -420,6 +420,17 @@ func (rep *Report) pdpView(p *explain.RegionalResult, yr *[2]float64) (*pdpView,
 		fmt.Fprintf(&c, "The region of the best configuration (%s) is only %.0f%% more confident than the whole space (δ below %.0f%%), so no regional PDP is drawn.",
 			strings.Join(leaf.Path, " and "), 100*p.Delta, 100*p.MinDelta)
 	}
+	if e := p.Extrapolation; e != nil && len(e.Beyond) > 0 {
+		at := make([]string, len(e.Beyond))
+		for k, g := range e.Beyond {
+			at[k] = short(res.Global.Grid[g])
+			if res.Global.Labels != nil {
+				at[k] = pdp.LabelTexts(res.Global.Labels)[g]
+			}
+		}
+		fmt.Fprintf(&c, " At %s the curve rests on the model's extrapolation more than with uniformly random trials: no trial is near, "+
+			"so its value there is mostly the model's prior.", strings.Join(at, ", "))
+	}
 	pv.Caption = c.String()
 	if res.Splits > 0 {
 		pv.Tree = template.HTML(treeSVG(res))

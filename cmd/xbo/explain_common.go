@@ -213,6 +213,19 @@ func checkLines(a *explain.About) string {
 	return b.String()
 }
 
+// extrapolationLine names the grid values where a curve rests on the
+// model's extrapolation, with the reading (empty when there are none).
+func extrapolationLine(e *explain.Extrapolation, grid []float64, labels []any) string {
+	if e == nil || len(e.Beyond) == 0 {
+		return ""
+	}
+	at := make([]string, len(e.Beyond))
+	for k, g := range e.Beyond {
+		at[k] = gridLabel(grid, labels, g)
+	}
+	return fmt.Sprintf("extrapolation at %s: %s\n", strings.Join(at, ", "), e.Reading)
+}
+
 // budgetLine says at which budget an explanation was computed and from
 // which trials.
 func budgetLine(bi *explain.BudgetInfo) string {

@@ -121,6 +121,9 @@ func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 	w := &textWriter{w: env.stdout}
 	if res.Param2 != "" {
 		w.printf("PDP of %s × %s, %g%% band (%s), %d Monte Carlo points\n%s\n", res.Param, res.Param2, 100*res.Level, res.Band, res.Samples, aboutLine(&res.About))
+		if e := res.Extrapolation; e != nil && len(e.Beyond) > 0 {
+			w.printf("extrapolation: %s\n", e.Reading)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprintf(tw, "%s\t%s\tmean\tsd\t\n", res.Param, res.Param2)
 		for a := range res.Grid {
@@ -142,6 +145,7 @@ func runExplainPDP(ctx context.Context, args []string, env *cliEnv) error {
 	if res.Note != "" {
 		w.printf("note: %s\n", res.Note)
 	}
+	w.printf("%s", extrapolationLine(res.Extrapolation, res.Grid, res.Labels))
 	if w.err != nil {
 		return w.err
 	}

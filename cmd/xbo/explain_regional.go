@@ -97,6 +97,7 @@ func writeRegionalText(w io.Writer, res *explain.RegionalResult) error {
 	if res.Note != "" {
 		fmt.Fprintf(w, "note: %s\n", res.Note)
 	}
+	fmt.Fprint(w, extrapolationLine(res.Extrapolation, res.Global.Grid, res.Global.Labels))
 	var walk func(n *regional.Node, indent string, label string)
 	walk = func(n *regional.Node, indent, label string) {
 		mark := ""

@@ -570,7 +570,8 @@ func (des *design) result(y []float64, seed uint64) (*Result, error) {
 // fill sets the indices from the estimates est, their design error std and,
 // when given, the posterior interval offsets lo ≤ 0 ≤ hi and posterior
 // standard deviations post. Main, total and closed indices are clipped to
-// [0, 1] and interactions to [0, ∞) (the true indices lie there).
+// [0, 1], interactions too: S_jk = S^c_jk − S_j − S_k ≤ S^c_jk ≤ 1 (the
+// true indices lie there).
 func (r *Result) fill(d int, est, std []float64, offsets [][2]float64, post []float64) {
 	mk := func(k int, hiClip float64) Index {
 		e := clip(est[k], 0, hiClip)
@@ -591,7 +592,7 @@ func (r *Result) fill(d int, est, std []float64, offsets [][2]float64, post []fl
 	k := 2 * d
 	for j := 0; j < d && k < len(est); j++ {
 		for l := j + 1; l < d; l++ {
-			r.Pairs = append(r.Pairs, Pair{I: j, J: l, Closed: mk(k, 1), Interaction: mk(k+1, math.Inf(1))})
+			r.Pairs = append(r.Pairs, Pair{I: j, J: l, Closed: mk(k, 1), Interaction: mk(k+1, 1)})
 			k += 2
 		}
 	}

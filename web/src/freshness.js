@@ -97,6 +97,9 @@ export function renderFreshness(panel) {
   if (warn) {
     const lines = [];
     if (check && check.status !== 'ok') lines.push(`Model check (${check.status}): ${check.reading}`);
+    const ex = a.extrapolation;
+    if (ex && ex.beyond && ex.beyond.length) lines.push(`Extrapolation: ${ex.reading}`);
+    if (a.extrapolated && a.extrapolated.length) lines.push(`Extrapolation: the curves of ${a.extrapolated.join(', ')} rest on the model's prior more than with uniformly random trials, so their importance is mostly the model's extrapolation.`);
     if (bias && bias.warning) lines.push(bias.warning);
     warn.textContent = lines.join(' ');
   }
