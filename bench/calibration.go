@@ -188,12 +188,11 @@ func Calibration(ctx context.Context, o CalibrationOptions) ([]CalibrationCell, 
 							e := math.Abs(res.Mean[g] - tv)
 							t.points++
 							t.ae += e
-							t.hw += res.Upper[g] - res.Mean[g]
-							sd := (res.Upper[g] - res.Mean[g]) / 1.959963984540054
-							if e <= res.Upper[g]-res.Mean[g] {
+							t.hw += (res.Upper[g] - res.Lower[g]) / 2
+							if covers(res.Mean[g], res.Lower[g], res.Upper[g], tv, 1) {
 								t.c95++
 							}
-							if e <= 0.994457883209753*sd {
+							if covers(res.Mean[g], res.Lower[g], res.Upper[g], tv, z68/z95) {
 								t.c68++
 							}
 						}

@@ -275,9 +275,9 @@ func (o *TruthCalibrationOptions) calibrateJob(ctx context.Context, engine *expl
 					var batch []any
 					for g, v := range res.Grid {
 						tv, se := truth.withError(pi, v)
-						hw := res.Upper[g] - res.Mean[g]
+						hw := (res.Upper[g] - res.Lower[g]) / 2
 						e := math.Abs(res.Mean[g] - tv)
-						in95, in68 := e <= hw, e <= z68*hw/z95
+						in95, in68 := covers(res.Mean[g], res.Lower[g], res.Upper[g], tv, 1), covers(res.Mean[g], res.Lower[g], res.Upper[g], tv, z68/z95)
 						t.points++
 						t.ae += e
 						t.hw += hw
@@ -308,6 +308,13 @@ func (o *TruthCalibrationOptions) calibrateJob(ctx context.Context, engine *expl
 		}
 	}
 	return out, nil
+}
+
+// covers says whether the band [lower, upper] around mean, each side
+// shrunk by the factor (z68/z95 for the 68% band of a 95% one), holds v.
+// A calibrated band may be asymmetric: the union of two models' bands.
+func covers(mean, lower, upper, v, factor float64) bool {
+	return mean-factor*(mean-lower) <= v && v <= mean+factor*(upper-mean)
 }
 
 func b2i(b bool) int {

@@ -282,8 +282,12 @@ func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceRe
 		return nil, err
 	}
 	t.progress(fmt.Sprintf("Sobol indices of the GP mean (%d base points) and of %d posterior samples", req.Samples, req.Posterior), 0, 1)
+	scale := 1.0
+	if m.check != nil {
+		scale = m.check.VarianceFactor
+	}
 	res, err := sobol.Analyze(t.ctx, m.model, sp, sobol.Options{Samples: req.Samples, Pairs: *req.Pairs,
-		Posterior: req.Posterior, Alternatives: alts, Seed: req.Seed, Workers: max(1, t.workers)})
+		Posterior: req.Posterior, Alternatives: alts, CovarianceScale: scale, Seed: req.Seed, Workers: max(1, t.workers)})
 	if err != nil {
 		if ctxErr := t.ctx.Err(); ctxErr != nil {
 			return nil, ctxErr

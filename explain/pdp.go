@@ -72,6 +72,9 @@ type PDPResult struct {
 	// Extrapolation says where the curve rests on the model's prior more
 	// than with uniformly random trials (GP surrogates; extrapolation.go).
 	Extrapolation *Extrapolation `json:"extrapolation,omitempty"`
+	// Forest is the random forest's curve and band, which a calibrated
+	// band of a GP also covers (forestband.go).
+	Forest *ForestCurve `json:"forest,omitempty"`
 	// Note says over which configurations a conditional parameter's PDP
 	// averages, and anything else a reader must know.
 	Note string `json:"note,omitempty"`
@@ -193,7 +196,15 @@ func (e *Engine) PDP(ctx context.Context, h *history.History, req PDPRequest) (*
 		if err != nil {
 			return nil, err
 		}
-		out := &PDPResult{About: p.about("pdp"), Result: res, Note: conditionNote(h.Space, req.Params)}
+		var curve *ForestCurve
+		if f, err := t.forestFor(p, req.Surrogate, req.Band); err != nil {
+			return nil, err
+		} else if f != nil {
+			if res, curve, err = hullPDP(t, h.Space, ice, res, f, opts); err != nil {
+				return nil, err
+			}
+		}
+		out := &PDPResult{About: p.about("pdp"), Result: res, Forest: curve, Note: conditionNote(h.Space, req.Params)}
 		out.describe(m)
 		points := extrapolationPoints
 		if len(idx) == 2 {
@@ -363,7 +374,11 @@ type RegionalResult struct {
 	HalfWidth float64 `json:"half_width"`
 	// Extrapolation is the global curve's (see PDPResult.Extrapolation).
 	Extrapolation *Extrapolation `json:"extrapolation,omitempty"`
-	Note          string         `json:"note,omitempty"`
+	// Forest is the forest's global curve and band, which the global and
+	// regional bands also cover (see PDPResult.Forest); the tree is grown on
+	// the GP's curves.
+	Forest *ForestCurve `json:"forest,omitempty"`
+	Note   string       `json:"note,omitempty"`
 }
 
 func (r *RegionalRequest) normalize(sp *space.Space) error {
@@ -402,11 +417,12 @@ func (e *Engine) Regional(ctx context.Context, h *history.History, req RegionalR
 			return nil, err
 		}
 		t.progress("regional PDP of "+req.Param, 0, 1)
-		return regionalOf(t.ctx, p, m, req, t.workers)
+		return regionalOf(t, p, m, req)
 	})
 }
 
-func regionalOf(ctx context.Context, p *prepared, m *fitted, req RegionalRequest, workers int) (*RegionalResult, error) {
+func regionalOf(t *task, p *prepared, m *fitted, req RegionalRequest) (*RegionalResult, error) {
+	ctx, workers := t.ctx, t.workers
 	sp := p.h.Space
 	j, _ := sp.Index(req.Param)
 	opts := pdp.Options{GridSize: req.Grid, Samples: req.Samples, Alpha: req.Alpha, Band: pdp.Band(req.Band),
@@ -425,7 +441,17 @@ func regionalOf(ctx context.Context, p *prepared, m *fitted, req RegionalRequest
 	if err != nil {
 		return nil, err
 	}
-	out := &RegionalResult{About: p.about("regional"), Result: res, MinDelta: req.MinDelta, Note: conditionNote(sp, []string{req.Param})}
+	forest, err := t.forestFor(p, req.Surrogate, req.Band)
+	if err != nil {
+		return nil, err
+	}
+	var curve *ForestCurve
+	if forest != nil {
+		if curve, err = hullRegional(t, sp, ice, res, forest, opts); err != nil {
+			return nil, err
+		}
+	}
+	out := &RegionalResult{About: p.about("regional"), Result: res, Forest: curve, MinDelta: req.MinDelta, Note: conditionNote(sp, []string{req.Param})}
 	out.describe(m)
 	g := res.Global
 	if out.MCGlobal, err = metrics.MC(g.SD); err != nil {

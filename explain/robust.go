@@ -34,11 +34,15 @@ import (
 //     those values are data; only extreme ones are candidates. Values far
 //     better than the rest are never candidates: a narrow optimum is what
 //     tuning looks for;
+//   - no extreme value repeats exactly: a repeated value is a saturated
+//     metric (chance-level error, a clipped loss's ceiling), a plateau
+//     that configurations reach deterministically, and every trial is kept;
 //   - the extreme values do not share a region of the space: if one
-//     parameter's values among them differ from the other trials', or they
-//     are each other's nearest neighbours, beyond chance (permutation
-//     tests; regionTest), they are structure (a learning rate at which
-//     every run diverges), and every trial is kept;
+//     parameter's values among them differ from the other trials', a box of
+//     two parameters' ranges holds them apart, or they are each other's
+//     nearest neighbours, beyond chance (permutation tests; regionTest),
+//     they are structure (a learning rate at which every run diverges),
+//     and every trial is kept;
 //   - the default GP fitted to the other trials predicts it badly: with
 //     z_i = (y_i − μ₋ᵢ)/σ₋ᵢ (the prediction of trial i from the others,
 //     noise included; signed so that positive is worse) divided by the
@@ -178,8 +182,10 @@ type cleaning struct {
 	// heavy is set when more than maxOutlierFraction of the values are
 	// extreme, region when the extreme ones share a region of the space,
 	// so none was left out; flagged counts them.
-	heavy     bool
-	region    *region
+	heavy  bool
+	region *region
+	// plateau is set, to the value, when an extreme value repeats exactly.
+	plateau   *float64
 	flagged   int
 	threshold float64
 	// model is the default GP fitted to data, reused as the default
@@ -247,6 +253,9 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 	if count > int(math.Floor(maxOutlierFraction*float64(n))) || n-count < MinTrials {
 		return keepAll(&cleaning{heavy: true, flagged: count})
 	}
+	if v, ok := repeated(all.Y, out); ok {
+		return keepAll(&cleaning{plateau: v, flagged: count})
+	}
 	// The neighbour test measures distances with the lengthscales of the
 	// GP fitted without the candidates, which they cannot distort.
 	kept := keepRows(all, out)
@@ -288,23 +297,129 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 	return c, nil
 }
 
-// region says what sets the candidates for failure apart: a parameter, or
-// their being each other's nearest neighbours.
+// repeated returns an extreme value that two or more of the marked trials
+// share exactly. A run that diverges at random reports a value of its own;
+// a value repeated exactly is a saturated metric — chance-level error, the
+// ceiling of a clipped loss — that configurations reach deterministically:
+// a plateau of the objective, which the explanations must show.
+func repeated(y []float64, marked []bool) (*float64, bool) {
+	seen := map[float64]bool{}
+	for i, m := range marked {
+		if !m {
+			continue
+		}
+		if seen[y[i]] {
+			v := y[i]
+			return &v, true
+		}
+		seen[y[i]] = true
+	}
+	return nil, false
+}
+
+// region says what sets the candidates for failure apart: a parameter, a
+// box of two parameters' ranges, or their being each other's nearest
+// neighbours.
 type region struct {
-	Param  string // empty for the neighbour test
+	Param  string // empty for the box and the neighbour tests
+	Box    bool
 	PValue float64
+}
+
+// boxSeparation is how well a box of at most two conditions on the
+// parameters (a classification tree of depth 2, grown greedily on the
+// unit-cube coordinates, a categorical's by level index) separates the
+// marked trials from the others: the Gini impurity it removes,
+// Σ 2p(m−p)/m over the root minus over the leaves, for p marked among m.
+// A learning rate above one value and a batch size below another is such a
+// box.
+func boxSeparation(x [][]float64, orders [][]int, lab []bool) float64 {
+	n := len(x)
+	gini := func(p, m int) float64 {
+		if m == 0 {
+			return 0
+		}
+		return 2 * float64(p) * float64(m-p) / float64(m)
+	}
+	// best finds the split of the trials in (nil: all) removing the most
+	// impurity, and returns the gain and the side of every trial.
+	in := make([]bool, n)
+	filtered := make([]int, 0, n)
+	best := func(member []bool) (float64, []bool) {
+		p, m := 0, 0
+		for i := range n {
+			if member == nil || member[i] {
+				m++
+				if lab[i] {
+					p++
+				}
+			}
+		}
+		if m < 2 {
+			return 0, nil
+		}
+		parent := gini(p, m)
+		gain, bj, bcut := 0.0, -1, 0.0
+		for j, order := range orders {
+			sub := order
+			if member != nil {
+				sub = filtered[:0]
+				for _, i := range order {
+					if member[i] {
+						sub = append(sub, i)
+					}
+				}
+			}
+			lp := 0
+			for r, i := range sub[:len(sub)-1] {
+				if lab[i] {
+					lp++
+				}
+				// A cut between distinct values only.
+				if x[sub[r+1]][j] == x[i][j] {
+					continue
+				}
+				if g := parent - gini(lp, r+1) - gini(p-lp, m-r-1); g > gain {
+					gain, bj, bcut = g, j, x[i][j]
+				}
+			}
+		}
+		if bj < 0 {
+			return 0, nil
+		}
+		side := make([]bool, n)
+		for i := range n {
+			side[i] = x[i][bj] <= bcut
+		}
+		return gain, side
+	}
+	g0, side := best(nil)
+	if side == nil {
+		return 0
+	}
+	total := g0
+	for _, left := range []bool{true, false} {
+		for i := range n {
+			in[i] = side[i] == left
+		}
+		g, _ := best(in)
+		total += g
+	}
+	return total
 }
 
 // Permutations of the region tests, and the most trials the neighbour
 // graph is built on (the candidates and a fixed-seed sample of the rest).
 const (
-	regionPermutations = 2000
-	regionSeed         = 17
-	maxNeighbourTrials = 2000
+	regionPermutations    = 2000
+	minRegionPermutations = 500
+	regionWork            = 30_000_000 // coordinate visits the box test may spend on relabellings
+	regionSeed            = 17
+	maxNeighbourTrials    = 2000
 )
 
 // regionTest asks whether the candidates (marked) are a random subset of
-// the trials, as failures unrelated to the configuration are, with d + 1
+// the trials, as failures unrelated to the configuration are, with d + 2
 // permutation tests (regionPermutations random relabellings with the same
 // number of candidates, fixed seed, so ties, levels and few candidates need
 // no approximation), Bonferroni over them at 0.05:
@@ -313,6 +428,10 @@ const (
 //     candidates' and the others' values of its unit-cube coordinate (an
 //     inactive conditional parameter counts as a value below all others, a
 //     categorical by its level index);
+//   - how much impurity a box of at most two parameters' ranges removes in
+//     telling the candidates from the others (boxSeparation): a region
+//     shaped by two parameters, where an optimizer's trials crowd on either
+//     side of it (a learning rate that diverges only with small batches);
 //   - how many candidates have another candidate as their nearest trial, in
 //     the GP's own metric (its lengthscales): a region shaped by several
 //     parameters, or next to the optimum where an optimizer's trials crowd
@@ -332,7 +451,7 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []fl
 	}
 	rng := rand.New(rand.NewPCG(regionSeed, regionSeed^0x2b992ddfa23249d6))
 	d := len(sp.Params)
-	level := 0.05 / float64(d+1)
+	level := 0.05 / float64(d+2)
 	var best *region
 	consider := func(r *region) {
 		if best == nil || r.PValue < best.PValue {
@@ -347,22 +466,27 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []fl
 		}
 		return perm
 	}
+	// The box test costs O(d·n) per relabelling: on large studies fewer
+	// of them, never so few that the Bonferroni level is out of reach.
+	perms := min(regionPermutations, max(minRegionPermutations, regionWork/(3*d*n)))
 	pvalue := func(stat func(lab []bool) float64) float64 {
 		observed := stat(marked)
 		exceed := 0
-		for range regionPermutations {
+		for range perms {
 			if stat(relabel()) >= observed-1e-12 {
 				exceed++
 			}
 		}
-		return float64(exceed+1) / float64(regionPermutations+1)
+		return float64(exceed+1) / float64(perms+1)
 	}
+	orders := make([][]int, d)
 	for j := range d {
 		order := make([]int, n)
 		for i := range order {
 			order[i] = i
 		}
 		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(x[a][j], x[b][j]) })
+		orders[j] = order
 		ks := func(lab []bool) float64 {
 			worst, ca, cb := 0.0, 0, 0
 			for r := 0; r < n; {
@@ -382,6 +506,12 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []fl
 		}
 		if ks(marked) > 0 {
 			consider(&region{Param: sp.Params[j].Name, PValue: pvalue(ks)})
+		}
+	}
+	if k >= 2 {
+		box := func(lab []bool) float64 { return boxSeparation(x, orders, lab) }
+		if box(marked) > 0 {
+			consider(&region{Box: true, PValue: pvalue(box)})
 		}
 	}
 	if len(lengthscales) == d && k >= 2 {
@@ -486,10 +616,17 @@ func (c *cleaning) outliersText() string {
 		return fmt.Sprintf("%d trials have values far beyond the bulk of the others (more than %.0f%% of them): "+
 			"too many to be failed runs, so the explanations keep them", c.flagged, 100*maxOutlierFraction)
 	}
+	if c.plateau != nil {
+		return fmt.Sprintf("%d trials have values far beyond the bulk of the others, and %.6g repeats exactly among them: "+
+			"a plateau of the objective (a saturated metric), which the explanations keep", c.flagged, *c.plateau)
+	}
 	if c.region != nil {
 		what := "they are each other's nearest trials more often than chance allows"
-		if c.region.Param != "" {
+		switch {
+		case c.region.Param != "":
 			what = fmt.Sprintf("their %s differs from the other trials'", c.region.Param)
+		case c.region.Box:
+			what = "a box of at most two parameters' ranges holds them apart from the other trials"
 		}
 		return fmt.Sprintf("%d trials have values far beyond the bulk of the others, and %s (permutation p = %.2g): "+
 			"a region where runs fail, which the explanations keep as part of the objective", c.flagged, what, c.region.PValue)

@@ -153,7 +153,7 @@ func TestRobustFitKeepsOptimaAndRegions(t *testing.T) {
 	}
 	cliff := pointsStudy(t, cx, func(i int) float64 {
 		if cx[i][0] > 0.86 {
-			return 20
+			return 20 + 5*rng.Float64()
 		}
 		return 1 - cx[i][0] + 0.2*cx[i][1]
 	})
@@ -163,6 +163,21 @@ func TestRobustFitKeepsOptimaAndRegions(t *testing.T) {
 	}
 	if len(r.ModelCheck.Outliers) != 0 || !strings.Contains(r.ModelCheck.Reading, "region where runs fail") {
 		t.Errorf("the runs past a cliff next to the optimum: %s", r.ModelCheck.Reading)
+	}
+	// Two far-off values that repeat exactly are a saturated metric (a
+	// chance-level error), even at configurations that share nothing.
+	plateau := waveStudy(t, space.Minimize, 40, 14, func(i int, f float64, rng *rand.Rand) float64 {
+		if i == 5 || i == 30 {
+			return 9
+		}
+		return f
+	})
+	r, err = e.PDP(ctx, plateau, PDPRequest{Params: []string{"a"}, Grid: 5, Samples: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ModelCheck.Outliers) != 0 || !strings.Contains(r.ModelCheck.Reading, "plateau") {
+		t.Errorf("a repeated far-off value: %s", r.ModelCheck.Reading)
 	}
 }
 

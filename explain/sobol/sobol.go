@@ -129,6 +129,10 @@ type Options struct {
 	// drawn from the model and every alternative in equal numbers, so the
 	// intervals also carry the uncertainty the alternatives span.
 	Alternatives []surrogate.Covariancer
+	// CovarianceScale multiplies every posterior covariance the samples
+	// are drawn from (0 means 1; at least 1 otherwise): the factor a check
+	// of the model on its own data found its predictive variances need.
+	CovarianceScale float64
 	// Seed of the designs and the samples (0 means 1).
 	Seed uint64
 	// Workers bounds the goroutines that evaluate the mean (0 means 2).
@@ -195,7 +199,12 @@ func (o *Options) normalize(d int) error {
 	if o.Workers <= 0 {
 		o.Workers = 2
 	}
+	if o.CovarianceScale == 0 {
+		o.CovarianceScale = 1
+	}
 	switch {
+	case math.IsNaN(o.CovarianceScale) || math.IsInf(o.CovarianceScale, 0) || o.CovarianceScale < 1:
+		return fmt.Errorf("sobol: covariance scale %v must be finite and at least 1", o.CovarianceScale)
 	case d < 1:
 		return errors.New("sobol: the space has no parameters")
 	case d > maxParams:
@@ -640,6 +649,9 @@ func addIntervals(ctx context.Context, res *Result, s surrogate.Covariancer, mea
 		}
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if opt.CovarianceScale != 1 {
+			cov.Scale(opt.CovarianceScale, cov)
 		}
 		dev, err := deviations(cov, hi-lo, rng)
 		if err != nil {

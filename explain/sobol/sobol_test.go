@@ -460,3 +460,30 @@ func TestAlternativesWidenIntervals(t *testing.T) {
 		t.Error("a nil alternative accepted")
 	}
 }
+
+// A covariance scale widens the intervals around the same estimates, and a
+// scale below 1 is refused.
+func TestCovarianceScaleWidensIntervals(t *testing.T) {
+	sp := floatSpace(2, 0, 1)
+	g := fitGP(t, 9, 25, 2, func(x []float64) float64 { return math.Sin(3*x[0]) + x[1] }, 0.05)
+	opt := Options{Samples: 256, Posterior: 200, PosteriorPoints: 400}
+	base, err := Analyze(context.Background(), g, sp, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt.CovarianceScale = 4
+	wide, err := Analyze(context.Background(), g, sp, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j := range base.Main {
+		b, w := base.Main[j], wide.Main[j]
+		if w.Estimate != b.Estimate || !(w.Upper-w.Lower > b.Upper-b.Lower) {
+			t.Errorf("S%d: scaled %+v, unscaled %+v", j+1, w, b)
+		}
+	}
+	opt.CovarianceScale = 0.5
+	if _, err := Analyze(context.Background(), g, sp, opt); err == nil {
+		t.Error("a scale below 1 accepted")
+	}
+}
