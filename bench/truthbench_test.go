@@ -10,6 +10,9 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"xbo/history"
+	"xbo/space"
 )
 
 // testCatalogue is a problem of the catalogue, a copy of it whose truths
@@ -164,5 +167,30 @@ func TestTruthImportanceSmall(t *testing.T) {
 	}
 	if !strings.Contains(table.String(), "rastrigin-4-wrong") || !strings.Contains(table.String(), "targets") {
 		t.Errorf("table:\n%s", table.String())
+	}
+}
+
+// A grid point's nearest trials that all share one value are a plateau;
+// one differing value, or fewer than three trials, is none.
+func TestObservedPlateaus(t *testing.T) {
+	sp, err := space.New(space.Minimize, []space.Param{{Name: "a", Type: space.Float, Low: 0, High: 1}, {Name: "b", Type: space.Float, Low: 0, High: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &history.History{Space: sp}
+	add := func(a, v float64) {
+		h.Trials = append(h.Trials, history.Trial{Number: int64(len(h.Trials)), State: history.Complete, Params: []float64{a, 0.5}, Value: v})
+	}
+	add(0.02, 0.32)
+	add(0.1, 0.32)
+	add(0.2, 0.32)
+	add(0.5, 0.1)
+	add(0.45, 0.1)
+	add(0.55, 0.2)
+	add(0.9, 0.05)
+	add(0.95, 0.05)
+	got := observedPlateaus(h, 0, []float64{0, 0.5, 1})
+	if len(got) != 1 || got[0] != 0.32 {
+		t.Errorf("plateaus %v, want {0: 0.32}", got)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"xbo/explain"
 	"xbo/explain/pdp"
+	"xbo/history"
 )
 
 // TruthCalibrationOptions configure TruthCalibration: how well the PDP
@@ -48,6 +49,10 @@ type TruthCalibrationCell struct {
 	FlatPoints      int     `json:"flat_points"`
 	FlatCovered95   int     `json:"flat_covered95"`
 	TruthMaxStdErr  float64 `json:"truth_max_se"` // 0 for exact truths
+	// Plateaus counts the grid points whose nearest trials (at least 3)
+	// all have one value, and PlateausHeld those whose 95% band holds it.
+	Plateaus     int `json:"plateaus"`
+	PlateausHeld int `json:"plateaus_held"`
 }
 
 // TruthCalibrationSummary pools the cells of one part, surrogate and band.
@@ -65,6 +70,9 @@ type TruthCalibrationSummary struct {
 	Below80    int     `json:"cells_below_080"`
 	Coverage68 float64 `json:"coverage68"`
 	WidthRatio float64 `json:"width_ratio"`
+	// Plateaus and PlateausHeld sum the cells'.
+	Plateaus     int `json:"plateaus"`
+	PlateausHeld int `json:"plateaus_held"`
 }
 
 // TruthCalibrationResult is the benchmark's outcome.
@@ -128,6 +136,7 @@ type calTally struct {
 	points, c95, c68                          int
 	hw, ae, truthSE                           float64
 	ends, endsC, inside, insideC, flat, flatC int
+	plateaus, plateausHeld                    int
 }
 
 func (t *calTally) add(u *calTally) {
@@ -144,6 +153,8 @@ func (t *calTally) add(u *calTally) {
 	t.insideC += u.insideC
 	t.flat += u.flat
 	t.flatC += u.flatC
+	t.plateaus += u.plateaus
+	t.plateausHeld += u.plateausHeld
 }
 
 // calKey identifies a cell: problem index, kind, trials, surrogate, band.
@@ -302,12 +313,49 @@ func (o *TruthCalibrationOptions) calibrateJob(ctx context.Context, engine *expl
 					if err := points.write(batch); err != nil {
 						return nil, err
 					}
+					for g, v := range observedPlateaus(h, pi, res.Grid) {
+						t.plateaus++
+						t.plateausHeld += b2i(res.Lower[g] <= v && v <= res.Upper[g])
+					}
 				}
 				out[calKey{j.problem, j.kind, n, sur, band}] = t
 			}
 		}
 	}
 	return out, nil
+}
+
+// observedPlateaus maps each grid point of parameter j (grid in natural
+// values) whose nearest usable trials — at least 3, the parameter active —
+// all have the same value to that value: an observed plateau, which no
+// band should exclude. Nearness is on the parameter's unit-cube scale.
+func observedPlateaus(h *history.History, j int, grid []float64) map[int]float64 {
+	p := &h.Space.Params[j]
+	unit := make([]float64, len(grid))
+	for g, v := range grid {
+		unit[g] = p.ToUnit(v)
+	}
+	groups := map[int][]float64{}
+	for _, tr := range h.Trials {
+		if !tr.Usable() || math.IsNaN(tr.Params[j]) {
+			continue
+		}
+		u := p.ToUnit(tr.Params[j])
+		best, bd := 0, math.Inf(1)
+		for g, gu := range unit {
+			if d := math.Abs(gu - u); d < bd {
+				best, bd = g, d
+			}
+		}
+		groups[best] = append(groups[best], tr.Value)
+	}
+	out := map[int]float64{}
+	for g, vals := range groups {
+		if len(vals) >= 3 && !slices.ContainsFunc(vals, func(v float64) bool { return v != vals[0] }) {
+			out[g] = vals[0]
+		}
+	}
+	return out
 }
 
 // covers says whether the band [lower, upper] around mean, each side
@@ -328,7 +376,7 @@ func (t *calTally) cell(p *TruthProblem, kind string, n int, sur string) TruthCa
 	return TruthCalibrationCell{Problem: p.Name, HeldOut: p.HeldOut, Data: kind, Trials: n, Surrogate: sur, Band: t.band,
 		BandCoverage: bandCoverage(t.points, t.c95, t.c68, t.hw, t.ae),
 		EndPoints:    t.ends, EndCovered95: t.endsC, InsidePoints: t.inside, InsideCovered95: t.insideC,
-		FlatPoints: t.flat, FlatCovered95: t.flatC, TruthMaxStdErr: t.truthSE}
+		FlatPoints: t.flat, FlatCovered95: t.flatC, TruthMaxStdErr: t.truthSE, Plateaus: t.plateaus, PlateausHeld: t.plateausHeld}
 }
 
 // summarizeCalibration pools cells per part, surrogate and band.
@@ -357,6 +405,8 @@ func summarizeCalibration(cells []TruthCalibrationCell) []TruthCalibrationSummar
 		s.Coverage68 += c.Coverage68 * n
 		s.MinCell, s.MaxCell = math.Min(s.MinCell, c.Coverage95), math.Max(s.MaxCell, c.Coverage95)
 		s.Below80 += b2i(c.Coverage95 < 0.80)
+		s.Plateaus += c.Plateaus
+		s.PlateausHeld += c.PlateausHeld
 		hw[k] += c.WidthRatio * c.MAE * n
 		ae[k] += c.MAE * n
 	}
@@ -402,11 +452,11 @@ func (r *TruthCalibrationResult) WriteTable(w io.Writer) error {
 		}
 		fmt.Fprintf(w, "\n%s part pooled (targets for the default band: 95%% coverage in [0.90, 0.98], every cell ≥ 0.80, hw/MAE ≤ 4):\n", part)
 		tw = tabwriter.NewWriter(w, 2, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintln(tw, "surrogate\tband\tcells\tcover95\tcells' cover95\tcells < 0.80\tcover68\thw/MAE\t")
+		fmt.Fprintln(tw, "surrogate\tband\tcells\tcover95\tcells' cover95\tcells < 0.80\tcover68\thw/MAE\tplateaus held\t")
 		for _, s := range r.Summaries {
 			if s.Part == part {
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.2f–%.2f\t%d\t%.3f\t%.2f\t\n", s.Surrogate, s.Band, s.Cells, s.Coverage95, s.MinCell, s.MaxCell,
-					s.Below80, s.Coverage68, s.WidthRatio)
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.3f\t%.2f–%.2f\t%d\t%.3f\t%.2f\t%d of %d\t\n", s.Surrogate, s.Band, s.Cells, s.Coverage95, s.MinCell, s.MaxCell,
+					s.Below80, s.Coverage68, s.WidthRatio, s.PlateausHeld, s.Plateaus)
 			}
 		}
 		if err := tw.Flush(); err != nil {

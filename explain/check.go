@@ -108,6 +108,10 @@ const (
 	offCorrelation = 0.99
 	onCorrelation  = 0.9
 	checkFolds     = 5
+	// checkOutsideTrials bounds the trials outside a subset GP's subsets
+	// its check predicts (a sample beyond).
+	checkOutsideTrials = 1000
+	checkSeed          = 31
 )
 
 // z95 is the standard normal's 97.5% quantile.
@@ -155,8 +159,9 @@ func sortedCopy(v []float64) []float64 {
 
 // switchedOff lists the numeric or categorical parameters the GP g (the one
 // its hyperparameters were fitted on) switches off without evidence, with
-// every parameter's 95% lower lengthscale limit (limits[j]; the fitted
-// value where the limit could not be computed).
+// the 95% lower lengthscale limit of every parameter whose fitted effect is
+// weak (limits[j]; the fitted value for the others and where the limit
+// could not be computed).
 func switchedOff(g *gp.GP, sp *space.Space) ([]SwitchedOff, []float64) {
 	h := g.Hyper()
 	k := g.Kernel()
@@ -164,6 +169,13 @@ func switchedOff(g *gp.GP, sp *space.Space) ([]SwitchedOff, []float64) {
 	var out []SwitchedOff
 	for j, l := range h.Lengthscales {
 		limits[j] = l
+		// A parameter whose fitted lengthscale already gives it an effect
+		// (correlation across its range below onCorrelation) has no
+		// effect to be switched off; its profile is not searched (it costs
+		// a dozen likelihood evaluations per parameter).
+		if k.Correlation(1/l) < onCorrelation {
+			continue
+		}
 		lim, err := g.LengthscaleLimit(j, profileDrop)
 		if err != nil {
 			continue
@@ -228,12 +240,34 @@ func gpCheck(model any, d *history.Data, sp *space.Space) (*ModelCheck, []float6
 	var err error
 	var hyperModel *gp.GP
 	method := "leave-one-out"
+	y := d.Y
 	switch g := model.(type) {
 	case *gp.Subset:
-		mean, variance, err = g.LeaveOneOut(d.X, d.Y)
+		// The trials outside the subsets are predicted as new points; a
+		// fixed-seed sample of at most checkOutsideTrials of them bounds
+		// the cost on a large study.
+		rows := make([]int, len(d.Y))
+		for i := range rows {
+			rows[i] = i
+		}
+		meanOn, _ := g.Conditioned()
+		if len(rows) > meanOn+checkOutsideTrials {
+			rng := rand.New(rand.NewPCG(checkSeed, checkSeed^0x7c15a1e3b3d5f4c9))
+			rng.Shuffle(len(rows), func(a, b int) { rows[a], rows[b] = rows[b], rows[a] })
+			rows = rows[:meanOn+checkOutsideTrials]
+			slices.Sort(rows)
+		}
+		mean, variance, err = g.LeaveOneOutRows(d.X, d.Y, rows)
+		y = make([]float64, len(rows))
+		for k, i := range rows {
+			y[k] = d.Y[i]
+		}
 		_, hyperModel = g.Parts()
 		if !g.Exact() {
 			method = "leave-one-out within the subset GP, prediction for the trials outside it"
+			if len(rows) < len(d.Y) {
+				method += fmt.Sprintf(" (%d of the %d trials)", len(rows), len(d.Y))
+			}
 		}
 	case *gp.GP:
 		mean, variance, err = g.LeaveOneOut()
@@ -244,7 +278,7 @@ func gpCheck(model any, d *history.Data, sp *space.Space) (*ModelCheck, []float6
 	if err != nil {
 		return nil, nil, fmt.Errorf("explain: model check: %w", err)
 	}
-	c, err := predictiveCheck(method, d.Y, mean, variance)
+	c, err := predictiveCheck(method, y, mean, variance)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -38,12 +38,16 @@ import (
 // the prior, and those grid values are flagged.
 //
 // The same ratio of the curve of each parameter, averaged over a coarse
-// grid, flags the importance indices that rest on extrapolation.
+// grid, flags the importance indices that rest on extrapolation. A
+// two-parameter PDP has none (its grid of 225 values would cost more than
+// the PDP itself).
 const (
 	extrapolationReplicates = 19
-	extrapolationPoints     = 200 // Monte Carlo points per grid value
-	extrapolationPoints2D   = 50  // per grid value of a two-parameter PDP
+	extrapolationPoints     = 50 // Monte Carlo points per grid value
 	extrapolationSeed       = 23
+	// A parameter's importance is judged on a coarser curve.
+	importanceExtrapolationGrid   = 6
+	importanceExtrapolationPoints = 40
 )
 
 // Extrapolation says, per grid point of a curve, how much its value rests
@@ -93,9 +97,10 @@ func (m *fitted) nullModels(sp *space.Space) (*gp.GP, []*gp.GP, error) {
 	return part, nulls, nil
 }
 
-// ratio is ρ of the average over points under g.
+// ratio is ρ of the average over points under g, given its prior part
+// (the same for every model with g's hyperparameters).
 func ratio(g *gp.GP, points [][]float64, prior float64) (float64, error) {
-	v, err := g.AverageVariance(points)
+	v, err := g.AverageVarianceGivenPrior(points, prior)
 	if err != nil {
 		return 0, err
 	}
@@ -188,12 +193,12 @@ func importanceExtrapolation(t *task, m *fitted, sp *space.Space) ([]string, err
 	}
 	var flagged []string
 	for j, p := range sp.Params {
-		ice, err := pdp.NewICE(t.ctx, m.model, sp, []int{j}, pdp.Options{GridSize: 8, Samples: 100, Band: pdp.BandApprox,
-			Seed: mcSeed, Workers: t.workers})
+		ice, err := pdp.NewICE(t.ctx, m.model, sp, []int{j}, pdp.Options{GridSize: importanceExtrapolationGrid,
+			Samples: importanceExtrapolationPoints, Band: pdp.BandApprox, Seed: mcSeed, Workers: t.workers})
 		if err != nil {
 			return nil, err
 		}
-		part, actual, null, err := ratios(t.ctx, m, sp, ice, 100)
+		part, actual, null, err := ratios(t.ctx, m, sp, ice, importanceExtrapolationPoints)
 		if err != nil || part == nil {
 			return nil, err
 		}

@@ -53,7 +53,7 @@ func (t *task) forestFor(p *prepared, spec Surrogate, band string) (*fitted, err
 	if err := fspec.normalize(); err != nil {
 		return nil, err
 	}
-	return t.model(p, fspec)
+	return t.unchecked(p, fspec)
 }
 
 // hullResult returns the GP's result with its band widened to the union

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -504,9 +505,10 @@ func hyperRefits(t *task, d *history.Data, h *history.History, spec Surrogate, m
 	return alts, nil
 }
 
-// reachAlternatives widens the intervals of parameter j's main and total
-// effects to include its indices under the GP with ℓ_j at its 95%
-// profile-likelihood limit (fitted.alternative), where that model differs:
+// reachAlternatives widens the intervals of the main and total effects of
+// every parameter j the model check names as switched off to include its
+// indices under the GP with ℓ_j at its 95% profile-likelihood limit
+// (fitted.alternative), where that model differs:
 // the data do not rule out the effect it shows, so an interval that
 // excludes it would claim more than they say (a parameter the GP switches
 // off gets 0% [0%, 0%] otherwise). The alternative's indices come from a
@@ -518,6 +520,9 @@ func reachAlternatives(t *task, m *fitted, sp *space.Space, res *sobol.Result, r
 	}
 	var reached []string
 	for j, p := range sp.Params {
+		if m.check == nil || !slices.ContainsFunc(m.check.SwitchedOff, func(s SwitchedOff) bool { return s.Param == p.Name }) {
+			continue
+		}
 		alt, err := m.alternative(j)
 		if err != nil {
 			return nil, err

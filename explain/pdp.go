@@ -206,12 +206,10 @@ func (e *Engine) PDP(ctx context.Context, h *history.History, req PDPRequest) (*
 		}
 		out := &PDPResult{About: p.about("pdp"), Result: res, Forest: curve, Note: conditionNote(h.Space, req.Params)}
 		out.describe(m)
-		points := extrapolationPoints
-		if len(idx) == 2 {
-			points = extrapolationPoints2D
-		}
-		if out.Extrapolation, err = curveExtrapolation(t.ctx, m, h.Space, ice, points); err != nil {
-			return nil, err
+		if len(idx) == 1 {
+			if out.Extrapolation, err = curveExtrapolation(t.ctx, m, h.Space, ice, extrapolationPoints); err != nil {
+				return nil, err
+			}
 		}
 		return out, nil
 	})

@@ -256,8 +256,12 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 	if v, ok := repeated(all.Y, out); ok {
 		return keepAll(&cleaning{plateau: v, flagged: count})
 	}
-	// The neighbour test measures distances with the lengthscales of the
-	// GP fitted without the candidates, which they cannot distort.
+	// The tests on the coordinates need no model; the neighbour test
+	// measures distances with the lengthscales of the GP fitted without the
+	// candidates, which they cannot distort.
+	if r := regionTest(p.h.Space, all.X, out, nil); r != nil {
+		return keepAll(&cleaning{region: r, flagged: count})
+	}
 	kept := keepRows(all, out)
 	m, err := fit(kept)
 	if err != nil {
@@ -415,7 +419,7 @@ const (
 	minRegionPermutations = 500
 	regionWork            = 30_000_000 // coordinate visits the box test may spend on relabellings
 	regionSeed            = 17
-	maxNeighbourTrials    = 2000
+	maxRegionTrials       = 2000 // other trials the tests see on a large study
 )
 
 // regionTest asks whether the candidates (marked) are a random subset of
@@ -437,8 +441,28 @@ const (
 //     parameters, or next to the optimum where an optimizer's trials crowd
 //     (a learning rate just past the best one diverges), shows there.
 //
-// It returns what set them apart, or nil.
+// Without lengthscales it runs the d + 1 tests on the coordinates, with
+// them the neighbour test alone, each at the level of all d + 2. It returns
+// what set them apart, or nil.
 func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []float64) *region {
+	rng := rand.New(rand.NewPCG(regionSeed, regionSeed^0x2b992ddfa23249d6))
+	// On a large study the tests see the candidates and a fixed-seed
+	// random sample of the other trials: under the null the candidates are
+	// a random subset of all trials, so they are of the sample too.
+	if len(x) > maxRegionTrials {
+		var sx [][]float64
+		var sm []bool
+		rest := 0
+		for _, i := range rng.Perm(len(x)) {
+			if marked[i] || rest < maxRegionTrials {
+				sx, sm = append(sx, x[i]), append(sm, marked[i])
+				if !marked[i] {
+					rest++
+				}
+			}
+		}
+		x, marked = sx, sm
+	}
 	n := len(x)
 	k := 0
 	for _, m := range marked {
@@ -449,7 +473,6 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []fl
 	if k == 0 || k == n {
 		return nil
 	}
-	rng := rand.New(rand.NewPCG(regionSeed, regionSeed^0x2b992ddfa23249d6))
 	d := len(sp.Params)
 	level := 0.05 / float64(d+2)
 	var best *region
@@ -458,11 +481,18 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []fl
 			best = r
 		}
 	}
+	// A relabelling is a partial Fisher–Yates shuffle: O(k), no allocation.
 	perm := make([]bool, n)
+	idx := make([]int, n)
+	for i := range idx {
+		idx[i] = i
+	}
 	relabel := func() []bool {
 		clear(perm)
-		for _, i := range rng.Perm(n)[:k] {
-			perm[i] = true
+		for a := range k {
+			b := a + rng.IntN(n-a)
+			idx[a], idx[b] = idx[b], idx[a]
+			perm[idx[a]] = true
 		}
 		return perm
 	}
@@ -480,7 +510,13 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []fl
 		return float64(exceed+1) / float64(perms+1)
 	}
 	orders := make([][]int, d)
+	// With lengthscales given, the coordinate tests have run already (see
+	// clean): only the neighbour test is left, at the same level.
+	coordinates := lengthscales == nil
 	for j := range d {
+		if !coordinates {
+			break
+		}
 		order := make([]int, n)
 		for i := range order {
 			order[i] = i
@@ -508,14 +544,14 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []fl
 			consider(&region{Param: sp.Params[j].Name, PValue: pvalue(ks)})
 		}
 	}
-	if k >= 2 {
+	if coordinates && k >= 2 {
 		box := func(lab []bool) float64 { return boxSeparation(x, orders, lab) }
 		if box(marked) > 0 {
 			consider(&region{Box: true, PValue: pvalue(box)})
 		}
 	}
 	if len(lengthscales) == d && k >= 2 {
-		nn := nearestNeighbours(sp, x, lengthscales, marked, rng)
+		nn := nearestNeighbours(sp, x, lengthscales)
 		joins := func(lab []bool) float64 {
 			c := 0
 			for i, j := range nn {
@@ -535,36 +571,11 @@ func regionTest(sp *space.Space, x [][]float64, marked []bool, lengthscales []fl
 	return nil
 }
 
-// nearestNeighbours returns, for every trial of the neighbour graph, its
-// nearest other trial in the GP's metric (Σ_j (Δ_j/ℓ_j)², a categorical or
-// an inactive coordinate differing by 1), and −1 for trials outside the
-// graph: with more than maxNeighbourTrials trials the graph holds the
-// candidates and a random sample of the others.
-func nearestNeighbours(sp *space.Space, x [][]float64, lengthscales []float64, marked []bool, rng *rand.Rand) []int {
+// nearestNeighbours returns, for every trial, its nearest other trial in
+// the GP's metric (Σ_j (Δ_j/ℓ_j)², a categorical or an inactive coordinate
+// differing by 1).
+func nearestNeighbours(sp *space.Space, x [][]float64, lengthscales []float64) []int {
 	n := len(x)
-	in := make([]bool, n)
-	var members []int
-	if n <= maxNeighbourTrials {
-		for i := range in {
-			in[i] = true
-		}
-	} else {
-		for i, m := range marked {
-			in[i] = m
-		}
-		rest := 0
-		for _, i := range rng.Perm(n) {
-			if !in[i] && rest < maxNeighbourTrials {
-				in[i] = true
-				rest++
-			}
-		}
-	}
-	for i := range in {
-		if in[i] {
-			members = append(members, i)
-		}
-	}
 	levels := sp.Levels()
 	dist := func(a, b []float64) float64 {
 		s := 0.0
@@ -584,9 +595,9 @@ func nearestNeighbours(sp *space.Space, x [][]float64, lengthscales []float64, m
 	for i := range nn {
 		nn[i] = -1
 	}
-	for _, i := range members {
+	for i := range n {
 		bestD := math.Inf(1)
-		for _, j := range members {
+		for j := range n {
 			if j == i {
 				continue
 			}

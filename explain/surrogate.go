@@ -122,6 +122,10 @@ type fitted struct {
 	alts   map[int]surrogate.Model
 	// nulls are the GP on uniform designs (extrapolation.go).
 	nulls []*gp.GP
+	// cleaning is what left outliers out of data (nil: every trial kept);
+	// checkMu guards check and limits, computed on first use (ensureCheck).
+	cleaning *cleaning
+	checkMu  sync.Mutex
 }
 
 // onceFlight lets computations that need the same shared value (a fitted
@@ -178,12 +182,54 @@ func (t *task) once(key string, compute func() (any, error)) (any, error) {
 // model returns the surrogate of the prepared data for spec, fitted once per
 // (data, spec) and kept in the engine's model cache.
 func (t *task) model(p *prepared, spec Surrogate) (*fitted, error) {
+	m, err := t.unchecked(p, spec)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.ensureCheck(p, m, spec); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// unchecked returns the fitted surrogate without its model check, which
+// only a surrogate an explanation describes needs (the forest whose band a
+// GP's calibrated band covers has none computed).
+func (t *task) unchecked(p *prepared, spec Surrogate) (*fitted, error) {
 	key := p.fingerprint + "\x00" + spec.Kind + "\x00" + spec.Kernel + fmt.Sprintf("\x00%d\x00%d\x00", spec.Trees, spec.Seed) + spec.Outliers
 	v, err := t.once(key, func() (any, error) { return t.fit(p, spec) })
 	if err != nil {
 		return nil, err
 	}
 	return v.(*fitted), nil
+}
+
+// ensureCheck computes m's model check once (check.go).
+func (t *task) ensureCheck(p *prepared, m *fitted, spec Surrogate) error {
+	m.checkMu.Lock()
+	defer m.checkMu.Unlock()
+	if m.check != nil {
+		return nil
+	}
+	t.progress("checking the model on the trials it was fitted to", 0, 1)
+	var c *ModelCheck
+	var limits []float64
+	var err error
+	switch spec.Kind {
+	case SurrogateForest:
+		c, err = forestCheck(t, m, p.h.Space, spec)
+	default:
+		c, limits, err = gpCheck(m.model, m.data, p.h.Space)
+	}
+	if err != nil {
+		return err
+	}
+	if m.cleaning != nil {
+		c.Outliers = m.cleaning.outliers
+	}
+	c.judge(m.cleaning)
+	m.check, m.limits = c, limits
+	return t.ctx.Err()
 }
 
 // defaultSurrogate is the surrogate the outlier test uses: the engine's
@@ -280,25 +326,11 @@ func (t *task) fit(p *prepared, spec Surrogate) (*fitted, error) {
 		}
 	}
 	m.info.Trials = len(p.data.Y)
+	m.cleaning = cl
 	if cl != nil && len(cl.outliers) > 0 {
 		note := fmt.Sprintf("%d of the %d trials left out as failed or diverged runs (see model_check)", len(cl.outliers), len(p.data.Y))
 		m.info.Note = strings.TrimPrefix(m.info.Note+"; "+note, "; ")
 	}
-	t.progress("checking the model on the trials it was fitted to", 0, 1)
-	var err error
-	switch spec.Kind {
-	case SurrogateForest:
-		m.check, err = forestCheck(t, m, p.h.Space, spec)
-	default:
-		m.check, m.limits, err = gpCheck(m.model, m.data, p.h.Space)
-	}
-	if err != nil {
-		return nil, err
-	}
-	if cl != nil {
-		m.check.Outliers = cl.outliers
-	}
-	m.check.judge(cl)
 	return m, t.ctx.Err()
 }
 
@@ -312,11 +344,17 @@ func (t *task) fitTo(p *prepared, d *history.Data, spec Surrogate) (*fitted, err
 	var model surrogate.Model
 	switch spec.Kind {
 	case SurrogateForest:
-		f, err := forest.Fit(x, y, forest.Options{Trees: spec.Trees, Seed: spec.Seed, Levels: sp.Levels(), Workers: t.workers})
+		// As the importance forest: a leaf per trialsPerLeafTrial trials at
+		// least, so a forest of a large study stays cheap.
+		minLeaf := (len(y) + trialsPerLeafTrial - 1) / trialsPerLeafTrial
+		f, err := forest.Fit(x, y, forest.Options{Trees: spec.Trees, Seed: spec.Seed, Levels: sp.Levels(), Workers: t.workers, MinSamplesLeaf: minLeaf})
 		if err != nil {
 			return nil, fmt.Errorf("explain: fit forest: %w", err)
 		}
 		model = f
+		if minLeaf > 1 {
+			info.Note = fmt.Sprintf("every leaf holds at least %d trials (one more per %d trials), which bounds the forest's cost", minLeaf, trialsPerLeafTrial)
+		}
 	default:
 		k, err := gp.ParseKernel(spec.Kernel)
 		if err != nil {

@@ -209,16 +209,30 @@ func (g *GP) looResiduals() ([]float64, []float64, error) {
 	if n == 0 {
 		return nil, nil, errors.New("no observations")
 	}
-	u := mat.NewTriDense(n, mat.Upper, slices.Clone(g.u))
-	var uinv mat.TriDense
-	if err := uinv.InverseTri(u); err != nil {
-		return nil, nil, fmt.Errorf("invert Cholesky factor: %w", err)
+	// K⁻¹ from the Cholesky factor, upper triangle (the likelihood's
+	// gradient computes it the same way), on up to the GP's workers.
+	scratch, kinv := make([]float64, n*n), make([]float64, n*n)
+	workers := max(1, min(g.workers, 4))
+	inverseFromFactor(g.u, scratch, kinv, n, func(f func(part, parts int)) {
+		var wg sync.WaitGroup
+		for part := range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				f(part, workers)
+			}()
+		}
+		wg.Wait()
+	})
+	at := func(i, j int) float64 {
+		if i > j {
+			i, j = j, i
+		}
+		return kinv[i*n+j]
 	}
-	var kinv mat.Dense // K⁻¹ = U⁻¹U⁻ᵀ
-	kinv.Mul(&uinv, uinv.T())
 	residual := make([]float64, n)
 	for i := range n {
-		d := kinv.At(i, i)
+		d := at(i, i)
 		if !(d > 0) {
 			return nil, nil, fmt.Errorf("precision %v at observation %d", d, i)
 		}
@@ -227,7 +241,7 @@ func (g *GP) looResiduals() ([]float64, []float64, error) {
 	cov := make([]float64, n*n)
 	for i := range n {
 		for j := range n {
-			cov[i*n+j] = kinv.At(i, j) / (kinv.At(i, i) * kinv.At(j, j))
+			cov[i*n+j] = at(i, j) / (at(i, i) * at(j, j))
 		}
 	}
 	return residual, cov, nil

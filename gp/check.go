@@ -58,36 +58,57 @@ func (g *GP) cacheLOO() error {
 // and the Subset's own prediction plus the noise variance for the others,
 // which it never saw.
 func (s *Subset) LeaveOneOut(x [][]float64, y []float64) (mean, variance []float64, err error) {
+	rows := make([]int, s.n)
+	for i := range rows {
+		rows[i] = i
+	}
+	return s.LeaveOneOutRows(x, y, rows)
+}
+
+// LeaveOneOutRows is LeaveOneOut for the observations rows only (indices
+// into x and y), in their order: a check of a large study predicts a
+// sample of them.
+func (s *Subset) LeaveOneOutRows(x [][]float64, y []float64, rows []int) (mean, variance []float64, err error) {
 	if len(x) != s.n || len(y) != s.n {
 		return nil, nil, fmt.Errorf("gp: leave-one-out: %d points and %d values, the subset was fitted to %d", len(x), len(y), s.n)
+	}
+	for _, i := range rows {
+		if i < 0 || i >= s.n {
+			return nil, nil, fmt.Errorf("gp: leave-one-out: row %d out of 0..%d", i, s.n-1)
+		}
 	}
 	lm, lv, err := s.mean.LeaveOneOut()
 	if err != nil {
 		return nil, nil, err
 	}
-	idx := s.meanIdx
-	if idx == nil {
-		return lm, lv, nil
+	inMean := make(map[int]int, len(lm))
+	for k := range lm {
+		if s.meanIdx == nil {
+			inMean[k] = k
+		} else {
+			inMean[s.meanIdx[k]] = k
+		}
 	}
-	mean, variance = make([]float64, s.n), make([]float64, s.n)
-	seen := make([]bool, s.n)
-	for k, i := range idx {
-		mean[i], variance[i], seen[i] = lm[k], lv[k], true
-	}
+	mean, variance = make([]float64, len(rows)), make([]float64, len(rows))
 	var rest [][]float64
 	var at []int
-	for i := range s.n {
-		if !seen[i] {
-			rest, at = append(rest, x[i]), append(at, i)
+	for r, i := range rows {
+		if k, ok := inMean[i]; ok {
+			mean[r], variance[r] = lm[k], lv[k]
+			continue
 		}
+		rest, at = append(rest, x[i]), append(at, r)
+	}
+	if len(rest) == 0 {
+		return mean, variance, nil
 	}
 	pm, pv := make([]float64, len(rest)), make([]float64, len(rest))
 	if err := s.Predict(rest, pm, pv); err != nil {
 		return nil, nil, fmt.Errorf("gp: leave-one-out: %w", err)
 	}
 	noise := s.variance.NoiseVariance()
-	for k, i := range at {
-		mean[i], variance[i] = pm[k], pv[k]+noise
+	for q, r := range at {
+		mean[r], variance[r] = pm[q], pv[q]+noise
 	}
 	return mean, variance, nil
 }
@@ -160,8 +181,8 @@ func (g *GP) LengthscaleLimit(j int, drop float64) (float64, error) {
 }
 
 // lengthscaleLimitSteps halves the log interval (at most 13.8 wide) to
-// within 0.03, a factor of 1.03 in the lengthscale.
-const lengthscaleLimitSteps = 9
+// within 0.11, a factor of 1.11 in the lengthscale.
+const lengthscaleLimitSteps = 7
 
 // WithLengthscales returns the GP on the same observations with the
 // lengthscales of the given dimensions replaced (the other hyperparameters

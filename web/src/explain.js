@@ -122,7 +122,7 @@ export async function refreshPDP() {
       state.regional = r;
       state.leaf = null;
       renderTree(r);
-      drawPDP(r.global, 'global PDP (click a leaf for its region)');
+      drawPDP({ ...r.global, forest: r.forest }, 'global PDP (click a leaf for its region)');
       setNote('pdp-note', `${r.splits} split(s); impurity ${fmt(r.root_impurity)} → ${fmt(r.leaf_impurity)}${r.budget ? '; ' + budgetText(r) : ''}`);
     } else {
       $('tree').innerHTML = '';
@@ -206,6 +206,9 @@ function drawPDP(r, title) {
       series.push({ name: 'PD mean', type: 'scatter', data: r.mean.map((y, i) => [i, y]), symbolSize: 11, color: C.blue, z: 5 });
       series.push(errorBars(`${Math.round(r.level * 100)}% band`, r.lower.map((l, i) => [i, l, r.upper[i]])));
     }
+    // The random forest's curve, whose band the calibrated band also covers.
+    const forest = !cat && r.forest && r.forest.mean && r.forest.mean.length === r.mean.length;
+    if (forest) series.push({ name: 'forest', type: 'line', data: r.forest.mean.map((y, i) => pt(i, y)), symbol: 'none', color: C.grey, lineStyle: { width: 1.5, type: 'dashed' }, z: 2 });
     for (const [k, curve] of (cat ? [] : (r.ice || [])).slice(0, 60).entries()) {
       series.push({ name: k === 0 ? 'ICE' : `ICE ${k}`, type: 'line', data: curve.map((y, i) => pt(i, y)), symbol: 'none', silent: true, color: C.grey, lineStyle: { width: 0.6, opacity: 0.5 }, z: 1 });
     }
@@ -215,7 +218,7 @@ function drawPDP(r, title) {
       aria: { enabled: true }, animation: false,
       title: { text: title, left: 'center', top: 0, textStyle: { fontSize: 12 } },
       tooltip: { trigger: 'axis', valueFormatter: fmt },
-      legend: { data: cat ? ['PD mean'] : ['PD mean', `${Math.round(r.level * 100)}% band`, 'evaluated (rug)', ...(r.ice ? ['ICE'] : [])], top: 22 },
+      legend: { data: cat ? ['PD mean'] : ['PD mean', `${Math.round(r.level * 100)}% band`, ...(forest ? ['forest'] : []), 'evaluated (rug)', ...(r.ice ? ['ICE'] : [])], top: 22 },
       grid: { left: 70, right: 20, top: 56, bottom: 55 },
       xAxis: cat ? { type: 'category', data: xs, name: axisName(p), nameLocation: 'middle', nameGap: 30, ...EDGE_AXIS } : paramAxis(p, EDGE_AXIS),
       yAxis: { type: 'value', name: `partial dependence (study units, ${minimize() ? 'lower' : 'higher'} is better)`, nameLocation: 'middle', nameGap: 50, min: lo - 0.02 * (hi - lo), max: hi + 0.02 * (hi - lo), axisLabel: { formatter: fmt } },
