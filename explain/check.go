@@ -221,8 +221,8 @@ func (c *ModelCheck) judge(cl *cleaning) {
 	}
 	for _, s := range c.SwitchedOff {
 		worse(CheckWarn)
-		parts = append(parts, fmt.Sprintf("%s is treated as having no effect (lengthscale %.3g), but the data do not rule one out "+
-			"(lengthscales down to %.2g fit about as well): its PDP band includes the effect the data allow", s.Param, s.Lengthscale, s.Limit))
+		parts = append(parts, fmt.Sprintf("%s is treated as having no effect, though the trials fit an effect of it about as well: "+
+			"its PDP band and importance interval include that effect", s.Param))
 	}
 	if cl != nil {
 		if t := cl.outliersText(); t != "" {

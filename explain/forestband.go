@@ -3,9 +3,11 @@ package explain
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"xbo/explain/pdp"
 	"xbo/explain/regional"
+	"xbo/history"
 	"xbo/space"
 )
 
@@ -123,4 +125,50 @@ func hullRegional(t *task, sp *space.Space, ice *pdp.ICE, res *regional.Result, 
 		}
 	}
 	return curve, nil
+}
+
+// holdPlateaus widens a one-parameter calibrated band, at every grid point
+// whose nearest trials (at least 3, by the parameter's unit-cube value,
+// the parameter active) all have the same value, to include that value.
+// Identical values at configurations that differ in everything else are a
+// saturated objective — chance-level error, a clipped loss — and the
+// partial dependence there, an average over the other parameters, is that
+// value wherever the saturation holds: no model may exclude what the
+// trials show this plainly (a GP overshoots at the step next to such a
+// plateau). It returns the grid points widened.
+func holdPlateaus(r *pdp.Result, ice *pdp.ICE, d *history.Data) []int {
+	if len(ice.Params) != 1 || r.Band != pdp.BandCalibrated {
+		return nil
+	}
+	j := ice.Params[0]
+	groups := map[int][]float64{}
+	for i, row := range d.X {
+		u := row[j]
+		if u < 0 {
+			continue // inactive
+		}
+		best, bd := 0, math.Inf(1)
+		for g, gu := range ice.GridU {
+			if dd := math.Abs(gu[0] - u); dd < bd {
+				best, bd = g, dd
+			}
+		}
+		groups[best] = append(groups[best], d.Y[i])
+	}
+	q := pdp.Quantile(1 - r.Level)
+	var widened []int
+	for g := range r.Mean {
+		vals := groups[g]
+		if len(vals) < 3 || slices.ContainsFunc(vals, func(v float64) bool { return v != vals[0] }) {
+			continue
+		}
+		v := vals[0]
+		if v >= r.Lower[g] && v <= r.Upper[g] {
+			continue
+		}
+		r.Lower[g], r.Upper[g] = math.Min(r.Lower[g], v), math.Max(r.Upper[g], v)
+		r.SD[g] = (r.Upper[g] - r.Lower[g]) / (2 * q)
+		widened = append(widened, g)
+	}
+	return widened
 }

@@ -299,6 +299,10 @@ func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceRe
 	if err != nil {
 		return nil, err
 	}
+	forestReached, err := reachForest(t, p, sp, res, req)
+	if err != nil {
+		return nil, err
+	}
 	t.progress("where the indices rest on extrapolation", 0, 1)
 	if out.Extrapolated, err = importanceExtrapolation(t, m, sp); err != nil {
 		return nil, err
@@ -332,6 +336,10 @@ func sobolImportance(t *task, p *prepared, req ImportanceRequest) (*ImportanceRe
 	if len(out.Extrapolated) > 0 {
 		notes = append(notes, fmt.Sprintf("the curves of %s rest on the model's extrapolation more than with any of %d designs of as many "+
 			"uniformly random configurations, so their indices are mostly the model's prior", strings.Join(out.Extrapolated, ", "), extrapolationReplicates))
+	}
+	if forestReached > 0 {
+		notes = append(notes, fmt.Sprintf("%d intervals also reach the Sobol indices of a random forest's mean on the same trials "+
+			"(doubt about the model class, as in the PDP bands)", forestReached))
 	}
 	if len(reached) > 0 {
 		notes = append(notes, fmt.Sprintf("the intervals of %s also reach its indices under the GP with its lengthscale at the 95%% "+
@@ -554,4 +562,43 @@ func reachAlternatives(t *task, m *fitted, sp *space.Space, res *sobol.Result, r
 		}
 	}
 	return reached, nil
+}
+
+// reachForest widens every main and total effect's interval to include
+// the same index of a random forest's mean function on the same trials
+// (outliers left out alike), within its design error: the model-class
+// doubt a GP's calibrated PDP band carries (forestband.go), for the
+// indices. The forest's indices come from a quasi-Monte Carlo design of
+// half the request's base points. It returns how many intervals it widened.
+func reachForest(t *task, p *prepared, sp *space.Space, res *sobol.Result, req ImportanceRequest) (int, error) {
+	forest, err := t.forestFor(p, *req.Surrogate, BandCalibrated)
+	if err != nil || forest == nil {
+		return 0, err
+	}
+	t.progress("Sobol indices of the random forest's mean", 0, 1)
+	est, err := sobol.Estimate(t.ctx, func(x [][]float64, out []float64) error { return surrogate.PredictMean(forest.model, x, out) },
+		sp, sobol.Options{Samples: max(sobol.MinSamples, req.Samples/2), Seed: req.Seed, Workers: max(1, t.workers)})
+	if err != nil {
+		if ctxErr := t.ctx.Err(); ctxErr != nil {
+			return 0, ctxErr
+		}
+		return 0, fmt.Errorf("explain: importance: the forest's indices: %w", err)
+	}
+	widened := 0
+	for j := range sp.Params {
+		for _, pair := range [][2]*sobol.Index{{&res.Main[j], &est.Main[j]}, {&res.Total[j], &est.Total[j]}} {
+			ix, f := pair[0], pair[1]
+			w := false
+			if lo := math.Max(0, f.Lower); lo < ix.Lower {
+				ix.Lower, w = lo, true
+			}
+			if hi := math.Min(1, f.Upper); hi > ix.Upper {
+				ix.Upper, w = hi, true
+			}
+			if w {
+				widened++
+			}
+		}
+	}
+	return widened, nil
 }

@@ -75,6 +75,9 @@ type PDPResult struct {
 	// Forest is the random forest's curve and band, which a calibrated
 	// band of a GP also covers (forestband.go).
 	Forest *ForestCurve `json:"forest,omitempty"`
+	// Plateaus are the grid points whose calibrated band was widened to
+	// hold the one value all their nearest trials share (holdPlateaus).
+	Plateaus []int `json:"plateaus,omitempty"`
 	// Note says over which configurations a conditional parameter's PDP
 	// averages, and anything else a reader must know.
 	Note string `json:"note,omitempty"`
@@ -205,6 +208,9 @@ func (e *Engine) PDP(ctx context.Context, h *history.History, req PDPRequest) (*
 			}
 		}
 		out := &PDPResult{About: p.about("pdp"), Result: res, Forest: curve, Note: conditionNote(h.Space, req.Params)}
+		if req.Band == BandCalibrated {
+			out.Plateaus = holdPlateaus(res, ice, m.data)
+		}
 		out.describe(m)
 		if len(idx) == 1 {
 			if out.Extrapolation, err = curveExtrapolation(t.ctx, m, h.Space, ice, extrapolationPoints); err != nil {
@@ -376,7 +382,9 @@ type RegionalResult struct {
 	// regional bands also cover (see PDPResult.Forest); the tree is grown on
 	// the GP's curves.
 	Forest *ForestCurve `json:"forest,omitempty"`
-	Note   string       `json:"note,omitempty"`
+	// Plateaus are the global curve's (see PDPResult.Plateaus).
+	Plateaus []int  `json:"plateaus,omitempty"`
+	Note     string `json:"note,omitempty"`
 }
 
 func (r *RegionalRequest) normalize(sp *space.Space) error {
@@ -450,6 +458,7 @@ func regionalOf(t *task, p *prepared, m *fitted, req RegionalRequest) (*Regional
 		}
 	}
 	out := &RegionalResult{About: p.about("regional"), Result: res, Forest: curve, MinDelta: req.MinDelta, Note: conditionNote(sp, []string{req.Param})}
+	out.Plateaus = holdPlateaus(res.Global, ice, m.data)
 	out.describe(m)
 	g := res.Global
 	if out.MCGlobal, err = metrics.MC(g.SD); err != nil {
