@@ -109,6 +109,7 @@ const (
 	evaluationChunk         = 2048
 	posteriorDesignSeedSalt = 0x5bd1e995
 	pivotTolerance          = 1e-10 // relative remaining variance a pivoted Cholesky ignores
+	negligibleIndex         = 1e-6  // an interval's lower end below it is 0
 )
 
 // Options configure an analysis. The zero value means the defaults.
@@ -590,6 +591,12 @@ func (r *Result) fill(d int, est, std []float64, offsets [][2]float64, post []fl
 			ix.Lower = clip(est[k]-math.Hypot(-offsets[k][0], q), 0, hiClip)
 			ix.Upper = clip(est[k]+math.Hypot(offsets[k][1], q), 0, hiClip)
 			ix.Std = math.Hypot(std[k], post[k])
+		}
+		if ix.Lower < negligibleIndex {
+			// A millionth of the variance is the design's rounding, not
+			// evidence of an effect: the total index of a parameter the
+			// function ignores comes out at 1e-9, never at 0.
+			ix.Lower = 0
 		}
 		return ix
 	}

@@ -487,3 +487,27 @@ func TestCovarianceScaleWidensIntervals(t *testing.T) {
 		t.Error("a scale below 1 accepted")
 	}
 }
+
+// TestIgnoredParameterReachesZero: the true indices of a parameter the
+// function ignores are exactly 0, and over several data sets the intervals
+// of a GP fitted to noise-free data must contain that 0, not stop at the
+// design's rounding just above it.
+func TestIgnoredParameterReachesZero(t *testing.T) {
+	if testing.Short() {
+		t.Skip("fits three GPs and samples them")
+	}
+	f := func(x []float64) float64 { return 3*x[0] + math.Sin(3*x[1]) }
+	sp := floatSpace(3, 0, 1)
+	for seed := uint64(1); seed <= 3; seed++ {
+		g := fitGP(t, 200+seed, 40, 3, f, 0)
+		res, err := Analyze(context.Background(), g, sp, Options{Samples: 1024, Posterior: 100, PosteriorPoints: 500, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, ix := range []Index{res.Main[2], res.Total[2]} {
+			if ix.Lower != 0 {
+				t.Errorf("seed %d: interval of the ignored parameter [%.3g, %.3g] leaves out 0", seed, ix.Lower, ix.Upper)
+			}
+		}
+	}
+}
