@@ -31,10 +31,16 @@ import (
 // two is fitted: how well each predicts the trials held out (a stacking
 // weight, Yao et al. 2018) says little about its error on an average over
 // the whole space, and a band weighted by it covered less (docs/calibration
-// .md). Both models see the same trials (outliers left out alike) and the
-// same Monte Carlo sample, so their curves, and the regions of a regional
-// PDP, match point for point. The result keeps the forest's curve and band
-// (ForestCurve); the band's sd is half its width over the quantile.
+// .md). The forest sees every trial, those the GP leaves out as failed or
+// diverged runs included: whether an extreme value is a failure or the
+// objective itself (a learning rate at which training really diverges) is
+// a judgement the trials cannot settle, and a forest's average carries a
+// trial only through the leaves that hold it, so the band reaches what
+// that region contributes if it is real while the GP's robust curve stays
+// the estimate. Both models see the same Monte Carlo sample, so their
+// curves, and the regions of a regional PDP, match point for point. The
+// result keeps the forest's curve and band (ForestCurve); the band's sd is
+// half its width over the quantile.
 
 // ForestCurve is the forest's curve and band that a calibrated band of a GP
 // also covers.
@@ -51,7 +57,7 @@ func (t *task) forestFor(p *prepared, spec Surrogate, band string) (*fitted, err
 	if band != BandCalibrated || spec.Kind != SurrogateGP {
 		return nil, nil
 	}
-	fspec := Surrogate{Kind: SurrogateForest, Seed: spec.Seed, Outliers: spec.Outliers}
+	fspec := Surrogate{Kind: SurrogateForest, Seed: spec.Seed, Outliers: OutliersKeep}
 	if err := fspec.normalize(); err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"xbo/explain/pdp"
+	"xbo/space"
 )
 
 // The band is the union of the two bands around the GP's curve (checked by
@@ -75,5 +76,44 @@ func TestForestBandCoversWhatTheGPMisses(t *testing.T) {
 	t.Logf("staircase: the calibrated band covers %d of %d grid points, the GP's exact band %d", covered(cal), len(cal.Grid), covered(alone))
 	if covered(cal) < 27 || covered(cal) <= covered(alone) {
 		t.Errorf("staircase: calibrated band covers %d of %d, the GP's exact band %d", covered(cal), len(cal.Grid), covered(alone))
+	}
+}
+
+// One trial in a corner where training really diverges (a ≥ 0.95 scores
+// 10 + 2b² everywhere): one trial cannot show a region, so the GP leaves
+// it out as a failed run and its curve stays the clean one. Whether they are
+// failures or the objective is a judgement the trials cannot settle, so
+// the calibrated band, through the forest that keeps every trial, reaches
+// the true PD there (10 + 2/3 at a = 1) while the curve stays below 2.
+func TestBandReachesTrialsLeftOut(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Config{})
+	corner := map[int]float64{7: 0.97}
+	h := waveStudy(t, space.Minimize, 60, 5, func(i int, f float64, rng *rand.Rand) float64 { return f })
+	for i := range h.Trials {
+		tr := &h.Trials[i]
+		if a, ok := corner[i]; ok {
+			tr.Params[0] = a
+		} else if tr.Params[0] >= 0.95 {
+			tr.Params[0] = 0.9 * tr.Params[0]
+			tr.Value = math.Sin(3*tr.Params[0]) + tr.Params[1]*tr.Params[1]
+		}
+		if tr.Params[0] >= 0.95 {
+			tr.Value = 10 + 2*tr.Params[1]*tr.Params[1]
+		}
+	}
+	res, err := e.PDP(ctx, h, PDPRequest{Params: []string{"a"}, Grid: 21})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.ModelCheck.Outliers) != 1 || res.ModelCheck.Outliers[0].Trial != 7 {
+		t.Fatalf("left out %+v, want the corner's trial 7: the test no longer shows a real region left out", res.ModelCheck.Outliers)
+	}
+	last := len(res.Grid) - 1
+	if res.Mean[last] > 2 {
+		t.Errorf("curve at a = 1 is %.2f: the left-out trials moved the estimate", res.Mean[last])
+	}
+	if res.Upper[last] < 10+2.0/3 {
+		t.Errorf("band at a = 1 [%.2f, %.2f] does not reach the corner's true PD %.2f", res.Lower[last], res.Upper[last], 10+2.0/3)
 	}
 }

@@ -565,9 +565,10 @@ func reachAlternatives(t *task, m *fitted, sp *space.Space, res *sobol.Result, r
 }
 
 // reachForest widens every main and total effect's interval to include
-// the same index of a random forest's mean function on the same trials
-// (outliers left out alike), within its design error: the model-class
-// doubt a GP's calibrated PDP band carries (forestband.go), for the
+// the same index of a random forest's mean function on every trial (the
+// ones the GP leaves out as failures included), within its design error:
+// the doubt about the model class and about the exclusion that a GP's
+// calibrated PDP band carries (forestband.go), for the
 // indices. The forest's indices come from a quasi-Monte Carlo design of
 // half the request's base points. It returns how many intervals it widened.
 func reachForest(t *task, p *prepared, sp *space.Space, res *sobol.Result, req ImportanceRequest) (int, error) {
