@@ -88,3 +88,44 @@ func TestExtrapolationFlag(t *testing.T) {
 		t.Errorf("corner trials: flagged %v", rc.Extrapolation.Beyond)
 	}
 }
+
+// An importance index is flagged when its parameter's curve, averaged over
+// a coarse grid, rests on extrapolation more than with any of the uniform
+// designs: on uniformly random trials that is the same rank test, flagging
+// about 1 index in 25 (at most 4 of 40 here, where 1.6 are expected), and
+// trials crowded into one corner leave every average over the space to the
+// prior, so both indices are flagged.
+func TestImportanceExtrapolationFlag(t *testing.T) {
+	if testing.Short() {
+		t.Skip("replicates")
+	}
+	ctx := context.Background()
+	e := newEngine(t, Config{})
+	flagged := 0
+	const reps = 20
+	for s := range uint64(reps) {
+		h := waveStudy(t, space.Minimize, 30, 700+s, nil)
+		r, err := e.Importance(ctx, h, ImportanceRequest{Posterior: 20, Refits: -1, Samples: 256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		flagged += len(r.Extrapolated)
+	}
+	t.Logf("uniform trials: %d of %d indices flagged", flagged, 2*reps)
+	if flagged > 4 {
+		t.Errorf("uniform trials: %d of %d indices flagged, nominal 1 in 25", flagged, 2*reps)
+	}
+	rng := rand.New(rand.NewPCG(10, 11))
+	corner := make([][]float64, 30)
+	for i := range corner {
+		corner[i] = []float64{0.25 * rng.Float64(), 0.25 * rng.Float64()}
+	}
+	rc, err := e.Importance(ctx, pointsStudy(t, corner, func(i int) float64 { return math.Sin(3*corner[i][0]) + corner[i][1]*corner[i][1] }),
+		ImportanceRequest{Posterior: 20, Refits: -1, Samples: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rc.Extrapolated) != 2 {
+		t.Errorf("corner trials: flagged %v, want both parameters", rc.Extrapolated)
+	}
+}
