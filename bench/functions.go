@@ -3,7 +3,8 @@
 // reproduce the papers' tables and the truth catalogue (truth.go): problems
 // whose partial dependence and Sobol indices are known, with a held-out
 // part, that `xbo bench calibration` and `xbo bench importance` score the
-// explanations against.
+// explanations against; and (moproblems.go) problems with several
+// objectives and constraints whose Pareto fronts and hypervolumes are known.
 //
 // The test functions follow the definitions of the Virtual Library of
 // Simulation Experiments by S. Surjanovic and D. Bingham, Simon Fraser

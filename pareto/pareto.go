@@ -15,7 +15,9 @@
 // Σ max(0, c_k) dominates.
 //
 // Sorting: fronts by the fast non-dominated sort of Deb et al. 2002
-// (NSGA-II), O(m·n²) for n vectors of m objectives.
+// (NSGA-II), O(m·n²) time and up to O(n²) memory for n vectors of m
+// objectives; the first front alone of two objectives by one sweep,
+// O(n log n).
 //
 // Hypervolume: the Lebesgue measure of the region dominated by the vectors
 // and bounded by a reference point r (Zitzler and Thiele 1998). For one
@@ -142,11 +144,53 @@ func ConstrainedSort(values [][]float64, violations []float64, dirs []space.Dire
 // Front returns the indices of the Pareto-optimal vectors (the first front
 // of Sort), in increasing order; nil for no vectors.
 func Front(values [][]float64, dirs []space.Direction) ([]int, error) {
+	if len(dirs) == 2 {
+		if err := checkSet(values, dirs); err != nil {
+			return nil, fmt.Errorf("pareto: front: %w", err)
+		}
+		return front2(values, signs(dirs)), nil
+	}
 	fronts, err := Sort(values, dirs)
 	if err != nil || len(fronts) == 0 {
 		return nil, err
 	}
 	return fronts[0], nil
+}
+
+// front2 is the first front of two objectives in O(n log n): sorted by the
+// first objective (then the second), a vector is non-dominated when its
+// second objective is below every earlier one's, or when it repeats the
+// last non-dominated vector exactly.
+func front2(values [][]float64, sign []float64) []int {
+	order := make([]int, len(values))
+	for i := range order {
+		order[i] = i
+	}
+	key := func(i, k int) float64 { return sign[k] * values[i][k] }
+	slices.SortStableFunc(order, func(a, b int) int {
+		for k := range 2 {
+			switch {
+			case key(a, k) < key(b, k):
+				return -1
+			case key(a, k) > key(b, k):
+				return 1
+			}
+		}
+		return 0
+	})
+	var out []int
+	best, last := math.Inf(1), -1
+	for _, i := range order {
+		switch {
+		case key(i, 1) < best:
+			best, last = key(i, 1), i
+			out = append(out, i)
+		case last >= 0 && key(i, 0) == key(last, 0) && key(i, 1) == key(last, 1):
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // nonDominatedSort is Deb et al.'s fast non-dominated sort of the vectors

@@ -1,0 +1,125 @@
+package bench
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+	"testing"
+
+	"xbo/pareto"
+)
+
+// paretoInputs are configurations on each problem's Pareto set, in natural
+// units, by the problem's definition (not by its Front function).
+func paretoInputs(name string, t float64) []float64 {
+	switch name {
+	case "dtlz2":
+		return []float64{t, 1 - t, 0.5, 0.5, 0.5, 0.5}
+	case "bnh":
+		if t <= 0.6 {
+			return []float64{5 * t, 5 * t}
+		}
+		return []float64{3 + 2*(t-0.6)/0.4, 3}
+	}
+	x := make([]float64, zdtDim)
+	x[0] = t
+	return x
+}
+
+// Each problem's front is what its definition says: configurations of the
+// Pareto set evaluate onto it (feasible), its samples are mutually
+// non-dominated, no uniformly random feasible configuration adds
+// hypervolume beyond it (2,000 of them), and its hypervolume matches the
+// closed form (ZDT1, ZDT2, DTLZ2) or a finer sample of the front (ZDT3,
+// BNH) within the stated accuracy.
+func TestMOProblemFronts(t *testing.T) {
+	for _, p := range MOProblems() {
+		t.Run(p.Name, func(t *testing.T) {
+			hv, err := p.TrueHypervolume()
+			if err != nil {
+				t.Fatal(err)
+			}
+			front := p.Front(2000)
+			idx, err := pareto.Front(front, p.Directions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(idx) != len(front) {
+				t.Errorf("%d of %d front samples are non-dominated", len(idx), len(front))
+			}
+			// On the Pareto set: on the front, up to the front's sampling.
+			near := func(v []float64) float64 {
+				best := math.Inf(1)
+				for _, f := range p.Front(20000) {
+					d := 0.0
+					for k := range v {
+						d = math.Max(d, math.Abs(v[k]-f[k])/(p.Reference[k]))
+					}
+					best = math.Min(best, d)
+				}
+				return best
+			}
+			ts := []float64{0, 0.13, 0.5, 0.77, 1}
+			if p.Name == "zdt3" {
+				// Inside the five pieces of ZDT3's front (f1 in [0, 0.083],
+				// [0.182, 0.258], [0.409, 0.454], [0.618, 0.653],
+				// [0.823, 0.852]; Zitzler et al. 2000).
+				ts = []float64{0.05, 0.2, 0.43, 0.63, 0.84}
+			}
+			for _, tt := range ts {
+				x := paretoInputs(p.Name, tt)
+				v, c := p.Eval(x)
+				if pareto.Violation(c) > 0 {
+					t.Errorf("Pareto-set point %v infeasible: %v", x, c)
+				}
+				if p.Name == "dtlz2" {
+					// The front is the unit sphere: exact, not sampled.
+					if r := math.Sqrt(v[0]*v[0] + v[1]*v[1] + v[2]*v[2]); math.Abs(r-1) > 1e-12 {
+						t.Errorf("Pareto-set point %v evaluates to %v, norm %v", x, v, r)
+					}
+				} else if d := near(v); d > 2e-3 {
+					t.Errorf("Pareto-set point %v evaluates to %v, %.4f from the front", x, v, d)
+				}
+			}
+			// Random feasible configurations add nothing beyond the front.
+			rng := rand.New(rand.NewPCG(7, 8))
+			var random [][]float64
+			for range 2000 {
+				x := p.Space.Decode(p.Space.Sample(rng, 1)[0])
+				v, c := p.Eval(x)
+				if pareto.Violation(c) == 0 {
+					random = append(random, v)
+				}
+			}
+			if len(random) < 500 {
+				t.Fatalf("only %d of 2,000 random configurations feasible", len(random))
+			}
+			dense := p.Front(frontSamples)
+			withRandom, err := pareto.Hypervolume(slices.Concat(dense, random), p.Reference, p.Directions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if withRandom > hv*(1+1e-4) {
+				t.Errorf("random configurations raise the hypervolume from %.6f to %.6f: the front is not optimal", hv, withRandom)
+			}
+			// Accuracy of the true hypervolume.
+			finer, err := pareto.Hypervolume(p.Front(4*frontSamples), p.Reference, p.Directions)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.closedHV > 0 {
+				// A sampled front's hypervolume is a lower bound that
+				// approaches the closed form.
+				if finer > hv || finer < hv*(1-0.01) {
+					t.Errorf("closed-form hypervolume %.6f, a sampled front gives %.6f", hv, finer)
+				}
+			} else if math.Abs(finer-hv) > 1e-4*hv {
+				t.Errorf("true hypervolume %.6f, a finer front gives %.6f", hv, finer)
+			}
+			t.Logf("true hypervolume %.6f (finer sample %.6f); %d random feasible", hv, finer, len(random))
+		})
+	}
+	if _, err := MOProblemByName("zdt4"); err == nil {
+		t.Error("an unknown problem found")
+	}
+}
