@@ -29,9 +29,12 @@ import (
 //     x1 = x2 ∈ [0,3] followed by x2 = 3, x1 ∈ [3,5] (both constraints hold
 //     there).
 //
-// Reference points for the hypervolume are stated per problem: 1.1 in every
-// objective for ZDT and DTLZ2 (just beyond the front's worst values, as in
-// most comparisons of these problems), (140, 50) for BNH.
+// Reference points for the hypervolume are stated per problem: (11, 11) for
+// ZDT, where a random configuration's f2 is about 5 (so that a run of a
+// hundred evaluations that has not yet reached the front's neighbourhood
+// still scores; BoTorch's test problems use the same point), 1.1 in every
+// objective for DTLZ2 (just beyond the front's worst values), (140, 50) for
+// BNH.
 
 // MOProblem is a benchmark problem with several objectives, all minimized.
 type MOProblem struct {
@@ -109,7 +112,10 @@ func minimizeAll(m int) []space.Direction {
 	return slices.Repeat([]space.Direction{space.Minimize}, m)
 }
 
-const zdtDim = 6
+const (
+	zdtDim = 6
+	zdtRef = 11.0
+)
 
 func zdtShape(variant int, r, f1 float64) float64 {
 	switch variant {
@@ -127,7 +133,7 @@ func zdt(variant int) *MOProblem {
 		Name:       fmt.Sprintf("zdt%d", variant),
 		Space:      unitSpace(zdtDim),
 		Directions: minimizeAll(2),
-		Reference:  []float64{1.1, 1.1},
+		Reference:  []float64{zdtRef, zdtRef},
 		Eval: func(x []float64) ([]float64, []float64) {
 			g := 0.0
 			for _, v := range x[1:] {
@@ -138,14 +144,15 @@ func zdt(variant int) *MOProblem {
 			return []float64{f1, g * zdtShape(variant, f1/g, f1)}, nil
 		},
 	}
-	// Beyond f1 = 1 the front's best f2 stays at its value there, so the
-	// strip f1 ∈ [1, 1.1] adds 0.1·(1.1 − f2(1)) = 0.11; below, the area is
-	// ∫₀¹ (1.1 − f2) = 0.1 + ∫₀¹ (1 − h).
+	// With r the reference value: beyond f1 = 1 the front's best f2 stays
+	// at its value there, 0, so the strip f1 ∈ [1, r] adds (r − 1)·r; below,
+	// the area is ∫₀¹ (r − h) = r − ∫₀¹ h, with ∫₀¹ h = 1/3 for ZDT1 and 2/3
+	// for ZDT2.
 	switch variant {
 	case 1:
-		p.closedHV = 0.1 + 2.0/3 + 0.11
+		p.closedHV = zdtRef - 1.0/3 + (zdtRef-1)*zdtRef
 	case 2:
-		p.closedHV = 0.1 + 1.0/3 + 0.11
+		p.closedHV = zdtRef - 2.0/3 + (zdtRef-1)*zdtRef
 	}
 	p.Front = func(n int) [][]float64 {
 		// g = 1 along f1 ∈ [0,1]; ZDT3's curve is dominated in places, so

@@ -48,12 +48,22 @@ func TestMOProblemFronts(t *testing.T) {
 				t.Errorf("%d of %d front samples are non-dominated", len(idx), len(front))
 			}
 			// On the Pareto set: on the front, up to the front's sampling.
+			dense20k := p.Front(20000)
+			scale := make([]float64, len(p.Directions))
+			for k := range scale {
+				lo, hi := math.Inf(1), math.Inf(-1)
+				for _, f := range dense20k {
+					lo, hi = math.Min(lo, f[k]), math.Max(hi, f[k])
+				}
+				scale[k] = hi - lo
+			}
+			// near is the distance to the front, relative to its extent.
 			near := func(v []float64) float64 {
 				best := math.Inf(1)
-				for _, f := range p.Front(20000) {
+				for _, f := range dense20k {
 					d := 0.0
 					for k := range v {
-						d = math.Max(d, math.Abs(v[k]-f[k])/(p.Reference[k]))
+						d = math.Max(d, math.Abs(v[k]-f[k])/scale[k])
 					}
 					best = math.Min(best, d)
 				}

@@ -1,4 +1,5 @@
-"""One optimization run of an Optuna sampler, driven by `xbo bench peers`.
+"""One optimization run of an Optuna sampler, driven by `xbo bench peers`
+(and by `xbo bench multiobjective`).
 
 The objective lives in the Go process (one implementation for every method):
 this script reads one JSON line with the run's settings, then for every trial
@@ -16,6 +17,14 @@ complete (with its value at the last step), and writes {"used": steps,
 resource: unless pruned, that trial is not told and the run ends. A reply
 {"stop": true} ends the run.
 
+With "objectives": m > 1 in the settings (`xbo bench multiobjective`) the
+study has m minimized objectives: the reply is {"values": [...],
+"constraints": [...]} (constraints feasible when ≤ 0, given to the sampler
+through its constraints_func when the run has any), and the samplers are
+"nsga2" (NSGA-II with Optuna's defaults) and "tpe" (TPE, which is
+multi-objective in Optuna 3.1, multivariate, with the constant liar when
+workers > 1).
+
 Optuna (Debian's python3-optuna) is a benchmark baseline only, never a
 dependency of xbo.
 """
@@ -26,6 +35,22 @@ import sys
 import time
 
 import optuna
+
+
+def constraints_of(trial):
+    return trial.user_attrs["constraints"]
+
+
+def mo_sampler(name, seed, workers, constrained):
+    """A sampler for several objectives (and constraints)."""
+    cf = constraints_of if constrained else None
+    if name == "nsga2":
+        return optuna.samplers.NSGAIISampler(seed=seed, constraints_func=cf)
+    if name == "tpe":
+        return optuna.samplers.TPESampler(seed=seed, multivariate=True, constant_liar=workers > 1, constraints_func=cf)
+    if name == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    raise SystemExit("unknown sampler %r for several objectives" % name)
 
 
 def sampler_for(name, seed, workers):
@@ -121,14 +146,25 @@ def main():
         multifidelity(spec)
         return
     workers = spec["workers"]
-    study = optuna.create_study(direction="minimize", sampler=sampler_for(spec["sampler"], spec["seed"], workers))
+    objectives = spec.get("objectives", 1)
+    constrained = spec.get("constraints", 0) > 0
+    if objectives > 1:
+        sampler = mo_sampler(spec["sampler"], spec["seed"], workers, constrained)
+        study = optuna.create_study(directions=["minimize"] * objectives, sampler=sampler)
+    else:
+        study = optuna.create_study(direction="minimize", sampler=sampler_for(spec["sampler"], spec["seed"], workers))
     pending = collections.deque()
     ask_seconds = []
     asked = told = 0
     while told < spec["budget"]:
         while len(pending) < workers and asked < spec["budget"]:
             trial, reply = ask(study, spec["params"], ask_seconds)
-            pending.append((trial, reply["value"]))
+            if objectives > 1:
+                if constrained:
+                    trial.set_user_attr("constraints", reply["constraints"])
+                pending.append((trial, reply["values"]))
+            else:
+                pending.append((trial, reply["value"]))
             asked += 1
         trial, value = pending.popleft()
         study.tell(trial, value)
