@@ -44,9 +44,11 @@ type MOProblem struct {
 	Directions []space.Direction
 	// Reference is the hypervolume's reference point.
 	Reference []float64
+	// Constraints is how many constraint values Eval returns.
+	Constraints int
 	// Eval returns the objective values at x (natural units) and the
-	// constraint values (feasible when every one is ≤ 0; nil when the
-	// problem has none).
+	// Constraints constraint values (feasible when every one is ≤ 0; nil
+	// when the problem has none).
 	Eval func(x []float64) (values, constraints []float64)
 	// Front returns n points spread along the true Pareto front.
 	Front func(n int) [][]float64
@@ -226,10 +228,11 @@ func bnh() *MOProblem {
 		panic(err) // static definition
 	}
 	return &MOProblem{
-		Name:       "bnh",
-		Space:      sp,
-		Directions: minimizeAll(2),
-		Reference:  []float64{140, 50},
+		Name:        "bnh",
+		Space:       sp,
+		Directions:  minimizeAll(2),
+		Reference:   []float64{140, 50},
+		Constraints: 2,
 		Eval: func(x []float64) ([]float64, []float64) {
 			x1, x2 := x[0], x[1]
 			return bnhObjectives(x1, x2), []float64{

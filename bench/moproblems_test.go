@@ -79,6 +79,9 @@ func TestMOProblemFronts(t *testing.T) {
 			for _, tt := range ts {
 				x := paretoInputs(p.Name, tt)
 				v, c := p.Eval(x)
+				if len(c) != p.Constraints || len(v) != len(p.Directions) {
+					t.Fatalf("Eval gives %d values and %d constraints, the problem states %d and %d", len(v), len(c), len(p.Directions), p.Constraints)
+				}
 				if pareto.Violation(c) > 0 {
 					t.Errorf("Pareto-set point %v infeasible: %v", x, c)
 				}

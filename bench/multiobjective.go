@@ -246,55 +246,26 @@ type moPeerSpec struct {
 }
 
 func optunaMORun(ctx context.Context, p *MOProblem, method string, budget, workers int, seed uint64, python string, run *MORun) error {
-	spec := moPeerSpec{peerSpec: peerSpec{Sampler: method, Seed: seed, Budget: budget, Workers: workers}, Objectives: len(p.Directions)}
+	spec := moPeerSpec{peerSpec: peerSpec{Sampler: method, Seed: seed, Budget: budget, Workers: workers},
+		Objectives: len(p.Directions), Constraints: p.Constraints}
 	var err error
 	if spec.Params, err = peerParams(p.Space); err != nil {
 		return err
 	}
-	probe := make([]float64, p.Space.Dim())
-	for j, q := range p.Space.Params {
-		probe[j] = q.Low
-	}
-	if _, c := p.Eval(probe); len(c) > 0 {
-		spec.Constraints = len(c)
-	}
-	child, err := startPeer(ctx, python, spec)
-	if err != nil {
-		return err
-	}
-	defer child.stop()
 	// Values are told in ask order, oldest first: the told sequence is the
 	// asked one delayed by the workers' window.
 	type told struct{ values, constraints []float64 }
 	var queue []told
-	for {
-		var msg struct {
-			Params     map[string]any `json:"params"`
-			Done       bool           `json:"done"`
-			AskSeconds []float64      `json:"ask_seconds"`
-		}
-		if err := child.receive(&msg); err != nil {
-			return child.fail(err)
-		}
-		if msg.Done {
-			run.AskSeconds = msg.AskSeconds
-			break
-		}
-		x, err := p.Space.FromMap(msg.Params)
-		if err != nil {
-			return child.fail(err)
-		}
+	run.AskSeconds, err = answerPeer(ctx, python, spec, p.Space, func(x []float64) (any, error) {
 		v, c := p.Eval(x)
 		queue = append(queue, told{v, c})
 		reply := map[string][]float64{"values": v}
 		if c != nil {
 			reply["constraints"] = c
 		}
-		if err := child.send(reply); err != nil {
-			return child.fail(err)
-		}
-	}
-	if err := child.wait(); err != nil {
+		return reply, nil
+	})
+	if err != nil {
 		return err
 	}
 	if len(queue) != budget {

@@ -551,44 +551,21 @@ func optunaRun(ctx context.Context, p *Problem, method string, workers int, seed
 	if spec.Params, err = peerParams(p.Space); err != nil {
 		return err
 	}
-	child, err := startPeer(ctx, python, spec)
-	if err != nil {
-		return err
-	}
-	defer child.stop()
 	tr := newTracker(p, seed)
 	// Values are told in ask order, oldest first, so the told sequence is
 	// the asked one delayed by the workers' window.
 	var queue [][]float64
 	var values []float64
-	for {
-		var msg struct {
-			Params     map[string]any `json:"params"`
-			Done       bool           `json:"done"`
-			AskSeconds []float64      `json:"ask_seconds"`
-		}
-		if err := child.receive(&msg); err != nil {
-			return child.fail(err)
-		}
-		if msg.Done {
-			run.AskSeconds = msg.AskSeconds
-			break
-		}
-		x, err := p.Space.FromMap(msg.Params)
-		if err != nil {
-			return child.fail(err)
-		}
+	run.AskSeconds, err = answerPeer(ctx, python, spec, p.Space, func(x []float64) (any, error) {
 		y, err := tr.evaluate(x)
 		if err != nil {
-			return child.fail(err)
+			return nil, err
 		}
 		queue = append(queue, x)
 		values = append(values, y)
-		if err := child.send(map[string]float64{"value": y}); err != nil {
-			return child.fail(err)
-		}
-	}
-	if err := child.wait(); err != nil {
+		return map[string]float64{"value": y}, nil
+	})
+	if err != nil {
 		return err
 	}
 	if len(queue) != p.Budget {
@@ -599,6 +576,41 @@ func optunaRun(ctx context.Context, p *Problem, method string, workers int, seed
 	}
 	run.Regret = tr.regret
 	return nil
+}
+
+// answerPeer runs the script with spec and answers every configuration it
+// asks for with answer's reply, until it says it is done; it returns the
+// script's ask times.
+func answerPeer(ctx context.Context, python string, spec any, sp *space.Space, answer func(x []float64) (any, error)) ([]float64, error) {
+	child, err := startPeer(ctx, python, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer child.stop()
+	for {
+		var msg struct {
+			Params     map[string]any `json:"params"`
+			Done       bool           `json:"done"`
+			AskSeconds []float64      `json:"ask_seconds"`
+		}
+		if err := child.receive(&msg); err != nil {
+			return nil, child.fail(err)
+		}
+		if msg.Done {
+			return msg.AskSeconds, child.wait()
+		}
+		x, err := sp.FromMap(msg.Params)
+		if err != nil {
+			return nil, child.fail(err)
+		}
+		reply, err := answer(x)
+		if err != nil {
+			return nil, child.fail(err)
+		}
+		if err := child.send(reply); err != nil {
+			return nil, child.fail(err)
+		}
+	}
 }
 
 // peerParams lists a space's parameters, parents before children, as
