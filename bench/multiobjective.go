@@ -8,14 +8,17 @@ import (
 	"runtime"
 	"strings"
 	"text/tabwriter"
+	"time"
 
+	"xbo/opt"
 	"xbo/pareto"
 )
 
-// MOMethods are the methods `xbo bench multiobjective` compares: uniform
-// random search and Optuna's NSGA-II and (multi-objective, multivariate)
-// TPE, run through scripts/peers.py.
-var MOMethods = []string{"random", "nsga2", "tpe"}
+// MOMethods are the methods `xbo bench multiobjective` compares: xbo's
+// ParEGO (opt.ParEGO with the optimizer's defaults), uniform random search
+// and Optuna's NSGA-II and (multi-objective, multivariate) TPE, run
+// through scripts/peers.py.
+var MOMethods = []string{"xbo", "random", "nsga2", "tpe"}
 
 // MOOptions configure MultiObjective.
 type MOOptions struct {
@@ -151,9 +154,12 @@ func multiObjective(ctx context.Context, o MOOptions) (*MOResult, error) {
 		p, method, workers := problems[j.pi], o.Methods[j.mi], o.Workers[j.wi]
 		run := MORun{Problem: p.Name, Method: method, Workers: workers, Seed: j.seed}
 		var err error
-		if method == "random" {
+		switch method {
+		case "random":
 			err = randomMORun(p, budgets[j.pi], uint64(j.seed), &run)
-		} else {
+		case "xbo":
+			err = xboMORun(p, budgets[j.pi], workers, uint64(j.seed), &run)
+		default:
 			err = optunaMORun(ctx, p, method, budgets[j.pi], workers, uint64(j.seed), o.Python, &run)
 		}
 		if err != nil {
@@ -223,6 +229,40 @@ func (t *moTracker) told(values, constraints []float64) error {
 		return err
 	}
 	t.run.HV = append(t.run.HV, hv)
+	return nil
+}
+
+// xboMORun runs opt.ParEGO with the optimizer's defaults, keeping workers
+// trials pending and telling the oldest first.
+func xboMORun(p *MOProblem, budget, workers int, seed uint64, run *MORun) error {
+	o, err := opt.NewParEGO(opt.Config{Space: p.Space, Seed: seed, Workers: 1}, p.Directions)
+	if err != nil {
+		return err
+	}
+	tr := &moTracker{p: p, run: run}
+	var pending []opt.Trial
+	for asked, told := 0, 0; told < budget; {
+		for len(pending) < workers && asked < budget {
+			start := time.Now()
+			t, err := o.Ask()
+			if err != nil {
+				return err
+			}
+			run.AskSeconds = append(run.AskSeconds, time.Since(start).Seconds())
+			pending = append(pending, t)
+			asked++
+		}
+		t := pending[0]
+		pending = pending[1:]
+		v, c := p.Eval(t.Params)
+		if err := o.Tell(t.ID, v, c); err != nil {
+			return err
+		}
+		if err := tr.told(v, c); err != nil {
+			return err
+		}
+		told++
+	}
 	return nil
 }
 
