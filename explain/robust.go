@@ -50,7 +50,7 @@ import (
 //     model overconfident everywhere does not condemn every trial, z_i/c
 //     exceeds Φ⁻¹(1 − α/n), α = 0.05 (Bonferroni over the n trials: on data
 //     a calibrated model fits, the chance that any trial is left out is at
-//     most 5%; measured 0 of 40 clean studies in the tests).
+//     most 5%).
 //
 // The search starts with every candidate left out and takes back those the
 // model of the others predicts (see clean); when more than
