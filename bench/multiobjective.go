@@ -116,10 +116,8 @@ func multiObjective(ctx context.Context, o MOOptions) (*MOResult, error) {
 	if err := checkMethods(o.Methods, MOMethods); err != nil {
 		return nil, err
 	}
-	for _, w := range o.Workers {
-		if w < 1 || w > 64 {
-			return nil, fmt.Errorf("workers %d outside 1..64", w)
-		}
+	if err := checkWorkers(o.Workers); err != nil {
+		return nil, err
 	}
 	problems := make([]*MOProblem, len(o.Problems))
 	budgets := make([]int, len(o.Problems))
@@ -137,30 +135,20 @@ func multiObjective(ctx context.Context, o MOOptions) (*MOResult, error) {
 			}
 		}
 	}
-	type job struct{ pi, mi, wi, seed int }
-	var jobs []job
-	for pi := range problems {
-		for wi := range o.Workers {
-			for mi := range o.Methods {
-				for seed := 1; seed <= o.Seeds; seed++ {
-					jobs = append(jobs, job{pi, mi, wi, seed})
-				}
-			}
-		}
-	}
+	jobs := sweepJobs(len(problems), len(o.Workers), len(o.Methods), o.Seeds)
 	runs := make([]MORun, len(jobs))
 	err := parallelDo(ctx, len(jobs), o.Jobs, o.Progress, func(k int) error {
 		j := jobs[k]
-		p, method, workers := problems[j.pi], o.Methods[j.mi], o.Workers[j.wi]
+		p, method, workers := problems[j.problem], o.Methods[j.method], o.Workers[j.workers]
 		run := MORun{Problem: p.Name, Method: method, Workers: workers, Seed: j.seed}
 		var err error
 		switch method {
 		case "random":
-			err = randomMORun(p, budgets[j.pi], uint64(j.seed), &run)
+			err = randomMORun(p, budgets[j.problem], uint64(j.seed), &run)
 		case "xbo":
-			err = xboMORun(p, budgets[j.pi], workers, uint64(j.seed), &run)
+			err = xboMORun(p, budgets[j.problem], workers, uint64(j.seed), &run)
 		default:
-			err = optunaMORun(ctx, p, method, budgets[j.pi], workers, uint64(j.seed), o.Python, &run)
+			err = optunaMORun(ctx, p, method, budgets[j.problem], workers, uint64(j.seed), o.Python, &run)
 		}
 		if err != nil {
 			return fmt.Errorf("%s, %s, %d workers, seed %d: %w", p.Name, method, workers, j.seed, err)

@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"sync"
 )
 
@@ -60,4 +61,35 @@ feed:
 		return firstErr
 	}
 	return ctx.Err()
+}
+
+// sweepJob is one run of an optimizer comparison: indices of a problem, a
+// worker count and a method, and a seed (1-based).
+type sweepJob struct{ problem, workers, method, seed int }
+
+// sweepJobs lists every (problem, worker count, method, seed) of a
+// comparison, in that nesting order, so that a method's runs of one
+// problem and worker count come in seed order.
+func sweepJobs(problems, workers, methods, seeds int) []sweepJob {
+	var jobs []sweepJob
+	for pi := range problems {
+		for wi := range workers {
+			for mi := range methods {
+				for seed := 1; seed <= seeds; seed++ {
+					jobs = append(jobs, sweepJob{pi, wi, mi, seed})
+				}
+			}
+		}
+	}
+	return jobs
+}
+
+// checkWorkers refuses simulated worker counts outside 1..64.
+func checkWorkers(workers []int) error {
+	for _, w := range workers {
+		if w < 1 || w > 64 {
+			return fmt.Errorf("workers %d outside 1..64", w)
+		}
+	}
+	return nil
 }

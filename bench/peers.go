@@ -287,10 +287,8 @@ func peers(ctx context.Context, o PeersOptions) (*PeersResult, error) {
 	if err := checkMethods(o.Methods, PeerMethods); err != nil {
 		return nil, err
 	}
-	for _, w := range o.Workers {
-		if w < 1 || w > 64 {
-			return nil, fmt.Errorf("workers %d outside 1..64", w)
-		}
+	if err := checkWorkers(o.Workers); err != nil {
+		return nil, err
 	}
 	problems := make([]*Problem, len(o.Problems))
 	for i, name := range o.Problems {
@@ -303,21 +301,11 @@ func peers(ctx context.Context, o PeersOptions) (*PeersResult, error) {
 		}
 		problems[i] = p
 	}
-	type job struct{ pi, mi, wi, seed int }
-	var jobs []job
-	for pi := range problems {
-		for wi := range o.Workers {
-			for mi := range o.Methods {
-				for seed := 1; seed <= o.Seeds; seed++ {
-					jobs = append(jobs, job{pi, mi, wi, seed})
-				}
-			}
-		}
-	}
+	jobs := sweepJobs(len(problems), len(o.Workers), len(o.Methods), o.Seeds)
 	runs := make([]PeerRun, len(jobs))
 	err := parallelDo(ctx, len(jobs), o.Jobs, o.Progress, func(k int) error {
 		j := jobs[k]
-		p, method, workers := problems[j.pi], o.Methods[j.mi], o.Workers[j.wi]
+		p, method, workers := problems[j.problem], o.Methods[j.method], o.Workers[j.workers]
 		run, err := peerRun(ctx, p, method, workers, uint64(j.seed), o)
 		if err != nil {
 			return fmt.Errorf("%s, %s, %d workers, seed %d: %w", p.Name, method, workers, j.seed, err)
@@ -334,8 +322,8 @@ func peers(ctx context.Context, o PeersOptions) (*PeersResult, error) {
 			row := PeersRow{Problem: p.Name, Workers: w, Budget: p.Budget}
 			regrets := make([][]float64, len(o.Methods))
 			for k, j := range jobs {
-				if j.pi == pi && j.wi == wi {
-					regrets[j.mi] = append(regrets[j.mi], runs[k].Regret)
+				if j.problem == pi && j.workers == wi {
+					regrets[j.method] = append(regrets[j.method], runs[k].Regret)
 				}
 			}
 			xi := slices.Index(o.Methods, MethodXBO)

@@ -208,9 +208,7 @@ func (e *Engine) PDP(ctx context.Context, h *history.History, req PDPRequest) (*
 			}
 		}
 		out := &PDPResult{About: p.about("pdp"), Result: res, Forest: curve, Note: conditionNote(h.Space, req.Params)}
-		if req.Band == BandCalibrated {
-			out.Plateaus = holdPlateaus(res, ice, m.data)
-		}
+		out.Plateaus = holdPlateaus(res, ice, m.data)
 		out.describe(m)
 		if len(idx) == 1 {
 			if out.Extrapolation, err = curveExtrapolation(t.ctx, m, h.Space, ice, extrapolationPoints); err != nil {

@@ -9,25 +9,13 @@ import (
 	"xbo/space"
 )
 
-func twoParamSpace(t *testing.T) *space.Space {
-	t.Helper()
-	sp, err := space.New(space.Minimize, []space.Param{
-		{Name: "a", Type: space.Float, Low: 0, High: 1},
-		{Name: "b", Type: space.Float, Low: 0, High: 1},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sp
-}
-
 // The scalarized values follow the augmented Chebyshev form by hand:
 // objectives scaled to [0, 1] by the told range (the maximized one
 // negated first), s = max λ_k f̃_k + ρ Σ λ_k f̃_k; an infeasible trial is
 // above every feasible one, the more violated the higher; pending trials
 // stay pending.
 func TestParEGOScalarization(t *testing.T) {
-	p, err := NewParEGO(Config{Space: twoParamSpace(t), Seed: 1}, []space.Direction{space.Minimize, space.Maximize})
+	p, err := NewParEGO(Config{Space: unitSpace(t, 2), Seed: 1}, []space.Direction{space.Minimize, space.Maximize})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +62,7 @@ func TestParEGOScalarization(t *testing.T) {
 	if err := p.TellFailed(ids[5]); err != nil {
 		t.Error(err)
 	}
-	if _, err := NewParEGO(Config{Space: twoParamSpace(t)}, []space.Direction{space.Minimize}); err == nil {
+	if _, err := NewParEGO(Config{Space: unitSpace(t, 2)}, []space.Direction{space.Minimize}); err == nil {
 		t.Error("one objective accepted")
 	}
 }
@@ -86,7 +74,7 @@ func TestParEGOBeatsRandom(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three optimizations")
 	}
-	sp := twoParamSpace(t)
+	sp := unitSpace(t, 2)
 	f := func(x []float64) []float64 {
 		g := 1 + 9*x[1]
 		return []float64{x[0], g * (1 - math.Sqrt(x[0]/g))}

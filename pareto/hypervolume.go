@@ -15,7 +15,7 @@ import (
 // better than ref in every objective add nothing. At most MaxObjectives
 // objectives.
 func Hypervolume(values [][]float64, ref []float64, dirs []space.Direction) (float64, error) {
-	pts, err := prepare(values, ref, dirs)
+	pts, _, err := prepare(values, ref, dirs)
 	if err != nil {
 		return 0, fmt.Errorf("pareto: hypervolume: %w", err)
 	}
@@ -26,23 +26,21 @@ func Hypervolume(values [][]float64, ref []float64, dirs []space.Direction) (flo
 // lost when it alone is removed (0 for a dominated vector, for one not
 // better than ref, and for each of several identical vectors).
 func Contributions(values [][]float64, ref []float64, dirs []space.Direction) ([]float64, error) {
-	if _, err := prepare(values, ref, dirs); err != nil {
+	pts, at, err := prepare(values, ref, dirs)
+	if err != nil {
 		return nil, fmt.Errorf("pareto: contributions: %w", err)
 	}
-	all, err := Hypervolume(values, ref, dirs)
-	if err != nil {
-		return nil, err
-	}
+	m := len(dirs)
+	all := volume(pts, m)
 	out := make([]float64, len(values))
-	rest := make([][]float64, 0, len(values))
-	for i := range values {
-		rest = append(rest[:0], values[:i]...)
-		rest = append(rest, values[i+1:]...)
-		without, err := Hypervolume(rest, ref, dirs)
-		if err != nil {
-			return nil, err
+	rest := make([][]float64, 0, len(pts))
+	for i, k := range at {
+		if k < 0 {
+			continue // beyond the reference point: adds nothing
 		}
-		out[i] = math.Max(0, all-without)
+		rest = append(rest[:0], pts[:k]...)
+		rest = append(rest, pts[k+1:]...)
+		out[i] = math.Max(0, all-volume(rest, m))
 	}
 	return out, nil
 }
@@ -51,31 +49,34 @@ func Contributions(values [][]float64, ref []float64, dirs []space.Direction) ([
 // that the reference point is the origin and larger is better: coordinate
 // k is ref_k − value_k for a minimized objective and value_k − ref_k for a
 // maximized one. A vector counts when every coordinate is positive; it then
-// dominates the box [0, p].
-func prepare(values [][]float64, ref []float64, dirs []space.Direction) ([][]float64, error) {
+// dominates the box [0, p]. at[i] is where vector i went in pts, −1 when it
+// does not count.
+func prepare(values [][]float64, ref []float64, dirs []space.Direction) (pts [][]float64, at []int, err error) {
 	if err := checkSet(values, dirs); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := checkVector(ref, dirs); err != nil {
-		return nil, fmt.Errorf("reference point: %w", err)
+		return nil, nil, fmt.Errorf("reference point: %w", err)
 	}
 	if len(dirs) > MaxObjectives {
-		return nil, fmt.Errorf("%d objectives: at most %d (exact hypervolume costs up to n^(m−1))", len(dirs), MaxObjectives)
+		return nil, nil, fmt.Errorf("%d objectives: at most %d (exact hypervolume costs up to n^(m−1))", len(dirs), MaxObjectives)
 	}
 	sign := signs(dirs)
-	var pts [][]float64
-	for _, v := range values {
+	at = make([]int, len(values))
+	for i, v := range values {
 		p := make([]float64, len(v))
 		ok := true
 		for k, x := range v {
 			p[k] = sign[k] * (ref[k] - x)
 			ok = ok && p[k] > 0
 		}
+		at[i] = -1
 		if ok {
+			at[i] = len(pts)
 			pts = append(pts, p)
 		}
 	}
-	return pts, nil
+	return pts, at, nil
 }
 
 // volume is the measure of the union of the boxes [0, p] (p > 0 in every
