@@ -159,6 +159,8 @@ type Trial struct {
 	State        string          `json:"state"`
 	Params       map[string]any  `json:"params"`
 	Value        *float64        `json:"value,omitempty"`
+	Values       []float64       `json:"values,omitempty"`
+	Constraints  []float64       `json:"constraints,omitempty"`
 	Intermediate []Intermediate  `json:"intermediate,omitempty"`
 	UserAttrs    map[string]any  `json:"user_attrs,omitempty"`
 	Worker       string          `json:"worker,omitempty"`
@@ -261,6 +263,41 @@ func (c *Client) Tell(ctx context.Context, study string, number int64, value flo
 	return c.do(ctx, http.MethodPost, trialPath(study, number, "tell"), map[string]any{"value": value}, nil, true)
 }
 
+// Outcome is a complete trial's result in a study with several objectives
+// or constraints: every objective's value in the space's order, and the
+// constraint values (feasible when every one is ≤ 0; nil for an
+// unconstrained study).
+type Outcome struct {
+	Values      []float64 `json:"values"`
+	Constraints []float64 `json:"constraints,omitempty"`
+}
+
+func (o Outcome) check(number int64) error {
+	if len(o.Values) == 0 {
+		return fmt.Errorf("client: trial %d: no objective values", number)
+	}
+	for k, v := range o.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("client: trial %d: objective value %d is %v, not finite (use Fail)", number, k, v)
+		}
+	}
+	for j, v := range o.Constraints {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("client: trial %d: constraint value %d is %v, not finite", number, j, v)
+		}
+	}
+	return nil
+}
+
+// TellOutcome reports a trial's objective values and constraint values
+// (several objectives, or a constrained study). Repeating it is harmless.
+func (c *Client) TellOutcome(ctx context.Context, study string, number int64, o Outcome) error {
+	if err := o.check(number); err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPost, trialPath(study, number, "tell"), o, nil, true)
+}
+
 // Fail reports that a trial's evaluation failed.
 func (c *Client) Fail(ctx context.Context, study string, number int64, reason string) error {
 	return c.do(ctx, http.MethodPost, trialPath(study, number, "tell"), map[string]any{"state": "failed", "reason": reason}, nil, true)
@@ -308,6 +345,17 @@ func (c *Client) AddResult(ctx context.Context, study string, params map[string]
 	return &t, c.do(ctx, http.MethodPost, studyPath(study, "trials"), map[string]any{"params": params, "value": value}, &t, false)
 }
 
+// AddOutcome records a configuration evaluated elsewhere, with its
+// objective and constraint values.
+func (c *Client) AddOutcome(ctx context.Context, study string, params map[string]any, o Outcome) (*Trial, error) {
+	if err := o.check(-1); err != nil {
+		return nil, err
+	}
+	var t Trial
+	return &t, c.do(ctx, http.MethodPost, studyPath(study, "trials"),
+		map[string]any{"params": params, "values": o.Values, "constraints": o.Constraints}, &t, false)
+}
+
 // Trial returns one trial.
 func (c *Client) Trial(ctx context.Context, study string, number int64) (*Trial, error) {
 	var t Trial
@@ -342,6 +390,16 @@ func (c *Client) Trials(ctx context.Context, study string, states ...string) ([]
 func (c *Client) Best(ctx context.Context, study string) (*Trial, error) {
 	var t Trial
 	return &t, c.do(ctx, http.MethodGet, studyPath(study, "best"), nil, &t, true)
+}
+
+// BestTrials returns the study's Pareto-optimal trials (complete,
+// feasible, dominated by no other) in number order; with one objective,
+// the best trial and its ties.
+func (c *Client) BestTrials(ctx context.Context, study string) ([]Trial, error) {
+	var out struct {
+		Trials []Trial `json:"trials"`
+	}
+	return out.Trials, c.do(ctx, http.MethodGet, studyPath(study, "best_trials"), nil, &out, true)
 }
 
 // Events returns the trials changed after version since and the version to

@@ -96,8 +96,15 @@ type Trial struct {
 	// unrecorded) parameter.
 	Params []float64
 	// Value is the objective value in the objective's own units; NaN when
-	// the trial has none.
-	Value        float64
+	// the trial has none. With several objectives it is the first one's.
+	Value float64
+	// Values are every objective's value, in the space's objective order,
+	// for a study with several objectives (Values[0] == Value); nil for a
+	// study with one.
+	Values []float64
+	// Constraints are the trial's constraint values in the space's order
+	// (feasible when every one is ≤ 0); nil when it reported none.
+	Constraints  []float64
 	Intermediate []Intermediate
 	UserAttrs    map[string]any
 	// Acquisition names what chose the configuration (an acquisition,
@@ -119,8 +126,18 @@ type Trial struct {
 // is complete and its value is finite. This is the one place that decides
 // it; a pruned trial is not usable (its value is an intermediate one).
 func (t *Trial) Usable() bool {
-	return t.State == Complete && !math.IsNaN(t.Value) && !math.IsInf(t.Value, 0)
+	if t.State != Complete || !finite(t.Value) {
+		return false
+	}
+	for _, v := range t.Values {
+		if !finite(v) {
+			return false
+		}
+	}
+	return true
 }
+
+func finite(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) }
 
 // Duration is how long the trial ran, 0 when unknown.
 func (t *Trial) Duration() time.Duration {
@@ -193,6 +210,9 @@ func (h *History) Validate() error {
 				return fmt.Errorf("%w: trial %d: %v", ErrBadTrial, t.Number, err)
 			}
 		}
+		if err := h.checkOutcome(t); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -226,13 +246,17 @@ func (h *History) Better(a, b float64) bool {
 	return a < b
 }
 
-// Best returns the index (into Trials) of the best usable trial, the
-// earliest among equals, and false when no trial is usable.
+// Best returns the index (into Trials) of the best usable feasible trial
+// on the (first) objective, the earliest among equals, and false when no
+// trial is usable and feasible. An infeasible trial is never best. With
+// several objectives this is the Pareto-optimal trial best on the first
+// objective; ParetoFront gives them all.
 func (h *History) Best() (int, bool) {
 	best := -1
 	for i := range h.Trials {
 		t := &h.Trials[i]
-		if t.Usable() && (best < 0 || h.Better(t.Value, h.Trials[best].Value)) {
+		if t.Usable() && h.Feasible(t) && (best < 0 || h.Better(t.Value, h.Trials[best].Value) ||
+			t.Value == h.Trials[best].Value && h.tieBetter(t, &h.Trials[best])) {
 			best = i
 		}
 	}
@@ -281,7 +305,7 @@ func (h *History) Encode(min int) (*Data, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%w: trial %d: %v", ErrBadTrial, t.Number, err)
 		}
-		if d.Best < 0 || h.Better(t.Value, d.Y[d.Best]) {
+		if h.Feasible(t) && (d.Best < 0 || h.Better(t.Value, d.Y[d.Best])) {
 			d.Best = len(d.Y)
 		}
 		d.X = append(d.X, u)
@@ -290,6 +314,15 @@ func (h *History) Encode(min int) (*Data, error) {
 	}
 	if len(d.Y) < min {
 		return nil, fmt.Errorf("%w: %d usable (complete, finite) trials of %d; need at least %d", ErrTooFew, len(d.Y), len(h.Trials), min)
+	}
+	if d.Best < 0 && len(d.Y) > 0 {
+		// No feasible trial: the best row is the best value all the same,
+		// so explanations still have a configuration to start from.
+		for r := range d.Y {
+			if d.Best < 0 || h.Better(d.Y[r], d.Y[d.Best]) {
+				d.Best = r
+			}
+		}
 	}
 	return d, nil
 }
@@ -323,6 +356,14 @@ func (h *History) Fingerprint(all bool) (string, error) {
 			putFloat(v)
 		}
 		putFloat(t.Value)
+		putInt(int64(len(t.Values)))
+		for _, v := range t.Values {
+			putFloat(v)
+		}
+		putInt(int64(len(t.Constraints)))
+		for _, v := range t.Constraints {
+			putFloat(v)
+		}
 		if all {
 			putString(string(t.State))
 			putString(t.Acquisition)

@@ -173,6 +173,10 @@ type Trial struct {
 	// Warped marks a proposal whose model was fitted to output-warped values
 	// (Config.OutputWarp; a confined ask's model never is).
 	Warped bool
+	// Values and Constraints are a complete trial's objective and
+	// constraint values in a history given to ParEGO (several objectives
+	// or constraints); nil otherwise.
+	Values, Constraints []float64
 }
 
 // BandLog is a-BOBAX's record of the mean PD band half-width at every
@@ -192,6 +196,8 @@ func (t Trial) Clone() Trial {
 	t.Params = slices.Clone(t.Params)
 	t.U = slices.Clone(t.U)
 	t.Curve = slices.Clone(t.Curve)
+	t.Values = slices.Clone(t.Values)
+	t.Constraints = slices.Clone(t.Constraints)
 	if t.Hyper != nil {
 		h := t.Hyper.Clone()
 		t.Hyper = &h

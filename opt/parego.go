@@ -48,25 +48,95 @@ type ParEGO struct {
 const ParEGORho = 0.05
 
 // NewParEGO builds an optimizer of the objectives dirs (one direction
-// each, at least two) over cfg.Space; cfg configures the optimizer each
-// ask's scalarization is proposed by. cfg.History must be empty.
+// each) over cfg.Space; cfg configures the optimizer each ask's
+// scalarization is proposed by. With one objective the scalarization is
+// the objective itself, rescaled, which leaves the constraint handling:
+// that is how a constrained single-objective study is optimized.
+// cfg.History, when given, resumes a run: its complete trials carry Values
+// (one per objective) and, when constrained, Constraints.
 func NewParEGO(cfg Config, dirs []space.Direction) (*ParEGO, error) {
-	if len(dirs) < 2 {
-		return nil, fmt.Errorf("opt: parego: %d objectives, need at least 2", len(dirs))
+	if len(dirs) < 1 {
+		return nil, errors.New("opt: parego: no objectives")
 	}
 	for k, d := range dirs {
 		if d != space.Minimize && d != space.Maximize {
 			return nil, fmt.Errorf("opt: parego: objective %d: direction %q", k, d)
 		}
 	}
-	if len(cfg.History) > 0 {
-		return nil, errors.New("opt: parego: the configuration carries a history; tell the trials instead")
+	if cfg.Space == nil {
+		return nil, errors.New("opt: parego: no space")
 	}
+	hist := cfg.History
+	cfg.History = nil
+	// The scalarization is always minimized, whatever the study's
+	// directions (they are folded into s_λ).
+	scalar, err := cfg.Space.ForObjective(0)
+	if err != nil {
+		return nil, fmt.Errorf("opt: parego: %w", err)
+	}
+	scalar.Objective = space.Minimize
+	cfg.Space = scalar
 	// Validate the configuration once, as every ask will build it.
 	if _, err := New(cfg); err != nil {
 		return nil, fmt.Errorf("opt: parego: %w", err)
 	}
-	return &ParEGO{cfg: cfg, dirs: slices.Clone(dirs), values: map[int64][]float64{}, viol: map[int64]float64{}}, nil
+	p := &ParEGO{cfg: cfg, dirs: slices.Clone(dirs), values: map[int64][]float64{}, viol: map[int64]float64{}}
+	ids := map[int64]bool{}
+	var next int64
+	for _, t := range hist {
+		next = max(next, t.ID)
+	}
+	for i, t := range hist {
+		t = t.Clone()
+		if t.ID == 0 {
+			next++
+			t.ID = next
+		}
+		if ids[t.ID] {
+			return nil, fmt.Errorf("opt: parego: history trial %d: duplicate id %d", i, t.ID)
+		}
+		ids[t.ID] = true
+		if t.State == Complete {
+			if err := p.checkValues(t.ID, t.Values); err != nil {
+				return nil, err
+			}
+			p.values[t.ID] = t.Values
+			p.viol[t.ID] = pareto.Violation(t.Constraints)
+			t.Completion = len(p.values) - 1
+		}
+		t.Values, t.Constraints = nil, nil
+		p.trials = append(p.trials, t)
+	}
+	return p, nil
+}
+
+func (p *ParEGO) checkValues(id int64, values []float64) error {
+	if len(values) != len(p.dirs) {
+		return fmt.Errorf("opt: parego: trial %d: %d values for %d objectives", id, len(values), len(p.dirs))
+	}
+	for k, v := range values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			return fmt.Errorf("opt: parego: trial %d: objective %d is %v", id, k, v)
+		}
+	}
+	return nil
+}
+
+// AskBatch proposes n configurations, each for its own weights and with
+// the earlier ones pending, as n calls of Ask.
+func (p *ParEGO) AskBatch(n int) ([]Trial, error) {
+	if n < 1 {
+		return nil, fmt.Errorf("opt: parego: ask batch: %d trials requested, want ≥ 1", n)
+	}
+	out := make([]Trial, 0, n)
+	for range n {
+		t, err := p.Ask()
+		if err != nil {
+			return out, err
+		}
+		out = append(out, t)
+	}
+	return out, nil
 }
 
 // Ask proposes the next configuration and records it as pending.
@@ -95,13 +165,8 @@ func (p *ParEGO) Ask() (Trial, error) {
 func (p *ParEGO) Tell(id int64, values, constraints []float64) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(values) != len(p.dirs) {
-		return fmt.Errorf("opt: parego: tell trial %d: %d values for %d objectives", id, len(values), len(p.dirs))
-	}
-	for k, v := range values {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return fmt.Errorf("opt: parego: tell trial %d: objective %d is %v", id, k, v)
-		}
+	if err := p.checkValues(id, values); err != nil {
+		return fmt.Errorf("tell: %w", err)
 	}
 	t, err := p.pending(id)
 	if err != nil {

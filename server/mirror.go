@@ -93,12 +93,7 @@ func (m *mirror) reset(st *store.Study) error {
 // optimizer builds the study's optimizer from the mirrored trials, with the
 // map from trial numbers to its trial ids and the state it holds each in.
 func (m *mirror) optimizer(workers int) (*opt.Optimizer, map[int64]int64, map[int64]store.State, error) {
-	all := make([]store.Trial, 0, len(m.trials))
-	for _, t := range m.trials {
-		all = append(all, t)
-	}
-	slices.SortFunc(all, func(a, b store.Trial) int { return cmp.Compare(a.Number, b.Number) })
-	hist, optID, state, err := optHistory(all, m.vals)
+	hist, optID, state, err := optHistory(m.sorted(), m.vals)
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -107,6 +102,37 @@ func (m *mirror) optimizer(workers int) (*opt.Optimizer, map[int64]int64, map[in
 		return nil, nil, nil, fmt.Errorf("rebuild optimizer: %w", err)
 	}
 	return o, optID, state, nil
+}
+
+// proposer builds the optimizer of the asks: the study's optimizer for
+// one objective, ParEGO over it for several objectives or constraints.
+func (m *mirror) proposer(workers int) (proposer, map[int64]int64, map[int64]store.State, error) {
+	if !m.sp.MultiObjective() && len(m.sp.Constraints) == 0 {
+		o, optID, state, err := m.optimizer(workers)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		return singleObjective{o}, optID, state, nil
+	}
+	hist, optID, state, err := optHistory(m.sorted(), m.vals)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	o, err := m.cfg.NewParEGO(m.sp, hist, workers)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("rebuild optimizer: %w", err)
+	}
+	return multiObjective{o}, optID, state, nil
+}
+
+// sorted returns the mirrored trials in number order.
+func (m *mirror) sorted() []store.Trial {
+	all := make([]store.Trial, 0, len(m.trials))
+	for _, t := range m.trials {
+		all = append(all, t)
+	}
+	slices.SortFunc(all, func(a, b store.Trial) int { return cmp.Compare(a.Number, b.Number) })
+	return all
 }
 
 // history maps stored trials to the optimizer's history. Running and queued
@@ -148,6 +174,7 @@ func optHistory(all []store.Trial, vals map[int64][]float64) ([]opt.Trial, map[i
 				return nil, nil, nil, fmt.Errorf("trial %d is complete without a value", t.Number)
 			}
 			ht.State, ht.Value, ht.Completion = opt.Complete, *t.Value, rank[t.Number]
+			ht.Values, ht.Constraints = outcomeValues(&t), t.Constraints
 			state[t.Number] = store.Complete
 		case store.Failed:
 			ht.State = opt.Failed

@@ -33,7 +33,7 @@ type studyCache struct {
 
 	mirror
 	workers int // Config.OptimizerWorkers
-	o       *opt.Optimizer
+	o       proposer
 	optID   map[int64]int64       // store trial number → optimizer trial id
 	state   map[int64]store.State // what the optimizer holds: Pending, Complete, Failed or Pruned
 }
@@ -435,7 +435,7 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 		case held != store.Pending:
 			return false
 		case t.State == store.Complete && t.Value != nil:
-			if err := c.o.Tell(c.optID[t.Number], *t.Value); err != nil {
+			if err := c.o.Complete(c.optID[t.Number], &t); err != nil {
 				return false
 			}
 			c.state[t.Number] = store.Complete
@@ -461,7 +461,7 @@ func (c *studyCache) apply(changed []store.Trial) bool {
 // rebuild builds the optimizer from the mirrored trials.
 func (c *studyCache) rebuild(st *store.Study) error {
 	c.o = nil
-	o, optID, state, err := c.optimizer(c.workers)
+	o, optID, state, err := c.proposer(c.workers)
 	if err != nil {
 		return fmt.Errorf("study %q: %w", st.Name, err)
 	}

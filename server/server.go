@@ -162,6 +162,7 @@ func New(cfg Config) (*Server, error) {
 	s.handle("POST /api/studies/{study}/trials/{trial}/tell", s.tell)
 	s.handle("POST /api/studies/{study}/trials/{trial}/report", s.report)
 	s.handle("GET /api/studies/{study}/best", s.best)
+	s.handle("GET /api/studies/{study}/best_trials", s.bestTrials)
 	s.handle("GET /api/studies/{study}/events", s.events)
 	s.handle("GET /api/studies/{study}/explain/{kind}", s.explain)
 	s.handle("GET /api/explain/status", s.explainStatus)
@@ -414,6 +415,54 @@ func finite(what string, raw json.RawMessage) (float64, error) {
 	return v, nil
 }
 
+// outcome reads a complete trial's objective value(s) and constraint
+// values: value a number or a list, or values a list (not both); a list of
+// one is the value of a single-objective study. The store checks the
+// numbers against the study's objectives and constraints.
+func outcome(value json.RawMessage, values, constraints []json.RawMessage) (float64, []float64, []float64, error) {
+	text := strings.TrimSpace(string(value))
+	hasValue := text != "" && text != "null"
+	if strings.HasPrefix(text, "[") {
+		if len(values) > 0 {
+			return 0, nil, nil, badRequest("give value or values, not both")
+		}
+		if err := json.Unmarshal(value, &values); err != nil {
+			return 0, nil, nil, badRequest("value: %v", err)
+		}
+		if len(values) == 0 {
+			return 0, nil, nil, badRequest("value is an empty list")
+		}
+		hasValue = false
+	}
+	var vals, cons []float64
+	for k, raw := range values {
+		v, err := finite(fmt.Sprintf("objective value %d", k), raw)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		vals = append(vals, v)
+	}
+	for j, raw := range constraints {
+		c, err := finite(fmt.Sprintf("constraint value %d", j), raw)
+		if err != nil {
+			return 0, nil, nil, err
+		}
+		cons = append(cons, c)
+	}
+	switch {
+	case hasValue && len(vals) > 0:
+		return 0, nil, nil, badRequest("give value or values, not both")
+	case hasValue:
+		v, err := finite("value", value)
+		return v, nil, cons, err
+	case len(vals) == 1:
+		return vals[0], nil, cons, nil
+	case len(vals) > 1:
+		return vals[0], vals, cons, nil
+	}
+	return 0, nil, nil, badRequest("value is missing")
+}
+
 // underflows reports whether a number that parsed as 0 has a nonzero digit
 // in its mantissa, i.e. was rounded to 0.
 func underflows(text string) bool {
@@ -516,9 +565,17 @@ func NewStudyRecord(name string, spaceDoc, optimizer, pruner json.RawMessage, no
 	if _, err := cfg.New(sp, nil, 0); err != nil {
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
+	if sp.MultiObjective() || len(sp.Constraints) > 0 {
+		if _, err := cfg.NewParEGO(sp, nil, 0); err != nil {
+			return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+		}
+	}
 	pr, err := prune.Parse(pruner)
 	if err != nil {
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
+	}
+	if pr.Type != prune.None && sp.MultiObjective() {
+		return store.NewStudy{}, fmt.Errorf("%w: a pruner compares one objective's intermediate values; a study with %d objectives has no single curve to prune on", store.ErrInvalid, sp.NumObjectives())
 	}
 	if pr.Type == prune.Model && cfg.Resource == nil {
 		return store.NewStudy{}, fmt.Errorf("%w: the model pruner asks the optimizer's configuration × budget model: name the resource in the optimizer settings, e.g. \"resource\": {\"name\": \"epochs\", \"min\": 1, \"max\": 81}", store.ErrInvalid)
@@ -670,7 +727,14 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) error {
 // a value, state "failed" with an optional reason, or state "pruned" with
 // an optional value (by default the trial's last intermediate value).
 type TellRequest struct {
-	Value     json.RawMessage `json:"value,omitempty"`
+	// Value is the objective value; for a study with several objectives a
+	// list of them (as Values).
+	Value json.RawMessage `json:"value,omitempty"`
+	// Values are every objective's value, in the space's order.
+	Values []json.RawMessage `json:"values,omitempty"`
+	// Constraints are the constraint values, in the space's order
+	// (feasible when every one is ≤ 0).
+	Constraints []json.RawMessage `json:"constraints,omitempty"`
 	State     string          `json:"state,omitempty"` // "complete" (default with a value), "failed" or "pruned"
 	Reason    string          `json:"reason,omitempty"`
 	UserAttrs map[string]any  `json:"user_attrs,omitempty"`
@@ -703,7 +767,7 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) error {
 	switch req.State {
 	case "", string(store.Complete):
 		res.State = store.Complete
-		if res.Value, err = finite("value", req.Value); err != nil {
+		if res.Value, res.Values, res.Constraints, err = outcome(req.Value, req.Values, req.Constraints); err != nil {
 			return err
 		}
 		if req.Reason != "" {
@@ -726,6 +790,9 @@ func (s *Server) tell(w http.ResponseWriter, r *http.Request) error {
 		}
 	default:
 		return badRequest("state %q: a tell sets \"complete\" (with a value), \"failed\" or \"pruned\"", req.State)
+	}
+	if res.State != store.Complete && (len(req.Values) > 0 || len(req.Constraints) > 0) {
+		return badRequest("objective and constraint values go with state \"complete\" only")
 	}
 	t, changed, err := s.st.Tell(r.Context(), name, num, res)
 	if err != nil {
@@ -874,8 +941,11 @@ func (src storeSource) FirstFromStep(ctx context.Context, step int64) ([]prune.S
 
 // AddTrialRequest is the body of POST /api/studies/{study}/trials.
 type AddTrialRequest struct {
-	Params    map[string]any  `json:"params"`
-	Value     json.RawMessage `json:"value,omitempty"`
+	Params map[string]any  `json:"params"`
+	Value  json.RawMessage `json:"value,omitempty"`
+	// Values and Constraints as in TellRequest, with a value only.
+	Values      []json.RawMessage `json:"values,omitempty"`
+	Constraints []json.RawMessage `json:"constraints,omitempty"`
 	UserAttrs map[string]any  `json:"user_attrs,omitempty"`
 }
 
@@ -904,12 +974,14 @@ func (s *Server) addTrial(w http.ResponseWriter, r *http.Request) error {
 	if req.UserAttrs != nil {
 		nt.UserAttrs = normalizeNumbers(req.UserAttrs).(map[string]any)
 	}
-	if len(req.Value) > 0 && string(req.Value) != "null" {
-		v, err := finite("value", req.Value)
+	if len(req.Value) > 0 && string(req.Value) != "null" || len(req.Values) > 0 {
+		v, vals, cons, err := outcome(req.Value, req.Values, req.Constraints)
 		if err != nil {
 			return err
 		}
-		nt.Value = &v
+		nt.Value, nt.Values, nt.Constraints = &v, vals, cons
+	} else if len(req.Constraints) > 0 {
+		return badRequest("constraint values go with a trial's value(s); a trial to evaluate has none yet")
 	}
 	t, err := s.st.AddTrial(r.Context(), name, nt)
 	if err != nil {
@@ -994,6 +1066,47 @@ func (s *Server) best(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return writeJSON(w, http.StatusOK, t)
+}
+
+// BestTrials is the response of GET /api/studies/{study}/best_trials: the
+// Pareto-optimal trials (history.History.ParetoFront: complete, feasible,
+// dominated by no other), in number order, with the study's objectives.
+type BestTrials struct {
+	Objectives []space.Objective `json:"objectives"`
+	Trials     []store.Trial     `json:"trials"`
+}
+
+func (s *Server) bestTrials(w http.ResponseWriter, r *http.Request) error {
+	name := r.PathValue("study")
+	st, err := s.st.Study(r.Context(), name)
+	if err != nil {
+		return err
+	}
+	trials, _, err := s.st.Trials(r.Context(), name, store.TrialQuery{States: []store.State{store.Complete}})
+	if err != nil {
+		return err
+	}
+	h, err := store.ToHistory(st, trials)
+	if err != nil {
+		return err
+	}
+	front, err := h.ParetoFront()
+	if err != nil {
+		return err
+	}
+	byNumber := make(map[int64]store.Trial, len(trials))
+	for _, t := range trials {
+		byNumber[t.Number] = t
+	}
+	out := BestTrials{Trials: make([]store.Trial, 0, len(front))}
+	names, dirs := h.Space.ObjectiveNames(), h.Space.Directions()
+	for k := range names {
+		out.Objectives = append(out.Objectives, space.Objective{Name: names[k], Direction: dirs[k]})
+	}
+	for _, i := range front {
+		out.Trials = append(out.Trials, byNumber[h.Trials[i].Number])
+	}
+	return writeJSON(w, http.StatusOK, out)
 }
 
 // Events is the response of GET /api/studies/{study}/events: the trials

@@ -92,8 +92,16 @@ type Param struct {
 // Space is a validated search space. Build it with Parse, Load or New; the
 // zero value is an empty space.
 type Space struct {
+	// Objective is the direction of the first (often the only) objective.
 	Objective Direction `json:"objective"`
-	Params    []Param   `json:"params"`
+	// Objectives name every objective with its direction when the study
+	// has several, or names its one objective; empty for one unnamed
+	// objective (see objectives.go).
+	Objectives []Objective `json:"objectives,omitempty"`
+	// Constraints name the constraint values each trial reports (feasible
+	// when every one is ≤ 0); empty for an unconstrained study.
+	Constraints []string `json:"constraints,omitempty"`
+	Params      []Param  `json:"params"`
 
 	order []int // parameters in an order where every parent precedes its children
 	index map[string]int
@@ -132,8 +140,10 @@ func Parse(data []byte) (*Space, error) {
 		data = converted
 	}
 	var raw struct {
-		Objective Direction `json:"objective"`
-		Params    []struct {
+		Objective   Direction   `json:"objective"`
+		Objectives  []Objective `json:"objectives"`
+		Constraints []string    `json:"constraints"`
+		Params      []struct {
 			Name      string     `json:"name"`
 			Type      Type       `json:"type"`
 			Low       *float64   `json:"low"`
@@ -170,6 +180,9 @@ func Parse(data []byte) (*Space, error) {
 		}
 		params[i] = p
 	}
+	if len(raw.Objectives) > 0 || len(raw.Constraints) > 0 {
+		return NewWithObjectives(raw.Objective, raw.Objectives, raw.Constraints, params)
+	}
 	return New(raw.Objective, params)
 }
 
@@ -189,14 +202,16 @@ func Load(path string) (*Space, error) {
 // MarshalJSON writes the space in the file format Parse reads.
 func (s *Space) MarshalJSON() ([]byte, error) {
 	type plain struct {
-		Objective Direction `json:"objective"`
-		Params    []Param   `json:"params"`
+		Objective   Direction   `json:"objective"`
+		Objectives  []Objective `json:"objectives,omitempty"`
+		Constraints []string    `json:"constraints,omitempty"`
+		Params      []Param     `json:"params"`
 	}
 	obj := s.Objective
 	if obj == "" {
 		obj = Minimize
 	}
-	return json.Marshal(plain{Objective: obj, Params: s.Params})
+	return json.Marshal(plain{Objective: obj, Objectives: s.Objectives, Constraints: s.Constraints, Params: s.Params})
 }
 
 // MarshalJSON writes a parameter in the file format; numeric bounds are

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -469,5 +470,55 @@ func TestOrder(t *testing.T) {
 	order[0] = 99
 	if s.Order()[0] == 99 {
 		t.Error("Order returns the space's own slice")
+	}
+}
+
+// A space names several objectives and constraints, writes them back, and
+// refuses bad ones.
+func TestObjectives(t *testing.T) {
+	sp, err := Parse([]byte(`{"objectives":[{"name":"err"},{"name":"acc","direction":"maximize"}],"constraints":["mem"],
+		"params":[{"name":"x","type":"float","low":0,"high":1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sp.NumObjectives() != 2 || !sp.MultiObjective() || sp.Objective != Minimize || sp.Directions()[1] != Maximize || sp.Constraints[0] != "mem" {
+		t.Fatalf("parsed %+v", sp)
+	}
+	b, err := json.Marshal(sp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse(b)
+	if err != nil || !reflect.DeepEqual(back.Objectives, sp.Objectives) || !reflect.DeepEqual(back.Constraints, sp.Constraints) {
+		t.Fatalf("round trip %s: %+v %v", b, back, err)
+	}
+	if k, err := sp.ObjectiveIndex("acc"); err != nil || k != 1 {
+		t.Errorf("ObjectiveIndex(acc) = %d, %v", k, err)
+	}
+	if k, err := sp.ObjectiveIndex("1"); err != nil || k != 1 {
+		t.Errorf("ObjectiveIndex(1) = %d, %v", k, err)
+	}
+	if _, err := sp.ObjectiveIndex("2"); err == nil {
+		t.Error("objective 2 of 2 accepted")
+	}
+	one, err := sp.ForObjective(1)
+	if err != nil || one.Objective != Maximize || one.MultiObjective() || one.Constraints[0] != "mem" {
+		t.Errorf("ForObjective(1) = %+v, %v", one, err)
+	}
+	plain, _ := Parse([]byte(`{"objective":"maximize","params":[{"name":"x","type":"float","low":0,"high":1}]}`))
+	if plain.NumObjectives() != 1 || plain.ObjectiveNames()[0] != "value" || plain.Directions()[0] != Maximize {
+		t.Errorf("single objective: %d %v %v", plain.NumObjectives(), plain.ObjectiveNames(), plain.Directions())
+	}
+	for _, doc := range []string{
+		`{"objectives":[{"name":"a"},{"name":"a"}],"params":[{"name":"x","type":"float","low":0,"high":1}]}`,
+		`{"objectives":[{"name":"a","direction":"up"}],"params":[{"name":"x","type":"float","low":0,"high":1}]}`,
+		`{"objective":"maximize","objectives":[{"name":"a"}],"params":[{"name":"x","type":"float","low":0,"high":1}]}`,
+		`{"objectives":[{},{},{},{},{}],"params":[{"name":"x","type":"float","low":0,"high":1}]}`,
+		`{"constraints":["c",""],"params":[{"name":"x","type":"float","low":0,"high":1}]}`,
+		`{"constraints":["c","c"],"params":[{"name":"x","type":"float","low":0,"high":1}]}`,
+	} {
+		if _, err := Parse([]byte(doc)); err == nil {
+			t.Errorf("accepted %s", doc)
+		}
 	}
 }

@@ -57,6 +57,7 @@ func ToHistory(s *Study, trials []Trial) (*history.History, error) {
 		if t.Value != nil {
 			ht.Value = *t.Value
 		}
+		ht.Values, ht.Constraints = t.Values, t.Constraints
 		ht.Intermediate = t.Curve()
 		version[t.Number] = t.Version
 		h.Trials = append(h.Trials, ht)

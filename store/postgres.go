@@ -238,10 +238,13 @@ func (b *postgresBackend) close() error {
 
 // qTellDirect completes or fails an unfinished trial in one statement, with
 // its own version, user attributes unchanged. It returns no row when the
-// study or trial does not exist or the trial is finished already.
+// study or trial does not exist, the trial is finished already, or a
+// completion needs objective or constraint values the plain tell lacks
+// (the transaction then says which).
 var qTellDirect = `UPDATE trials t SET state = $3, value = $4, fail_reason = $5, finished_us = $6, updated_us = $6,
 	version = nextval('trial_version')
 	FROM studies s WHERE s.name = $1 AND t.study_id = s.id AND t.number = $2 AND t.state NOT IN ('complete', 'failed', 'pruned', 'expired')
+	AND (s.n_objectives = 1 AND s.n_constraints = 0 OR $3 <> 'complete')
 	RETURNING ` + trialColumnsT
 
 // directTell runs on the pool, outside an explicit transaction (not for an

@@ -326,6 +326,12 @@ func TestMigrationToPrunedState(t *testing.T) {
 			if st, err := s.Study(ctx, "old"); err != nil || string(st.Pruner) != "{}" {
 				t.Fatalf("migrated study: %+v %v", st, err)
 			}
+			// Migration 4 (objectives and constraints) leaves an old study
+			// single-objective and unconstrained: its best trial stands,
+			// and its trials have no lists of values.
+			if best, err := s.Best(ctx, "old"); err != nil || best.Number != 0 || best.Values != nil || best.Constraints != nil {
+				t.Fatalf("migrated best: %+v %v", best, err)
+			}
 			mkStudy(t, s, "new") // the rebuilt table takes new rows
 			if tr := ask(t, s, "new", "w", t0, 0); tr.ID <= 2 {
 				t.Fatalf("new trial id %d reuses an old one", tr.ID)

@@ -208,7 +208,7 @@ func (s *sqlStore) tryTx(ctx context.Context, mode txMode, fn func(q tx) error) 
 	return nil
 }
 
-const studyColumns = `id, name, direction, space, optimizer, pruner, created_us, version, next_number`
+const studyColumns = `id, name, direction, space, optimizer, pruner, created_us, version, next_number, n_objectives, n_constraints`
 
 // scanStudy reads a study row. Its Version is the row's counter, which only
 // SQLite maintains; the public methods replace it by the highest trial
@@ -219,7 +219,8 @@ func scanStudy(scan func(dest ...any) error) (*Study, error) {
 		space, optim, pruner string
 		created              int64
 	)
-	if err := scan(&st.ID, &st.Name, &st.Direction, &space, &optim, &pruner, &created, &st.Version, &st.NextNumber); err != nil {
+	if err := scan(&st.ID, &st.Name, &st.Direction, &space, &optim, &pruner, &created, &st.Version, &st.NextNumber,
+		&st.NumObjectives, &st.NumConstraints); err != nil {
 		return nil, err
 	}
 	st.Space = []byte(space)
@@ -342,6 +343,9 @@ type trialRow struct {
 	finished     *int64
 	version      int64
 	askKey       *string // the idempotency key of the ask that handed it out
+	values       *string // objective values (JSON), nil for one objective
+	constraints  *string // constraint values (JSON), nil when none
+	infeasible   int     // 1 when a constraint value is above 0
 }
 
 func (r trialRow) updated() int64 { return r.created }
@@ -349,9 +353,10 @@ func (r trialRow) updated() int64 { return r.created }
 // insertColumns are the columns of a new trial, in trialRow.args order.
 const insertColumns = `INSERT INTO trials
 		(study_id, number, state, params, value, user_attrs, worker, acquisition, requeued_from, meta,
-		 created_us, started_us, deadline_us, finished_us, version, updated_us, ask_key) VALUES `
+		 created_us, started_us, deadline_us, finished_us, version, updated_us, ask_key,
+		 objective_values, constraint_values, infeasible) VALUES `
 
-const qInsertTrial = insertColumns + `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+const qInsertTrial = insertColumns + `($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
 		RETURNING ` + trialColumns
 
 // args are the values of one row in qInsertTrial's order.
@@ -363,7 +368,8 @@ func (r trialRow) args() []any {
 		r.meta = "{}"
 	}
 	return []any{r.studyID, r.number, string(r.state), r.params, r.value, r.userAttrs, r.worker, r.acquisition, r.requeuedFrom, r.meta,
-		r.created, r.started, r.deadline, r.finished, r.version, r.updated(), r.askKey}
+		r.created, r.started, r.deadline, r.finished, r.version, r.updated(), r.askKey,
+		r.values, r.constraints, r.infeasible}
 }
 
 func insertTrial(ctx context.Context, q querier, r trialRow) (*Trial, error) {
@@ -399,9 +405,10 @@ func (s *sqlStore) insertStudy(ctx context.Context, q querier, ns NewStudy) (*St
 	if pruner == "" {
 		pruner = "{}"
 	}
-	st, err := scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, pruner, created_us)
-		VALUES ($1, $2, $3, $4, $5, $6) RETURNING `+studyColumns,
-		ns.Name, ns.Direction, string(ns.Space), optim, pruner, micros(ns.Now)))
+	objectives, constraints := outcomeShape(ns.Space)
+	st, err := scanStudy(q.queryRow(ctx, `INSERT INTO studies (name, direction, space, optimizer, pruner, created_us, n_objectives, n_constraints)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+studyColumns,
+		ns.Name, ns.Direction, string(ns.Space), optim, pruner, micros(ns.Now), objectives, constraints))
 	if err != nil && s.b.isUniqueViolation(err) {
 		return nil, fmt.Errorf("study %q: %w", ns.Name, ErrExists)
 	}
@@ -467,7 +474,7 @@ func (s *sqlStore) Studies(ctx context.Context) ([]StudySummary, error) {
 		if err := r.Err(); err != nil {
 			return err
 		}
-		r, err = q.query(ctx, `SELECT study_id, min(value), max(value) FROM trials WHERE state = 'complete' GROUP BY study_id`)
+		r, err = q.query(ctx, `SELECT study_id, min(value), max(value) FROM trials WHERE state = 'complete' AND infeasible = 0 GROUP BY study_id`)
 		if err != nil {
 			return err
 		}
@@ -541,6 +548,10 @@ func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Tr
 	if err != nil {
 		return nil, fmt.Errorf("store: add trial: %w", err)
 	}
+	vals, cons, infeasible, err := encodeOutcome(nt.Value, nt.Values, nt.Constraints)
+	if err != nil {
+		return nil, fmt.Errorf("store: add trial: %w", err)
+	}
 	var out *Trial
 	err = s.withTx(ctx, writeTx, func(q tx) error {
 		st, err := getStudy(ctx, q, study)
@@ -549,6 +560,11 @@ func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Tr
 		}
 		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
 			return err
+		}
+		if nt.Value != nil {
+			if err := st.checkShape(nt.Values, nt.Constraints); err != nil {
+				return err
+			}
 		}
 		v, num, err := s.reserveVersioned(ctx, q, st.ID, 1)
 		if err != nil {
@@ -559,6 +575,7 @@ func (s *sqlStore) AddTrial(ctx context.Context, study string, nt NewTrial) (*Tr
 		if nt.Value != nil {
 			now := micros(nt.Now)
 			row.state, row.value, row.acquisition, row.finished = Complete, nt.Value, "imported", &now
+			row.values, row.constraints, row.infeasible = vals, cons, infeasible
 		}
 		out, err = insertTrial(ctx, q, row)
 		return err
@@ -576,6 +593,8 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 	type prepared struct {
 		state                       State
 		params, attrs, intermediate string
+		values, constraints         *string
+		infeasible                  int
 	}
 	rows := make([]prepared, len(trials))
 	for i, t := range trials {
@@ -586,6 +605,12 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 		if rows[i].params, rows[i].attrs, err = encodeTrial(t.Params, t.Value, t.UserAttrs); err != nil {
 			return nil, fmt.Errorf("store: import study: trial %d: %w", i, err)
 		}
+		if (len(t.Values) > 0 || len(t.Constraints) > 0) && rows[i].state != Complete {
+			return nil, fmt.Errorf("store: import study: trial %d: %w: objective and constraint values go with a complete trial only", i, ErrInvalid)
+		}
+		if rows[i].values, rows[i].constraints, rows[i].infeasible, err = encodeOutcome(t.Value, t.Values, t.Constraints); err != nil {
+			return nil, fmt.Errorf("store: import study: trial %d: %w", i, err)
+		}
 	}
 	var st *Study
 	err := s.withTx(ctx, writeTx, func(q tx) error {
@@ -593,6 +618,13 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 		st, err = s.insertStudy(ctx, q, ns)
 		if err != nil || len(trials) == 0 {
 			return err
+		}
+		for i, t := range trials {
+			if rows[i].state == Complete {
+				if err := st.checkShape(t.Values, t.Constraints); err != nil {
+					return fmt.Errorf("trial %d: %w", i, err)
+				}
+			}
 		}
 		if err := s.b.lockStudy(ctx, q, st.ID); err != nil {
 			return err
@@ -604,7 +636,8 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 		now := micros(ns.Now)
 		for i, t := range trials {
 			row := trialRow{studyID: st.ID, number: first + int64(i), state: rows[i].state, params: rows[i].params,
-				userAttrs: rows[i].attrs, value: t.Value, acquisition: "imported", created: now, finished: &now, version: v}
+				userAttrs: rows[i].attrs, value: t.Value, acquisition: "imported", created: now, finished: &now, version: v,
+				values: rows[i].values, constraints: rows[i].constraints, infeasible: rows[i].infeasible}
 			tr, err := insertTrial(ctx, q, row)
 			if err != nil {
 				return err
@@ -762,7 +795,8 @@ const (
 	qOverdueCount  = `SELECT count(*) FROM trials WHERE study_id = $1 AND state = 'running'
 			AND deadline_us IS NOT NULL AND deadline_us < $2`
 	qTellUpdate = `UPDATE trials SET state = $2, value = $3, fail_reason = $4, user_attrs = $5,
-			finished_us = $6, version = $7, updated_us = $6 WHERE id = $1 RETURNING ` + trialColumns
+			finished_us = $6, version = $7, updated_us = $6, objective_values = $8, constraint_values = $9, infeasible = $10
+			WHERE id = $1 RETURNING ` + trialColumns
 )
 
 // claim hands the oldest pending trials to the first workers of reqs (as
@@ -1245,7 +1279,11 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 	}
 	// A pruned trial's value may be its last intermediate value, which
 	// the transaction below reads.
-	if q, sql := s.b.directTell(); q != nil && len(r.UserAttrs) == 0 && r.State != Pruned {
+	vals, cons, infeasible, err := encodeOutcome(&r.Value, r.Values, r.Constraints)
+	if err != nil {
+		return nil, false, fmt.Errorf("store: tell trial %d: %w", number, err)
+	}
+	if q, sql := s.b.directTell(); q != nil && len(r.UserAttrs) == 0 && r.State != Pruned && vals == nil && cons == nil {
 		var value *float64
 		if r.State == Complete {
 			value = &r.Value
@@ -1264,7 +1302,7 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 	attrs := ""
 	var out *Trial
 	changed := false
-	err := s.withTx(ctx, idempotentTx, func(q tx) error {
+	err = s.withTx(ctx, idempotentTx, func(q tx) error {
 		studyID, t, err := s.lockTrial(ctx, q, study, number)
 		if err != nil {
 			return err
@@ -1301,12 +1339,21 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		if attrs, err = marshalJSON(mergeAttrs(t.UserAttrs, r.UserAttrs), "{}"); err != nil {
 			return fmt.Errorf("%w: user attributes: %v", ErrInvalid, err)
 		}
+		if r.State == Complete {
+			var shape Study
+			if err := q.queryRow(ctx, `SELECT n_objectives, n_constraints FROM studies WHERE id = $1`, studyID)(&shape.NumObjectives, &shape.NumConstraints); err != nil {
+				return err
+			}
+			if err := shape.checkShape(r.Values, r.Constraints); err != nil {
+				return err
+			}
+		}
 		v, err := s.stamp(ctx, q, studyID)
 		if err != nil {
 			return err
 		}
 		tt, err := scanTrial(q.queryRow(ctx, qTellUpdate,
-			t.ID, string(r.State), outcomeValue(t, r), r.Reason, attrs, micros(r.Now), v))
+			t.ID, string(r.State), outcomeValue(t, r), r.Reason, attrs, micros(r.Now), v, vals, cons, infeasible))
 		if err != nil {
 			return err
 		}
@@ -1666,10 +1713,10 @@ func (s *sqlStore) Best(ctx context.Context, study string) (*Trial, error) {
 		if st.Direction == "maximize" {
 			order = "DESC"
 		}
-		t, err := scanTrial(q.queryRow(ctx, `SELECT `+trialColumns+` FROM trials WHERE study_id = $1 AND state = 'complete'
+		t, err := scanTrial(q.queryRow(ctx, `SELECT `+trialColumns+` FROM trials WHERE study_id = $1 AND state = 'complete' AND infeasible = 0
 			ORDER BY value `+order+`, number ASC LIMIT 1`, st.ID))
 		if errors.Is(err, errNoRows) {
-			return fmt.Errorf("no complete trial yet: %w", ErrNotFound)
+			return fmt.Errorf("no complete feasible trial yet: %w", ErrNotFound)
 		}
 		if err != nil {
 			return err

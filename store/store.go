@@ -38,9 +38,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
+	"xbo/space"
 )
 
 // State is the life-cycle stage of a trial.
@@ -108,6 +110,12 @@ type Study struct {
 	Version int64 `json:"version"`
 	// NextNumber is the number the next new trial will get.
 	NextNumber int64 `json:"next_number"`
+	// NumObjectives and NumConstraints are the shape of a complete trial's
+	// outcome, read from the space when the study was created: one
+	// objective (Value alone) or that many Values, and that many
+	// Constraints. The store refuses an outcome of another shape.
+	NumObjectives  int `json:"-"`
+	NumConstraints int `json:"-"`
 	// Fingerprint, set by Store.Study, changes whenever any trial of the
 	// study changes: it is the study's id, its number of trials and the sum
 	// of their versions, read in one snapshot. Versions only grow, so the
@@ -130,12 +138,14 @@ type StudySummary struct {
 // intermediate value as Value, when it has one); an empty State means
 // Complete when Value is set and Failed otherwise.
 type ImportedTrial struct {
-	State        State
-	Params       map[string]any
-	Value        *float64
-	Reason       string
-	UserAttrs    map[string]any
-	Intermediate []Intermediate
+	State  State
+	Params map[string]any
+	Value  *float64
+	// Values and Constraints as in Trial (a complete trial only).
+	Values, Constraints []float64
+	Reason              string
+	UserAttrs           map[string]any
+	Intermediate        []Intermediate
 }
 
 // NewStudy describes a study to create.
@@ -162,8 +172,14 @@ type Trial struct {
 	State  State `json:"state"`
 	// Params maps parameter names to natural values (numbers, or the level
 	// name of a categorical); inactive parameters are absent.
-	Params       map[string]any `json:"params"`
-	Value        *float64       `json:"value,omitempty"`
+	Params map[string]any `json:"params"`
+	Value  *float64       `json:"value,omitempty"`
+	// Values are every objective's value of a complete trial of a study
+	// with several objectives (Values[0] is Value); nil otherwise.
+	Values []float64 `json:"values,omitempty"`
+	// Constraints are the constraint values the trial reported (feasible
+	// when every one is ≤ 0); nil when it reported none.
+	Constraints  []float64      `json:"constraints,omitempty"`
 	Intermediate []Intermediate `json:"intermediate,omitempty"`
 	UserAttrs    map[string]any `json:"user_attrs,omitempty"`
 	Worker       string         `json:"worker,omitempty"`
@@ -193,10 +209,12 @@ type Trial struct {
 // is recorded as complete (a result obtained elsewhere), otherwise it joins
 // the queue as pending and the next ask hands it out.
 type NewTrial struct {
-	Params    map[string]any
-	Value     *float64
-	UserAttrs map[string]any
-	Now       time.Time
+	Params map[string]any
+	Value  *float64
+	// Values and Constraints as in Trial (with a Value only).
+	Values, Constraints []float64
+	UserAttrs           map[string]any
+	Now                 time.Time
 }
 
 // AskRequest carries what the store needs to hand out a trial.
@@ -282,11 +300,16 @@ type BatchProposeFunc func(ctx context.Context, view AskView, n int) ([]Proposal
 // as its value (no value when it reported none), or a finite value to
 // record instead.
 type Result struct {
-	State     State // Complete, Failed or Pruned
-	Value     float64
-	Reason    string
-	UserAttrs map[string]any
-	Now       time.Time
+	State State // Complete, Failed or Pruned
+	Value float64
+	// Values are every objective's value of a complete trial of a study
+	// with several objectives (Values[0] == Value), Constraints its
+	// constraint values; both nil otherwise. The store checks that they
+	// are finite; the study's server checks their number.
+	Values, Constraints []float64
+	Reason              string
+	UserAttrs           map[string]any
+	Now                 time.Time
 }
 
 // Report is an intermediate value; it also pushes back a running trial's
@@ -467,9 +490,16 @@ func checkFinite(what string, v float64) error {
 }
 
 func checkResult(r Result) error {
+	if r.State != Complete && (len(r.Values) > 0 || len(r.Constraints) > 0) {
+		return fmt.Errorf("%w: objective and constraint values go with a complete trial only, not a %s one", ErrInvalid, r.State)
+	}
 	switch r.State {
 	case Complete:
-		return checkFinite("value", r.Value)
+		if err := checkFinite("value", r.Value); err != nil {
+			return err
+		}
+		_, _, _, err := encodeOutcome(&r.Value, r.Values, r.Constraints)
+		return err
 	case Failed:
 		return nil
 	case Pruned:
@@ -520,7 +550,67 @@ func sameOutcome(t *Trial, r Result) bool {
 	if want == nil || t.Value == nil {
 		return want == nil && t.Value == nil
 	}
-	return *t.Value == *want
+	return *t.Value == *want && slices.Equal(t.Values, r.Values) && slices.Equal(t.Constraints, r.Constraints)
+}
+
+// outcomeShape reads the number of objectives and constraints from a
+// space document (1 and 0 when it cannot be read: the server validates
+// spaces before they reach the store).
+func outcomeShape(doc json.RawMessage) (objectives, constraints int) {
+	sp, err := space.Parse(doc)
+	if err != nil {
+		return 1, 0
+	}
+	return sp.NumObjectives(), len(sp.Constraints)
+}
+
+// checkShape checks a complete trial's outcome against the study's shape.
+func (st *Study) checkShape(values, constraints []float64) error {
+	switch {
+	case st.NumObjectives > 1 && len(values) != st.NumObjectives:
+		return fmt.Errorf("%w: the study has %d objectives; a complete trial needs one value for each, not %d", ErrInvalid, st.NumObjectives, len(values))
+	case st.NumObjectives <= 1 && len(values) > 0:
+		return fmt.Errorf("%w: the study has one objective; a complete trial has a value, not a list of %d", ErrInvalid, len(values))
+	case len(constraints) != st.NumConstraints:
+		return fmt.Errorf("%w: the study has %d constraints; a complete trial reports %d constraint values, not %d", ErrInvalid, st.NumConstraints, st.NumConstraints, len(constraints))
+	}
+	return nil
+}
+
+// encodeOutcome checks a complete trial's objective and constraint values
+// (finite; the first objective value equal to value) and encodes them for
+// their columns, with the trial's infeasible flag.
+func encodeOutcome(value *float64, values, constraints []float64) (vals, cons *string, infeasible int, err error) {
+	if len(values) > 0 {
+		if value == nil || values[0] != *value {
+			return nil, nil, 0, fmt.Errorf("%w: the first objective value must be the trial's value", ErrInvalid)
+		}
+		for k, v := range values {
+			if err := checkFinite(fmt.Sprintf("objective value %d", k), v); err != nil {
+				return nil, nil, 0, err
+			}
+		}
+		b, _ := json.Marshal(values)
+		text := string(b)
+		vals = &text
+	}
+	if len(constraints) > 0 {
+		if value == nil {
+			return nil, nil, 0, fmt.Errorf("%w: constraint values go with a complete trial only", ErrInvalid)
+		}
+		for j, c := range constraints {
+			if err := checkFinite(fmt.Sprintf("constraint value %d", j), c); err != nil {
+				return nil, nil, 0, err
+			}
+			if c > 0 {
+				infeasible = 1
+			}
+		}
+		b, _ := json.Marshal(constraints)
+		text := string(b)
+		cons = &text
+	}
+	return vals, cons, infeasible, nil
 }
 
 func micros(t time.Time) int64 { return t.UnixMicro() }
@@ -548,7 +638,8 @@ func marshalJSON(v any, empty string) (string, error) {
 
 // trialColumns is the column list every trial query selects, in scanTrial order.
 const trialColumns = `id, number, state, params, value, intermediate, user_attrs, worker, acquisition,
-	fail_reason, requeued_from, meta, created_us, started_us, deadline_us, finished_us, version, updated_us, study_id`
+	fail_reason, requeued_from, meta, created_us, started_us, deadline_us, finished_us, version, updated_us, study_id,
+	objective_values, constraint_values`
 
 func scanTrial(scan func(dest ...any) error) (Trial, error) {
 	var (
@@ -557,10 +648,22 @@ func scanTrial(scan func(dest ...any) error) (Trial, error) {
 		params, inter, attrs, meta  string
 		created                     int64
 		started, deadline, finished *int64
+		values, constraints         *string
 	)
 	if err := scan(&t.ID, &t.Number, &state, &params, &t.Value, &inter, &attrs, &t.Worker, &t.Acquisition,
-		&t.FailReason, &t.RequeuedFrom, &meta, &created, &started, &deadline, &finished, &t.Version, &t.updatedUS, &t.StudyID); err != nil {
+		&t.FailReason, &t.RequeuedFrom, &meta, &created, &started, &deadline, &finished, &t.Version, &t.updatedUS, &t.StudyID,
+		&values, &constraints); err != nil {
 		return t, err
+	}
+	if values != nil {
+		if err := json.Unmarshal([]byte(*values), &t.Values); err != nil {
+			return t, fmt.Errorf("trial %d: objective values: %w", t.Number, err)
+		}
+	}
+	if constraints != nil {
+		if err := json.Unmarshal([]byte(*constraints), &t.Constraints); err != nil {
+			return t, fmt.Errorf("trial %d: constraint values: %w", t.Number, err)
+		}
 	}
 	t.State = State(state)
 	if err := json.Unmarshal([]byte(params), &t.Params); err != nil {
