@@ -17,7 +17,10 @@ import (
 // only on the data and the request, so a cached explanation is still
 // exactly right for any study whose usable trials are the same.
 type About struct {
-	Kind      string          `json:"kind"`
+	Kind string `json:"kind"`
+	// Objective names the objective explained, in a study with several
+	// (each is explained with its own surrogate); empty for one.
+	Objective string          `json:"objective,omitempty"`
 	Direction space.Direction `json:"direction"`
 	// Units says in words how to read the numbers.
 	Units string `json:"units"`
@@ -47,7 +50,7 @@ func (a *About) describe(m *fitted) {
 }
 
 func (p *prepared) about(kind string) About {
-	return About{Kind: kind, Direction: p.h.Direction(), Units: unitsText(p.h.Direction()),
+	return About{Kind: kind, Objective: p.h.Objective, Direction: p.h.Direction(), Units: unitsText(p.h.Direction()),
 		Trials: len(p.data.Y), Fingerprint: p.fingerprint, Budget: p.budget}
 }
 

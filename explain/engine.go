@@ -376,6 +376,14 @@ func prepare(h *history.History) (*prepared, error) {
 	if err := h.Validate(); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
+	if h.Space.MultiObjective() {
+		// Every explanation is of one objective; unless the caller chose
+		// one (Objective), it is the first.
+		var err error
+		if h, err = Objective(h, ""); err != nil {
+			return nil, err
+		}
+	}
 	data, err := h.Encode(MinTrials)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrInvalid, err)

@@ -8,7 +8,7 @@ import (
 )
 
 // Kinds lists the explanation kinds, as the API and the CLI name them.
-var Kinds = []string{"pdp", "slice", "regional", "importance", "shapley", "paths", "ablation", "lpi", "bias", "budgets"}
+var Kinds = []string{"pdp", "slice", "regional", "importance", "shapley", "paths", "ablation", "lpi", "bias", "budgets", "tradeoff"}
 
 // BiasRequest asks for the sampling-bias measure alone (every other result
 // carries it in its About too).
@@ -71,6 +71,8 @@ func (e *Engine) Explain(ctx context.Context, h *history.History, req any) (any,
 		return e.SamplingBias(ctx, h)
 	case BudgetsRequest:
 		return e.Budgets(ctx, h, r)
+	case TradeoffRequest:
+		return e.Tradeoff(ctx, h, r)
 	}
 	return nil, fmt.Errorf("explain: unknown request type %T", req)
 }

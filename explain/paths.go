@@ -141,7 +141,11 @@ func (m objectiveUnits) Predict(x [][]float64, mean, variance []float64) error {
 // the defaults for a file), as an ask does.
 func (e *Engine) Paths(ctx context.Context, h *history.History, req PathsRequest) (*PathsResult, error) {
 	var settings opt.Settings
-	return explainAs(ctx, e, h, "paths", nil, func(*prepared) (any, error) {
+	return explainAs(ctx, e, h, "paths", nil, func(p *prepared) (any, error) {
+		if p.h.Objective != "" || len(h.Space.Constraints) > 0 {
+			return nil, invalidf("paths replays a single-objective optimizer's proposals; a study with several objectives or constraints is optimized by ParEGO, " +
+				"whose every proposal is for a random scalarization of the objectives (explain one objective's proposal with shapley instead)")
+		}
 		if err := req.normalize(h.Space); err != nil {
 			return nil, err
 		}

@@ -16,7 +16,8 @@ import (
 // with surrogate, kernel, trees and seed. Unknown parameters, repeated
 // single-valued ones and malformed values are errors wrapping ErrInvalid.
 func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error) {
-	p := &queryParser{q: q, used: map[string]bool{}}
+	// The objective is chosen before the request is read (Objective).
+	p := &queryParser{q: q, used: map[string]bool{ObjectiveParam: true}}
 	var req any
 	switch kind {
 	case "pdp":
@@ -78,6 +79,9 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 		req = BiasRequest{}
 	case "budgets":
 		req = BudgetsRequest{Budgets: p.budgets(), Level: p.float("level")}
+	case "tradeoff":
+		req = TradeoffRequest{Params: p.params(), Grid: p.int("grid"), Samples: p.int("samples"), Alpha: p.float("alpha"),
+			Method: p.str("method")}
 	default:
 		return nil, invalidf("unknown explanation kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 	}

@@ -165,6 +165,9 @@ type History struct {
 	StudyVersion int64
 	// Warnings name everything a source could not carry over exactly.
 	Warnings []string
+	// Objective names the objective a history of one objective of a study
+	// with several holds (ForObjective); empty otherwise.
+	Objective string
 }
 
 // Errors wrapped by Validate and the accessors.

@@ -154,8 +154,7 @@ func (h *History) ForObjective(k int) (*History, error) {
 		out.Trials[i] = t
 	}
 	if h.Space.MultiObjective() {
-		name := h.Space.ObjectiveNames()[k]
-		out.Source = h.Source + ", objective " + name
+		out.Objective = h.Space.ObjectiveNames()[k]
 	}
 	return &out, nil
 }

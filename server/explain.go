@@ -27,7 +27,16 @@ func (s *Server) explain(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	req, err := explain.ParseQuery(kind, h.Space, r.URL.Query())
+	q := r.URL.Query()
+	if len(q[explain.ObjectiveParam]) > 1 {
+		return badRequest("%s is given %d times", explain.ObjectiveParam, len(q[explain.ObjectiveParam]))
+	}
+	if q.Has(explain.ObjectiveParam) {
+		if h, err = explain.Objective(h, q.Get(explain.ObjectiveParam)); err != nil {
+			return &httpError{http.StatusBadRequest, err}
+		}
+	}
+	req, err := explain.ParseQuery(kind, h.Space, q)
 	if err != nil {
 		return &httpError{http.StatusBadRequest, err}
 	}

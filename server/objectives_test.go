@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"sync"
@@ -135,6 +136,29 @@ func TestMultiObjectiveStudy(t *testing.T) {
 		}
 		if best.Constraints[0] > 0 || !slices.Contains(want, best.Number) {
 			t.Errorf("best trial %d (constraints %v) is not a feasible Pareto-optimal one", best.Number, best.Constraints)
+		}
+
+		// Each objective is explained on its own; tradeoff covers them all.
+		var imp struct {
+			Objective string `json:"objective"`
+			Direction string `json:"direction"`
+		}
+		if err := e.c.Explain(ctx, "mo", "importance", url.Values{"objective": {"speed"}}, &imp); err != nil || imp.Objective != "speed" || imp.Direction != "maximize" {
+			t.Errorf("importance of speed: %+v, %v", imp, err)
+		}
+		if err := e.c.Explain(ctx, "mo", "pdp", url.Values{"objective": {"2"}, "params": {"x"}}, &imp); !client.IsStatus(err, http.StatusBadRequest) {
+			t.Errorf("objective 2 of 2: %v, want 400", err)
+		}
+		var trade struct {
+			Objectives []struct{ Name string } `json:"objectives"`
+			Params     []struct{ Param, Verdict string }
+			Front      []int64 `json:"front"`
+		}
+		if err := e.c.Explain(ctx, "mo", "tradeoff", url.Values{"samples": {"200"}}, &trade); err != nil || len(trade.Params) != 2 || len(trade.Objectives) != 2 || len(trade.Front) != len(want) {
+			t.Errorf("tradeoff: %+v, %v", trade, err)
+		}
+		if err := e.c.Explain(ctx, "mo", "tradeoff", url.Values{"objective": {"speed"}}, &trade); !client.IsStatus(err, http.StatusBadRequest) {
+			t.Errorf("tradeoff of one objective: %v, want 400", err)
 		}
 
 		// Outcomes of the wrong shape are refused, and leave the trial running.

@@ -735,9 +735,9 @@ type TellRequest struct {
 	// Constraints are the constraint values, in the space's order
 	// (feasible when every one is ≤ 0).
 	Constraints []json.RawMessage `json:"constraints,omitempty"`
-	State     string          `json:"state,omitempty"` // "complete" (default with a value), "failed" or "pruned"
-	Reason    string          `json:"reason,omitempty"`
-	UserAttrs map[string]any  `json:"user_attrs,omitempty"`
+	State       string            `json:"state,omitempty"` // "complete" (default with a value), "failed" or "pruned"
+	Reason      string            `json:"reason,omitempty"`
+	UserAttrs   map[string]any    `json:"user_attrs,omitempty"`
 }
 
 func trialNumber(r *http.Request) (int64, error) {
@@ -946,7 +946,7 @@ type AddTrialRequest struct {
 	// Values and Constraints as in TellRequest, with a value only.
 	Values      []json.RawMessage `json:"values,omitempty"`
 	Constraints []json.RawMessage `json:"constraints,omitempty"`
-	UserAttrs map[string]any  `json:"user_attrs,omitempty"`
+	UserAttrs   map[string]any    `json:"user_attrs,omitempty"`
 }
 
 func (s *Server) addTrial(w http.ResponseWriter, r *http.Request) error {

@@ -30,8 +30,10 @@ import (
 type historyFlags struct {
 	command                           string
 	data, spacePath, study, db, dataN string
-	asJSON                            bool
-	svg                               string
+	// objective is --objective: which objective of a study with several.
+	objective string
+	asJSON    bool
+	svg       string
 	// budget is --budget, for the commands that register it.
 	budget *int64
 	// curves: the command reads every trial's intermediate values, pruned
@@ -74,6 +76,7 @@ func (f *historyFlags) register(fs *flag.FlagSet, dataName string, withOutput, s
 	fs.StringVar(&f.spacePath, "space", "", "search space file (JSON or YAML) of --"+dataName)
 	fs.StringVar(&f.study, "study", "", "explain this study of the store instead of --"+dataName+"/--space")
 	fs.StringVar(&f.db, "db", "xbo.db", "with --study: SQLite file, or postgres://... for PostgreSQL")
+	fs.StringVar(&f.objective, "objective", "", "with several objectives: the one to explain, by name or index (default: the first)")
 	if withOutput {
 		fs.BoolVar(&f.asJSON, "json", false, "print the explanation as JSON (the same document the API serves)")
 	}
@@ -111,6 +114,13 @@ func (f *historyFlags) load(ctx context.Context, env *cliEnv) (*history.History,
 	}
 	for _, w := range h.Warnings {
 		fmt.Fprintf(env.stderr, "xbo %s: warning: %s\n", f.command, w)
+	}
+	if f.objective != "" {
+		one, err := explain.Objective(h, f.objective)
+		if err != nil {
+			return nil, usagef("--objective: %v", err)
+		}
+		h = one
 	}
 	if n := len(h.Trials) - len(h.Usable()); n > 0 && f.budget == nil && !f.curves {
 		fmt.Fprintf(env.stderr, "xbo %s: note: %d trial(s) without a usable value (failed, pruned, pending or empty) are not modelled\n", f.command, n)
