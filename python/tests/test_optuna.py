@@ -78,7 +78,7 @@ class MappingTest(unittest.TestCase):
     def test_sampler_arguments(self):
         from xbo.integration.optuna import XBOSampler
 
-        for kwargs in [{"study_name": ""}, {"optimizer": "ei"}, {"independent_sampler": "random"}]:
+        for kwargs in [{"study_name": ""}, {"optimizer": "ei"}, {"independent_sampler": "random"}, {"constraints_func": [0.0]}]:
             with self.assertRaises(ValueError):
                 XBOSampler(**kwargs)
 
@@ -272,6 +272,86 @@ class BridgeTest(unittest.TestCase):
         for n in pruned:
             self.assertEqual(by_optuna[n].state, "pruned")
             self.assertEqual(by_optuna[n].intermediate_values, {0: 100.0})
+
+    def test_multi_objective_example_with_constraints(self):
+        # Binh and Korn's two-objective problem written as for any Optuna
+        # sampler: the objective keeps its constraint values in a user
+        # attribute, constraints_func reads them back.
+        def objective(trial):
+            x = trial.suggest_float("x", 0, 5)
+            y = trial.suggest_float("y", 0, 3)
+            v0 = 4 * x ** 2 + 4 * y ** 2
+            v1 = (x - 5) ** 2 + (y - 5) ** 2
+            c0 = (x - 5) ** 2 + y ** 2 - 25
+            c1 = -((x - 8) ** 2) - (y + 3) ** 2 + 7.7
+            trial.set_user_attr("constraint", (c0, c1))
+            return v0, v1
+
+        def constraints(trial):
+            return trial.user_attrs["constraint"]
+
+        sampler = self.sampler("bridge-mo", constraints_func=constraints)
+        study = optuna.create_study(directions=["minimize", "minimize"], sampler=sampler)
+        # Infeasible (c0 = 0.25), and on the front if constraints were ignored.
+        study.enqueue_trial({"x": 0.0, "y": 0.5})
+        study.optimize(objective, n_trials=16)
+
+        xstudy = sampler.xbo_study
+        self.assertEqual((xstudy.directions, xstudy.constraint_names), (["minimize", "minimize"], ["constraint_0", "constraint_1"]))
+        by_optuna = self.linked(xstudy)
+        self.assertEqual(sorted(by_optuna), list(range(16)))
+        for ot in study.trials:
+            xt = by_optuna[ot.number]
+            self.assertEqual((xt.state, xt.values), ("complete", ot.values))
+            self.assertEqual(xt.constraints, list(ot.user_attrs["constraint"]))
+            self.assertEqual(list(ot.system_attrs["constraints"]), xt.constraints)
+        self.assertEqual(by_optuna[0].acquisition, "imported")
+        parego = [n for n, t in by_optuna.items() if "ParEGO" in str(t.raw.get("meta"))]
+        self.assertGreaterEqual(len(parego), 10, "xbo's proposals were not ParEGO's")
+
+        def front(trials, feasible_only):
+            pool = [t for t in trials if not feasible_only or all(c <= 0 for c in t.system_attrs["constraints"])]
+            return sorted(
+                t.number for t in pool
+                if not any(all(a <= b for a, b in zip(o.values, t.values)) and o.values != t.values for o in pool)
+            )
+
+        got = sorted(t.user_attrs["optuna_trial"] for t in xstudy.best_trials)
+        self.assertEqual(got, front(study.trials, True))
+        self.assertIn(0, front(study.trials, False))
+        self.assertNotIn(0, got)
+        for t in xstudy.best_trials:
+            self.assertTrue(all(c <= 0 for c in t.constraints), t)
+
+    def test_directions_and_a_wrong_constraint_count(self):
+        sampler = self.sampler("bridge-mo-max", constraints_func=lambda t: [t.params["x"] - 0.8] * (1 if t.number < 4 else 2))
+        study = optuna.create_study(directions=["maximize", "minimize"], sampler=sampler)
+
+        def objective(trial):
+            return trial.suggest_float("x", 0.0, 1.0), trial.suggest_float("y", 0.0, 1.0)
+
+        study.optimize(objective, n_trials=4)
+        xstudy = sampler.xbo_study
+        self.assertEqual((xstudy.directions, xstudy.constraint_names), (["maximize", "minimize"], ["constraint_0"]))
+        for ot, xt in zip(study.trials, xstudy.trials):
+            self.assertEqual((xt.values, xt.constraints), (ot.values, [ot.params["x"] - 0.8]))
+        with self.assertRaisesRegex(ValueError, "constraints_func returned 2 values for trial 4; xbo study .* has 1 constraints"):
+            study.optimize(objective, n_trials=1)
+        failed = self.linked(xstudy)[4]
+        self.assertEqual(failed.state, "failed")
+        self.assertIn("constraints_func", failed.fail_reason)
+
+    def test_single_objective_with_constraints(self):
+        sampler = self.sampler("bridge-so-constrained", constraints_func=lambda t: [0.5 - t.params["x"]])
+        study = optuna.create_study(sampler=sampler)
+        study.enqueue_trial({"x": 0.0})  # the smallest value, infeasible
+        study.optimize(lambda t: t.suggest_float("x", -2.0, 2.0) ** 2, n_trials=8)
+        xstudy = sampler.xbo_study
+        self.assertEqual((xstudy.direction, xstudy.constraint_names), ("minimize", ["constraint_0"]))
+        feasible = [t.value for t in study.trials if t.params["x"] >= 0.5]
+        self.assertTrue(feasible)
+        self.assertEqual(xstudy.best_value, min(feasible))
+        self.assertLess(min(t.value for t in study.trials), xstudy.best_value)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 """Search-space parameters: Float, Int and Categorical.
 
 They build the space JSON document the server reads (README.md, "Concepts"):
-``{"objective": ..., "params": [{"name", "type", ...}, ...]}``. The server
+``{"objective": ..., "params": [{"name", "type", ...}, ...]}``, or with
+several objectives and constraints ``{"objectives": [{"name", "direction"},
+...], "constraints": [names], "params": [...]}``. The server
 validates the space again; the checks here catch mistakes before any request
 and name the parameter.
 """
@@ -180,22 +182,128 @@ class Categorical(Param):
 
 
 
-def space_document(space: Any, direction: Optional[str]) -> Dict[str, Any]:
+DIRECTIONS = ("minimize", "maximize")
+
+
+def _check_direction(d: Any) -> None:
+    if d not in DIRECTIONS:
+        raise ValueError('direction must be "minimize" or "maximize", not %r' % (d,))
+
+
+def _name_list(what: str, names: Any) -> List[str]:
+    if isinstance(names, (str, bytes)) or not isinstance(names, Iterable):
+        raise ValueError("%s must be a list of names, not %r" % (what, names))
+    names = list(names)
+    for n in names:
+        if not isinstance(n, str) or not n.strip():
+            raise ValueError("%s: %r is not a non-empty string" % (what, n))
+    if len(set(names)) < len(names):
+        raise ValueError("%s: %r repeats a name" % (what, names))
+    return names
+
+
+def _objectives_of_args(direction: Any, directions: Any, objective_names: Any) -> Optional[List[Dict[str, Any]]]:
+    """The objectives that create_study's arguments declare, as space
+    entries ({"direction"} or {"name", "direction"}); None when the
+    arguments say nothing."""
+    if direction is not None and directions is not None:
+        raise ValueError("give direction (one objective) or directions (one per objective), not both")
+    dirs: Optional[List[Any]] = None
+    if directions is not None:
+        if isinstance(directions, (str, bytes)) or not isinstance(directions, Iterable):
+            raise ValueError('directions must be a list such as ["minimize", "maximize"], not %r' % (directions,))
+        dirs = list(directions)
+        if not dirs:
+            raise ValueError("directions is empty; a study has at least one objective")
+    elif direction is not None:
+        dirs = [direction]
+    for d in dirs or []:
+        _check_direction(d)
+    names = None
+    if objective_names is not None:
+        names = _name_list("objective_names", objective_names)
+        if dirs is None:
+            dirs = ["minimize"] * len(names)
+        elif len(names) != len(dirs):
+            raise ValueError("%d objective names for %d directions" % (len(names), len(dirs)))
+    if dirs is None:
+        return None
+    if names is None:
+        return [{"direction": d} for d in dirs]
+    return [{"name": n, "direction": d} for n, d in zip(names, dirs)]
+
+
+def _constraints_of_arg(constraints: Any) -> Optional[List[str]]:
+    """Constraint names from create_study's constraints argument: a count
+    (named constraint_0, constraint_1, ...) or a list of names."""
+    if constraints is None:
+        return None
+    if isinstance(constraints, int) and not isinstance(constraints, bool):
+        if constraints < 0:
+            raise ValueError("constraints must be a count >= 0 or a list of names, not %r" % (constraints,))
+        return ["constraint_%d" % j for j in range(constraints)]
+    return _name_list("constraints", constraints)
+
+
+def objectives_of(doc: Dict[str, Any]) -> List[Tuple[Optional[str], str]]:
+    """(name or None, direction) of each objective a space document
+    declares: its "objectives" list, else its single "objective"."""
+    objs = doc.get("objectives")
+    if isinstance(objs, list) and objs:
+        return [(o.get("name") or None, o.get("direction") or "minimize") for o in objs if isinstance(o, dict)]
+    return [(None, doc.get("objective") or "minimize")]
+
+
+def _put_objectives(doc: Dict[str, Any], objs: List[Dict[str, Any]]) -> None:
+    # One unnamed objective is written as "objective", which every server
+    # version reads; named or several objectives need the list.
+    if len(objs) == 1 and "name" not in objs[0]:
+        doc["objective"] = objs[0]["direction"]
+    else:
+        doc["objectives"] = objs
+
+
+def _same_objectives(given: List[Dict[str, Any]], declared: List[Tuple[Optional[str], str]]) -> bool:
+    if [o["direction"] for o in given] != [d for _, d in declared]:
+        return False
+    return all("name" not in o or o["name"] == n for o, (n, _) in zip(given, declared))
+
+
+def space_document(
+    space: Any,
+    direction: Optional[str],
+    directions: Optional[Sequence[str]] = None,
+    objective_names: Optional[Sequence[str]] = None,
+    constraints: Any = None,
+) -> Dict[str, Any]:
     """The space JSON document for a list of parameters or a space dict.
 
-    direction overrides nothing silently: when both it and the dict's
-    "objective" are given they must agree.
+    direction (one objective) or directions (several), with optional
+    objective_names, declare the objectives; constraints is a count or a
+    list of constraint names. They override nothing silently: when a space
+    dict declares them too, both must agree.
     """
-    if direction is not None and direction not in ("minimize", "maximize"):
-        raise ValueError('direction must be "minimize" or "maximize", not %r' % (direction,))
+    objs = _objectives_of_args(direction, directions, objective_names)
+    cons = _constraints_of_arg(constraints)
     if isinstance(space, dict):
         doc = dict(space)
         if not isinstance(doc.get("params"), list) or not doc["params"]:
             raise ValueError('the space dict needs a non-empty "params" list')
-        given = doc.get("objective")
-        if given is not None and direction is not None and given != direction:
-            raise ValueError("direction %r disagrees with the space's objective %r" % (direction, given))
-        doc["objective"] = given or direction or "minimize"
+        declared = "objectives" in doc or doc.get("objective") is not None
+        if objs is not None and declared:
+            if not _same_objectives(objs, objectives_of(doc)):
+                if len(objs) == 1 and "objectives" not in doc:
+                    raise ValueError("direction %r disagrees with the space's objective %r" % (objs[0]["direction"], doc.get("objective")))
+                raise ValueError("the objectives given %r disagree with the space's %r" % (objs, doc.get("objectives", doc.get("objective"))))
+        elif objs is not None:
+            _put_objectives(doc, objs)
+        elif not declared:
+            doc["objective"] = "minimize"
+        if cons is not None and "constraints" in doc:
+            if list(doc["constraints"] or []) != cons:
+                raise ValueError("the constraints given %r disagree with the space's %r" % (cons, doc["constraints"]))
+        elif cons:
+            doc["constraints"] = cons
         return doc
     if isinstance(space, (str, bytes)) or not isinstance(space, Iterable):
         raise TypeError("space must be a dict (the space JSON) or a list of xbo.Float/Int/Categorical, not %s" % type(space).__name__)
@@ -209,7 +317,12 @@ def space_document(space: Any, direction: Optional[str]) -> Dict[str, Any]:
         if p.name in names:
             raise ValueError("parameter %r is declared twice" % p.name)
         names.add(p.name)
-    return {"objective": direction or "minimize", "params": [p.to_dict() for p in params]}
+    doc: Dict[str, Any] = {}
+    _put_objectives(doc, objs or [{"direction": "minimize"}])
+    if cons:
+        doc["constraints"] = cons
+    doc["params"] = [p.to_dict() for p in params]
+    return doc
 
 
 def param_types(doc: Dict[str, Any]) -> Dict[str, str]:

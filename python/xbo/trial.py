@@ -50,14 +50,18 @@ class FrozenTrial:
     Attributes: ``number``, ``state`` ("pending", "running", "complete",
     "failed", "pruned" or "expired"), ``params`` (typed as declared; inactive
     conditional parameters are absent), ``value`` (None unless complete, or
-    pruned with a value), ``intermediate_values`` ({step: value}),
+    pruned with a value; the first objective's in a study with several),
+    ``values`` (one per objective; ``[value]`` with one objective, None
+    without a value), ``constraints`` (the constraint values of a complete
+    trial in a study with constraints, else None; feasible when all are
+    <= 0), ``intermediate_values`` ({step: value}),
     ``user_attrs``, ``fail_reason``, ``acquisition`` (what proposed it:
     "initial-design", "ei", "enqueued", ...), ``worker``, ``datetime_created``,
     ``datetime_start``, ``datetime_complete``, and ``raw``, the server's JSON.
     """
 
     __slots__ = (
-        "number", "state", "params", "value", "intermediate_values", "user_attrs", "fail_reason",
+        "number", "state", "params", "value", "values", "constraints", "intermediate_values", "user_attrs", "fail_reason",
         "acquisition", "worker", "datetime_created", "datetime_start", "datetime_complete", "raw",
     )
 
@@ -68,6 +72,11 @@ class FrozenTrial:
         self.params = typed_params(raw.get("params") or {}, types)
         v = raw.get("value")
         self.value = None if v is None else float(v)
+        vs = raw.get("values")
+        # The server lists values for several objectives only.
+        self.values = [float(x) for x in vs] if vs else (None if self.value is None else [self.value])
+        cs = raw.get("constraints")
+        self.constraints = None if cs is None else [float(x) for x in cs]
         self.intermediate_values = {int(iv["step"]): float(iv["value"]) for iv in raw.get("intermediate") or []}
         self.user_attrs = dict(raw.get("user_attrs") or {})
         self.fail_reason = raw.get("fail_reason") or None
@@ -83,7 +92,9 @@ class FrozenTrial:
         return max(self.intermediate_values) if self.intermediate_values else None
 
     def __repr__(self) -> str:
-        return "FrozenTrial(number=%d, state=%r, value=%r, params=%r)" % (self.number, self.state, self.value, self.params)
+        shown = "values=%r" % (self.values,) if self.values is not None and len(self.values) > 1 else "value=%r" % (self.value,)
+        extra = "" if self.constraints is None else ", constraints=%r" % (self.constraints,)
+        return "FrozenTrial(number=%d, state=%r, %s%s, params=%r)" % (self.number, self.state, shown, extra, self.params)
 
 
 def check_attr(key: Any, value: Any) -> None:

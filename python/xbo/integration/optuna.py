@@ -21,6 +21,15 @@ How it maps Optuna onto xbo:
   far in it as imported trials. From then on each trial's configuration is
   xbo's proposal (an ask); the sampler tells xbo the outcome: the value,
   intermediate values, user attributes, pruned or failed.
+- Several objectives (``optuna.create_study(directions=[...])``) make an xbo
+  study with those directions, and the names Optuna >= 3.2 keeps in
+  ``study.metric_names`` when set. With ``constraints_func`` (Optuna's
+  convention: a function of the finished trial returning its constraint
+  values, feasible when all are <= 0), the sampler stores each complete or
+  pruned trial's values in the trial's "constraints" system attribute, as
+  Optuna's own samplers do, and tells them to xbo, whose study declares as
+  many constraints as the first complete trial has (named constraint_0,
+  ...). xbo's ``best_trials`` then holds feasible trials only.
 - Parameters xbo cannot hold in its space (distributions with a ``step``,
   categorical choices that are None or not strings, numbers or booleans,
   or two choices written alike such as 1 and 1.0)
@@ -38,7 +47,7 @@ import json
 import math
 import threading
 import warnings
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 try:
     import optuna
@@ -66,6 +75,9 @@ __all__ = ["XBOSampler"]
 LINK_ATTR = "xbo:trial"
 STUDY_ATTR = "optuna_study"
 NUMBER_ATTR = "optuna_trial"
+# The system attribute where Optuna's samplers keep a trial's constraint
+# values; the sampler writes the same, so that Optuna's tools see them.
+CONSTRAINTS_ATTR = "constraints"
 
 
 def _json_scalar(c: Any) -> bool:
@@ -154,6 +166,10 @@ class XBOSampler(BaseSampler):
             xbo's space (default: RandomSampler(seed)).
         seed: seed of the default independent sampler.
         worker: the worker name xbo records with each trial.
+        constraints_func: f(frozen_trial) -> [c0, c1, ...], the trial's
+            constraint values (feasible when all are <= 0), called after
+            each complete or pruned trial as Optuna's samplers do. Every
+            trial must give as many as the first.
     """
 
     def __init__(
@@ -166,7 +182,10 @@ class XBOSampler(BaseSampler):
         independent_sampler: Optional[BaseSampler] = None,
         seed: Optional[int] = None,
         worker: Optional[str] = None,
+        constraints_func: Optional[Callable[[FrozenTrial], Sequence[float]]] = None,
     ) -> None:
+        if constraints_func is not None and not callable(constraints_func):
+            raise ValueError("constraints_func must be callable, not %r" % (constraints_func,))
         if study_name is not None and (not isinstance(study_name, str) or not study_name.strip()):
             raise ValueError("study_name must be a non-empty string, not %r" % (study_name,))
         if optimizer is not None and not isinstance(optimizer, dict):
@@ -178,6 +197,7 @@ class XBOSampler(BaseSampler):
         self._study_name = study_name
         self._optimizer = optimizer
         self._worker = worker
+        self._constraints_func = constraints_func
         self._independent = independent_sampler or RandomSampler(seed=seed)
         self._intersection = IntersectionSearchSpace()
         self._lock = threading.Lock()
@@ -198,8 +218,6 @@ class XBOSampler(BaseSampler):
     # ---- relative sampling: xbo's proposals ----
 
     def infer_relative_search_space(self, study: "optuna.Study", trial: FrozenTrial) -> Dict[str, BaseDistribution]:
-        if len(study.directions) > 1:
-            raise ValueError("XBOSampler supports single-objective studies only")
         with self._lock:
             inferred = {
                 name: dist
@@ -243,11 +261,22 @@ class XBOSampler(BaseSampler):
             if self._xbo is not None:
                 return self._xbo if space == self._space else None
             names = sorted(space)
-            direction = "maximize" if study.direction == optuna.study.StudyDirection.MAXIMIZE else "minimize"
-            doc = {"objective": direction, "params": [xbo_param(n, space[n]) for n in names]}
+            complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            n_constraints = None
+            if self._constraints_func is not None:
+                # The xbo study declares its constraints at creation: as
+                # many as a finished trial has. None finished: not yet.
+                if not complete:
+                    return None
+                n_constraints = len(self._constraints_of(complete[0]))
+            directions = ["maximize" if d == optuna.study.StudyDirection.MAXIMIZE else "minimize" for d in study.directions]
             xstudy = xbo.create_study(
                 self._study_name or study.study_name,
-                doc,
+                {"params": [xbo_param(n, space[n]) for n in names]},
+                directions=directions,
+                # Optuna >= 3.2 names the objectives with set_metric_names.
+                objective_names=getattr(study, "metric_names", None),
+                constraints=n_constraints,
                 url=self._url,
                 token=self._token,
                 optimizer=self._optimizer,
@@ -257,22 +286,47 @@ class XBOSampler(BaseSampler):
             self._xbo, self._space = xstudy, dict(space)
         # A continued xbo study may hold this Optuna study's trials already.
         known = {(t.user_attrs.get(STUDY_ATTR), t.user_attrs.get(NUMBER_ATTR)) for t in xstudy.trials}
-        for finished in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
+        for finished in complete:
             if LINK_ATTR not in finished.system_attrs and (study.study_name, finished.number) not in known:
-                self._record(study, finished, finished.value)
+                self._record(study, finished, finished.values)
         return xstudy
 
-    def _record(self, study: "optuna.Study", trial: FrozenTrial, value: Optional[float]) -> None:
+    def _constraints_of(self, trial: FrozenTrial) -> List[float]:
+        """A finished trial's constraint values: those after_trial stored,
+        else constraints_func's (a trial finished before this sampler ran)."""
+        cons = trial.system_attrs.get(CONSTRAINTS_ATTR)
+        if cons is None:
+            assert self._constraints_func is not None
+            cons = self._constraints_func(trial)
+        return self._checked_constraints(trial, cons)
+
+    def _checked_constraints(self, trial: FrozenTrial, cons: Any) -> List[float]:
+        try:
+            out = [float(c) for c in cons]
+        except (TypeError, ValueError):
+            raise ValueError("XBOSampler: constraints_func returned %r for trial %d, not a list of numbers" % (cons, trial.number)) from None
+        if not all(math.isfinite(c) for c in out):
+            raise ValueError("XBOSampler: constraints_func returned %r for trial %d; constraint values must be finite" % (cons, trial.number))
+        xstudy = self._xbo
+        if xstudy is not None and len(out) != len(xstudy.constraint_names):
+            raise ValueError(
+                "XBOSampler: constraints_func returned %d values for trial %d; xbo study %r has %d constraints"
+                % (len(out), trial.number, xstudy.name, len(xstudy.constraint_names))
+            )
+        return out
+
+    def _record(self, study: "optuna.Study", trial: FrozenTrial, values: Optional[Sequence[float]]) -> None:
         """Record a complete trial xbo did not propose, when it suggested
         every parameter of xbo's space from the same distribution."""
         xstudy = self._xbo
-        if xstudy is None or value is None or not math.isfinite(value):
+        if xstudy is None or not values or not all(math.isfinite(v) for v in values):
             return
         for name, dist in self._space.items():
             if trial.distributions.get(name) != dist:
                 return
         params = {name: trial.params[name] for name in self._space}
-        xstudy.add_trial(params, value, user_attrs=_attrs_of(study, trial))
+        cons = self._constraints_of(trial) if xstudy.constraint_names else None
+        xstudy.add_trial(params, list(values), user_attrs=_attrs_of(study, trial), constraints=cons)
 
     # ---- independent sampling ----
 
@@ -285,13 +339,23 @@ class XBOSampler(BaseSampler):
 
     def after_trial(self, study: "optuna.Study", trial: FrozenTrial, state: TrialState, values: Optional[Any]) -> None:
         self._independent.after_trial(study, trial, state, values)
-        value = float(values[0]) if values else None
+        vals = [float(v) for v in values] if values else None
         with self._lock:
             link = self._links.pop(trial._trial_id, None)
         xstudy = self._xbo
+        cons: Optional[List[float]] = None
+        if self._constraints_func is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
+            try:
+                cons = self._checked_constraints(trial, self._constraints_func(trial))
+            except Exception as e:
+                # The xbo trial would otherwise stay running until it expires.
+                if link is not None and xstudy is not None:
+                    xstudy.tell(link[0], state="failed", reason="constraints_func: %s" % e, user_attrs=_attrs_of(study, trial))
+                raise
+            study._storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR, tuple(cons))
         if link is None:
             if state == TrialState.COMPLETE and xstudy is not None:
-                self._record(study, trial, value)
+                self._record(study, trial, vals)
             return
         assert xstudy is not None
         number, proposed = link
@@ -305,14 +369,14 @@ class XBOSampler(BaseSampler):
                 continue
             xstudy.tell(number, state="failed", reason=why, user_attrs=attrs)
             if state == TrialState.COMPLETE:
-                self._record(study, trial, value)
+                self._record(study, trial, vals)
             return
         for step, v in sorted(trial.intermediate_values.items()):
             if math.isfinite(v):
                 xstudy._report(number, int(step), float(v))
         if state == TrialState.COMPLETE:
-            xstudy.tell(number, value, user_attrs=attrs)
+            xstudy.tell(number, vals, constraints=cons, user_attrs=attrs)
         elif state == TrialState.PRUNED:
-            xstudy.tell(number, value, state="pruned", user_attrs=attrs)
+            xstudy.tell(number, vals[0] if vals else None, state="pruned", user_attrs=attrs)
         else:
             xstudy.tell(number, state="failed", reason="the Optuna objective failed (Optuna logs the exception)", user_attrs=attrs)
