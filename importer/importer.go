@@ -189,8 +189,12 @@ type rawTrial struct {
 	number int
 	values map[string]rawValue
 	value  float64
-	state  history.State
-	origin string
+	// objValues are every objective's value of a trial with several (nil
+	// otherwise; objValues[0] is value), constraints its constraint values
+	// (nil: none reported).
+	objValues, constraints []float64
+	state                  history.State
+	origin                 string
 	// Recorded where the source has them.
 	intermediate               []history.Intermediate
 	attrs                      map[string]any
@@ -202,12 +206,21 @@ type builder struct {
 	source    string
 	study     string
 	objective space.Direction
-	params    []*rawParam
-	byName    map[string]*rawParam
-	trials    []rawTrial
-	warnings  []string
+	// objectives name a study's objectives (several, or one named one);
+	// constraints name its constraints (see space.NewWithObjectives).
+	objectives  []space.Objective
+	constraints []string
+	params      []*rawParam
+	byName      map[string]*rawParam
+	trials      []rawTrial
+	warnings    []string
 	// infer conditions from which trials lack a parameter (Optuna).
 	inferConditions bool
+	// consDropped counts trials that are not complete but reported
+	// constraint values; consMissing are the complete trials of a
+	// constrained study that reported none.
+	consDropped int
+	consMissing []int
 }
 
 func newBuilder(format, source string) *builder {
@@ -282,14 +295,20 @@ func (b *builder) build() (*Run, error) {
 		}
 		params[i].Condition = &cond
 	}
-	s, err := space.New(b.objective, params)
+	newSpace := func() (*space.Space, error) {
+		if len(b.objectives) > 0 || len(b.constraints) > 0 {
+			return space.NewWithObjectives("", b.objectives, b.constraints, params)
+		}
+		return space.New(b.objective, params)
+	}
+	s, err := newSpace()
 	if err != nil && anyDefault(params) {
 		// A default the widened domain no longer describes is not worth
 		// failing the import for.
 		for i := range params {
 			params[i].Default = nil
 		}
-		if s2, err2 := space.New(b.objective, params); err2 == nil {
+		if s2, err2 := newSpace(); err2 == nil {
 			b.warnf("parameter defaults were dropped: %v", err)
 			s, err = s2, nil
 		}
@@ -320,12 +339,16 @@ func (b *builder) build() (*Run, error) {
 		nDropped += dropped
 		t := history.Trial{Number: int64(rt.number), Params: vals, Value: rt.value, State: rt.state, Acquisition: rt.origin,
 			Intermediate: inter, UserAttrs: rt.attrs, Created: rt.created, Started: rt.started, Finished: rt.finished}
-		if t.State == history.Complete && math.IsNaN(t.Value) {
+		if err := b.outcome(s, &t, rt); err != nil {
+			return nil, err
+		}
+		if t.State == history.Complete && (math.IsNaN(t.Value) || slices.ContainsFunc(t.Values, math.IsNaN)) {
 			b.warnf("trial %d is complete but has no value (NaN); imported as failed", t.Number)
 			t.State = history.Failed
+			t.Values, t.Constraints = nil, nil
 		}
-		if t.State == history.Complete && math.IsInf(t.Value, 0) {
-			b.warnf("trial %d has the value %v; it is written without a value (like a failed trial), because no model can fit an infinite value", t.Number, t.Value)
+		if t.State == history.Complete && !t.Usable() {
+			b.warnf("trial %d has the value %v; it is written without a value (like a failed trial), because no model can fit an infinite value", t.Number, outcomeText(&t))
 		}
 		if t.Usable() {
 			if err := s.Validate(vals); err != nil {
@@ -342,6 +365,12 @@ func (b *builder) build() (*Run, error) {
 		if n := imputed[rp.name]; n > 0 {
 			b.warnf("parameter %q: inactive in %d trials under a condition xbo cannot express; there it is set to its default %v", rp.name, n, rp.def)
 		}
+	}
+	if b.consDropped > 0 {
+		b.warnf("%d trials that are not complete (pruned ones) reported constraint values; they are not kept (xbo records constraint values with a complete trial's outcome)", b.consDropped)
+	}
+	if k := len(b.consMissing); k > 0 {
+		b.warnf("%d complete trials report no constraint values (e.g. trial %d); xbo counts them infeasible, so they are never best", k, b.consMissing[0])
 	}
 	if nDropped > 0 {
 		b.warnf("%d intermediate values are left out: NaN, infinite, or at a negative step (xbo keeps finite values at steps ≥ 0)", nDropped)
@@ -382,6 +411,47 @@ func anyDefault(ps []space.Param) bool {
 		}
 	}
 	return false
+}
+
+// outcome gives trial t its objective and constraint values from rt,
+// checked against the space's objectives and constraints: a trial with the
+// wrong number of them is an error (the source is inconsistent), a
+// complete trial without constraint values in a constrained study is kept
+// (xbo counts it infeasible), and constraint values stay with complete
+// trials only (xbo's store records them with a complete trial's outcome).
+func (b *builder) outcome(s *space.Space, t *history.Trial, rt rawTrial) error {
+	m, n := s.NumObjectives(), len(s.Constraints)
+	switch {
+	case len(rt.objValues) > 0 && len(rt.objValues) != m:
+		return fmt.Errorf("trial %d has %d objective values; the study has %d objectives (%s)", rt.number, len(rt.objValues), m, strings.Join(s.ObjectiveNames(), ", "))
+	case len(rt.objValues) > 0 && m > 1 && t.State == history.Complete:
+		// Several objective values are a complete trial's outcome; another
+		// trial keeps its first as its value (as a pruned one's is).
+		t.Values = slices.Clone(rt.objValues)
+		t.Value = t.Values[0]
+	case m > 1 && t.State == history.Complete:
+		t.Value = math.NaN() // no values: imported as failed, with a warning
+	}
+	if len(rt.constraints) > 0 && len(rt.constraints) != n {
+		return fmt.Errorf("trial %d has %d constraint values; the study has %d constraints", rt.number, len(rt.constraints), n)
+	}
+	switch {
+	case t.State == history.Complete && len(rt.constraints) > 0:
+		t.Constraints = slices.Clone(rt.constraints)
+	case len(rt.constraints) > 0:
+		b.consDropped++
+	case t.State == history.Complete && n > 0:
+		b.consMissing = append(b.consMissing, rt.number)
+	}
+	return nil
+}
+
+// outcomeText is a trial's value, or its objective values.
+func outcomeText(t *history.Trial) string {
+	if len(t.Values) > 0 {
+		return fmt.Sprint(t.Values)
+	}
+	return fmt.Sprint(t.Value)
 }
 
 // impute fills parameters whose source condition could not be expressed with

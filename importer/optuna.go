@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"math"
+	"slices"
 	"strings"
 
 	"xbo/space"
@@ -191,11 +192,81 @@ type optunaParam struct {
 }
 
 type optunaTrial struct {
-	number       int
-	state        history.State
-	value        float64 // NaN when none
+	number int
+	state  history.State
+	value  float64 // NaN when none; the first objective's
+	// values are every objective's value of a multi-objective study's
+	// trial (NaN where it has none), nil for one objective.
+	values       []float64
 	params       []optunaParam
 	intermediate []history.Intermediate // in step order
+	// constraints is the system attribute "constraints" that Optuna's
+	// samplers with a constraints_func set on complete and pruned trials
+	// (nil when the trial has none, or its function failed).
+	constraints []float64
+}
+
+// optunaStudy is what a storage says about a study as a whole.
+type optunaStudy struct {
+	name string
+	// dirs are the objectives' directions ("" where not set).
+	dirs []space.Direction
+	// metricNames are the objectives' names when the study set them
+	// (Study.set_metric_names), else nil.
+	metricNames []string
+}
+
+// Study system attributes that name a study's objectives: Optuna's own
+// (set_metric_names, Optuna 3.2 and later) and optuna-dashboard's older
+// one (set_objective_names).
+const (
+	optunaMetricNamesKey   = "study:metric_names"
+	dashboardObjectivesKey = "dashboard:objective_names"
+	optunaConstraintsKey   = "constraints"
+)
+
+// setMetricNames records a study system attribute if it names the
+// objectives (Optuna's key wins over the dashboard's).
+func (s *optunaStudy) setMetricNames(key string, value any, fromDashboard *bool) {
+	if key != optunaMetricNamesKey && key != dashboardObjectivesKey {
+		return
+	}
+	if key == dashboardObjectivesKey && s.metricNames != nil && !*fromDashboard {
+		return
+	}
+	list, ok := value.([]any)
+	if !ok {
+		return
+	}
+	names := make([]string, len(list))
+	for k, v := range list {
+		if names[k], ok = v.(string); !ok {
+			return
+		}
+	}
+	s.metricNames = names
+	*fromDashboard = key == dashboardObjectivesKey
+}
+
+// optunaConstraintValues reads the "constraints" system attribute: a list
+// of numbers, or null when the study's constraints function failed.
+func optunaConstraintValues(v any) ([]float64, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("system attribute %q is %v, not a list", optunaConstraintsKey, v)
+	}
+	out := make([]float64, len(list))
+	for j, x := range list {
+		f, ok := numberOf(x)
+		if !ok {
+			return nil, fmt.Errorf("system attribute %q: %v is not a number", optunaConstraintsKey, x)
+		}
+		out[j] = f
+	}
+	return out, nil
 }
 
 // optunaStateName maps Optuna's TrialState names.
@@ -234,13 +305,44 @@ func optunaStateCode(code int) (history.State, bool) {
 
 // assembleOptuna merges each parameter's distributions over the trials
 // (Optuna allows them to change between trials: a "dynamic" search space)
-// and builds the run.
-func assembleOptuna(format, source, study string, dir space.Direction, trialsIn []optunaTrial, warnings []string) (*Run, error) {
+// and builds the run. A study with several objectives, or named ones,
+// gets the space's objectives (Optuna's metric names, else objective_0,
+// objective_1, ...); one whose trials carry constraint values gets
+// constraints constraint_0, constraint_1, ... (Optuna does not name them).
+func assembleOptuna(format, source string, st optunaStudy, trialsIn []optunaTrial, warnings []string) (*Run, error) {
 	b := newBuilder(format, source)
-	b.study = study
-	b.objective = dir
+	b.study = st.name
 	b.inferConditions = true
 	b.warnings = append(b.warnings, warnings...)
+	dirs := slices.Clone(st.dirs)
+	for k, d := range dirs {
+		if d == "" {
+			if len(dirs) == 1 {
+				b.warnf("study %q has no direction set; imported as minimize", st.name)
+			} else {
+				b.warnf("study %q: objective %d has no direction set; imported as minimize", st.name, k)
+			}
+			dirs[k] = space.Minimize
+		}
+	}
+	b.objective = dirs[0]
+	names := st.metricNames
+	if names != nil && len(names) != len(dirs) {
+		b.warnf("study %q names %d metrics (%s) for its %d objectives; the names are not used", st.name, len(names), strings.Join(names, ", "), len(dirs))
+		names = nil
+	}
+	if len(dirs) > 1 || names != nil {
+		for k, d := range dirs {
+			o := space.Objective{Direction: d}
+			if names != nil {
+				o.Name = names[k]
+			}
+			b.objectives = append(b.objectives, o)
+		}
+	}
+	if err := b.optunaConstraints(trialsIn); err != nil {
+		return nil, err
+	}
 	type merged struct {
 		first   optunaDist
 		firstNo int
@@ -317,7 +419,14 @@ func assembleOptuna(format, source, study string, dir space.Direction, trialsIn 
 		}
 	}
 	for _, t := range trialsIn {
-		rt := rawTrial{number: t.number, values: map[string]rawValue{}, value: t.value, state: t.state, intermediate: t.intermediate}
+		rt := rawTrial{number: t.number, values: map[string]rawValue{}, value: t.value, state: t.state, intermediate: t.intermediate,
+			constraints: t.constraints}
+		if len(dirs) > 1 {
+			rt.objValues = t.values
+			if t.values == nil && t.state == history.Complete {
+				rt.value = math.NaN() // complete without values: imported as failed, with a warning
+			}
+		}
 		for _, p := range t.params {
 			v, err := p.dist.external(p.internal)
 			if err != nil {
@@ -328,6 +437,47 @@ func assembleOptuna(format, source, study string, dir space.Direction, trialsIn 
 		b.trials = append(b.trials, rt)
 	}
 	return b.build()
+}
+
+// optunaConstraints declares the study's constraints from its trials'
+// constraint values: every trial that has them must have as many. A trial
+// whose values are not all finite loses them (xbo keeps finite constraint
+// values), with a warning.
+func (b *builder) optunaConstraints(list []optunaTrial) error {
+	n, first := 0, -1
+	var nonFinite []int
+	for i := range list {
+		t := &list[i]
+		if t.constraints == nil {
+			continue
+		}
+		if !allFinite(t.constraints) {
+			nonFinite = append(nonFinite, t.number)
+			t.constraints = nil
+			continue
+		}
+		if first >= 0 && len(t.constraints) != n {
+			return fmt.Errorf("trial %d has %d constraint values but trial %d has %d; a study's trials report the same constraints", t.number, len(t.constraints), first, n)
+		}
+		n, first = len(t.constraints), t.number
+	}
+	if len(nonFinite) > 0 {
+		b.warnf("%d trials have constraint values that are not finite (e.g. trial %d); they are imported without them, so xbo counts them infeasible", len(nonFinite), nonFinite[0])
+	}
+	for j := range n {
+		b.constraints = append(b.constraints, fmt.Sprintf("constraint_%d", j))
+	}
+	return nil
+}
+
+// allFinite reports whether every value is finite.
+func allFinite(xs []float64) bool {
+	for _, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return false
+		}
+	}
+	return true
 }
 
 func containsString(xs []string, x string) bool {

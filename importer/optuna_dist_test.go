@@ -71,7 +71,7 @@ func TestAssembleOptunaDynamicSpace(t *testing.T) {
 		{number: 1, state: history.Complete, value: 2, params: []optunaParam{{"x", -0.7, x2}, {"c", 1, c2}, {"n", 4, one}}},
 		{number: 2, state: history.Complete, value: 3, params: []optunaParam{{"x", 0.1, x2}, {"c", 0, c2}, {"n", 4, one}}},
 	}
-	run, err := assembleOptuna("optuna-rdb", "test", "s", space.Minimize, list, nil)
+	run, err := assembleOptuna("optuna-rdb", "test", optunaStudy{name: "s", dirs: []space.Direction{space.Minimize}}, list, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestAssembleOptunaDynamicSpace(t *testing.T) {
 	}
 	// A parameter that changes kind is refused with both trials named.
 	list[1].params[2] = optunaParam{"n", 0, c1}
-	if _, err := assembleOptuna("optuna-rdb", "test", "s", space.Minimize, list, nil); err == nil || !strings.Contains(err.Error(), "trial 1 uses CategoricalDistribution") {
+	if _, err := assembleOptuna("optuna-rdb", "test", optunaStudy{name: "s", dirs: []space.Direction{space.Minimize}}, list, nil); err == nil || !strings.Contains(err.Error(), "trial 1 uses CategoricalDistribution") {
 		t.Errorf("kind change: %v", err)
 	}
 }
@@ -117,7 +117,7 @@ func TestUnexplainedMissingParameter(t *testing.T) {
 		{number: 1, state: history.Complete, value: 2, params: []optunaParam{{"x", 0.4, x}}},
 		{number: 2, state: history.Failed, value: math.NaN(), params: []optunaParam{{"x", 0.4, x}}},
 	}
-	run, err := assembleOptuna("optuna-rdb", "test", "s", space.Minimize, list, nil)
+	run, err := assembleOptuna("optuna-rdb", "test", optunaStudy{name: "s", dirs: []space.Direction{space.Minimize}}, list, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestOptunaTypedChoices(t *testing.T) {
 		{number: 0, state: history.Complete, value: 1, params: []optunaParam{{"u", 2, units}, {"n", 4, one}}},
 		{number: 1, state: history.Complete, value: 2, params: []optunaParam{{"u", 0, more}, {"n", 4, one}}},
 	}
-	run, err := assembleOptuna("optuna-rdb", "test", "s", space.Minimize, list, nil)
+	run, err := assembleOptuna("optuna-rdb", "test", optunaStudy{name: "s", dirs: []space.Direction{space.Minimize}}, list, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

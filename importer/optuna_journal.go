@@ -25,12 +25,14 @@ import (
 //
 //	0 create study      {study_name, directions: [1 minimize | 2 maximize | 0 not set]}
 //	1 delete study      {study_id}
-//	2,3 study attrs     (ignored)
-//	4 create trial      {study_id, state?, value?, values?, distributions?, params?, intermediate_values?}
+//	2 study user attr   (ignored)
+//	3 study system attr {study_id, system_attr: {key: value}}   (the metric names)
+//	4 create trial      {study_id, state?, value?, values?, distributions?, params?, intermediate_values?, system_attrs?}
 //	5 set param         {trial_id, param_name, param_value_internal, distribution (JSON text)}
 //	6 set state/values  {trial_id, state, values}
 //	7 intermediate      {trial_id, step, intermediate_value}
-//	8,9 trial attrs     (ignored)
+//	8 trial user attr   (ignored)
+//	9 trial system attr {trial_id, system_attr: {key: value}}   (the constraint values)
 //
 // Study ids count successful creations; trial ids count trials over the whole
 // file; a trial's number counts the trials of its study. Updates to unknown or
@@ -53,6 +55,10 @@ type journalStudy struct {
 	name     string
 	dirs     []int
 	trialIDs []int
+	// metricNames are the objectives' names, when set; fromDashboard says
+	// they came from optuna-dashboard's older attribute.
+	metricNames   []string
+	fromDashboard bool
 }
 
 type journalTrial struct {
@@ -157,7 +163,33 @@ func (j *journal) apply(doc any) error {
 			return errors.New("delete study: study_id is not an integer")
 		}
 		delete(j.studies, id)
-	case opSetStudyUserAttr, opSetStudySystemAttr, opSetTrialUserAttr, opSetTrialSystemAttr:
+	case opSetStudySystemAttr:
+		id, ok := intOf(op["study_id"])
+		if !ok {
+			return errors.New("set study system attr: study_id is not an integer")
+		}
+		attrs, ok := op["system_attr"].(map[string]any)
+		if !ok {
+			return errors.New("set study system attr: system_attr is not an object")
+		}
+		if s, live := j.studies[id]; live {
+			info := optunaStudy{metricNames: s.metricNames}
+			for key, v := range attrs {
+				info.setMetricNames(key, v, &s.fromDashboard)
+			}
+			s.metricNames = info.metricNames
+		}
+	case opSetTrialSystemAttr:
+		t, ok, err := j.updatable(op, "set trial system attr")
+		if !ok {
+			return err
+		}
+		attrs, ok := op["system_attr"].(map[string]any)
+		if !ok {
+			return errors.New("set trial system attr: system_attr is not an object")
+		}
+		return t.setSystemAttrs(attrs)
+	case opSetStudyUserAttr, opSetTrialUserAttr:
 	case opSetTrialIntermediateValue:
 		return j.setIntermediate(op)
 	case opCreateTrial:
@@ -231,6 +263,15 @@ func (j *journal) createTrial(op map[string]any) error {
 			jt.t.params = append(jt.t.params, optunaParam{name: name, internal: internal, dist: d})
 		}
 	}
+	if sa, present := op["system_attrs"]; present && sa != nil {
+		attrs, ok := sa.(map[string]any)
+		if !ok {
+			return errors.New("create trial: system_attrs is not an object")
+		}
+		if err := jt.setSystemAttrs(attrs); err != nil {
+			return fmt.Errorf("create trial: %w", err)
+		}
+	}
 	if iv, present := op["intermediate_values"]; present && iv != nil {
 		m, ok := iv.(map[string]any)
 		if !ok {
@@ -250,6 +291,21 @@ func (j *journal) createTrial(op map[string]any) error {
 	}
 	s.trialIDs = append(s.trialIDs, len(j.trials))
 	j.trials = append(j.trials, jt)
+	return nil
+}
+
+// setSystemAttrs keeps the trial system attributes xbo reads: the
+// constraint values.
+func (t *journalTrial) setSystemAttrs(attrs map[string]any) error {
+	v, present := attrs[optunaConstraintsKey]
+	if !present {
+		return nil
+	}
+	cons, err := optunaConstraintValues(v)
+	if err != nil {
+		return fmt.Errorf("trial %d: %w", t.t.number, err)
+	}
+	t.t.constraints = cons
 	return nil
 }
 
@@ -466,13 +522,13 @@ func (j *journal) importStudy(path, study string) (*Run, error) {
 			s = st
 		}
 	}
-	dirNames := map[int]string{0: "NOT_SET", 1: "MINIMIZE", 2: "MAXIMIZE"}
-	if len(s.dirs) > 1 {
-		names := make([]string, len(s.dirs))
-		for i, d := range s.dirs {
-			names[i] = dirNames[d]
-		}
-		return nil, multiObjectiveError(name, names)
+	if len(s.dirs) > space.MaxObjectives {
+		return nil, fmt.Errorf("study %q has %d objectives; xbo takes at most %d", name, len(s.dirs), space.MaxObjectives)
+	}
+	info := optunaStudy{name: name, metricNames: s.metricNames}
+	for _, d := range s.dirs {
+		dir, _ := directionName(strconv.Itoa(d))
+		info.dirs = append(info.dirs, dir)
 	}
 	var warnings []string
 	if j.partialLine > 0 {
@@ -484,25 +540,23 @@ func (j *journal) importStudy(path, study string) (*Run, error) {
 	if len(j.incompat) > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d parameter records conflict with the parameter's first distribution and are ignored, as Optuna ignores them: %s", len(j.incompat), j.incompat[0]))
 	}
-	dir, _ := directionName(dirNames[s.dirs[0]])
-	if dir == "" {
-		warnings = append(warnings, fmt.Sprintf("study %q has no direction set; imported as minimize", name))
-		dir = space.Minimize
-	}
+	m := len(s.dirs)
 	list := make([]optunaTrial, 0, len(s.trialIDs))
 	for _, tid := range s.trialIDs {
 		jt := j.trials[tid]
 		t := jt.t
-		switch len(jt.values) {
-		case 0:
-		case 1:
+		switch {
+		case len(jt.values) == 0:
+		case len(jt.values) != m:
+			return nil, fmt.Errorf("study %q: trial %d has %d values; the study has %d objective(s)", name, t.number, len(jt.values), m)
+		case m == 1:
 			t.value = jt.values[0]
 		default:
-			return nil, fmt.Errorf("study %q: trial %d has %d values in a single-objective study", name, t.number, len(jt.values))
+			t.value, t.values = jt.values[0], slices.Clone(jt.values)
 		}
 		list = append(list, t)
 	}
-	run, err := assembleOptuna("optuna-journal", path, name, dir, list, warnings)
+	run, err := assembleOptuna("optuna-journal", path, info, list, warnings)
 	if err != nil {
 		return nil, fmt.Errorf("study %q: %w", name, err)
 	}

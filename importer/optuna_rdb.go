@@ -27,6 +27,8 @@ import (
 //	trials(trial_id, number, study_id, state 'COMPLETE'|'FAIL'|'PRUNED'|'RUNNING'|'WAITING')
 //	trial_params(trial_id, param_name, param_value internal repr, distribution_json)
 //	trial_values(trial_id, objective, value, value_type 'FINITE'|'INF_POS'|'INF_NEG')
+//	study_system_attributes(study_id, key, value_json)   key 'study:metric_names': the objectives' names
+//	trial_system_attributes(trial_id, key, value_json)   key 'constraints': the constraint values
 //	trial_intermediate_values(trial_id, step, intermediate_value,
 //	                          intermediate_value_type 'FINITE'|'INF_POS'|'INF_NEG'|'NAN')
 //
@@ -193,15 +195,15 @@ func (o *optunaDB) importStudy(study string) (*Run, error) {
 	if err := o.db.QueryRow(`SELECT study_id FROM studies WHERE study_name = ?`, study).Scan(&studyID); err != nil {
 		return nil, fmt.Errorf("study %q: %w", study, err)
 	}
-	dir, err := o.direction(studyID, study)
+	dirs, err := o.directions(studyID, study)
 	if err != nil {
 		return nil, err
 	}
-	var warnings []string
-	if dir == "" {
-		warnings = append(warnings, fmt.Sprintf("study %q has no direction set; imported as minimize", study))
-		dir = space.Minimize
+	info := optunaStudy{name: study, dirs: dirs}
+	if err := o.studyAttrs(studyID, &info); err != nil {
+		return nil, err
 	}
+	var warnings []string
 
 	// Trials, in trial-number order.
 	numberCol := "number"
@@ -278,62 +280,123 @@ func (o *optunaDB) importStudy(study string) (*Run, error) {
 		return nil, fmt.Errorf("study %q: read trial_params: %w", study, err)
 	}
 
-	if err := o.values(studyID, study, list, index); err != nil {
+	if err := o.values(studyID, study, len(dirs), list, index); err != nil {
 		return nil, err
 	}
 	if err := o.intermediates(studyID, study, list, index); err != nil {
 		return nil, err
 	}
-	run, err := assembleOptuna("optuna-rdb", o.path, study, dir, list, warnings)
+	if err := o.constraints(studyID, study, list, index); err != nil {
+		return nil, err
+	}
+	run, err := assembleOptuna("optuna-rdb", o.path, info, list, warnings)
 	if err != nil {
 		return nil, fmt.Errorf("study %q: %w", study, err)
 	}
 	return run, nil
 }
 
-func (o *optunaDB) direction(studyID int64, study string) (space.Direction, error) {
+// directions reads the study's objectives' directions ("" where Optuna
+// has none set); a study stored before directions had their table has one.
+func (o *optunaDB) directions(studyID int64, study string) ([]space.Direction, error) {
 	var names []string
 	if o.has("study_directions", "direction") {
 		rows, err := o.db.Query(`SELECT direction FROM study_directions WHERE study_id = ? ORDER BY objective`, studyID)
 		if err != nil {
-			return "", fmt.Errorf("study %q: read directions: %w", study, err)
+			return nil, fmt.Errorf("study %q: read directions: %w", study, err)
 		}
 		defer rows.Close()
 		for rows.Next() {
 			var d string
 			if err := rows.Scan(&d); err != nil {
-				return "", fmt.Errorf("study %q: read directions: %w", study, err)
+				return nil, fmt.Errorf("study %q: read directions: %w", study, err)
 			}
 			names = append(names, d)
 		}
 		if err := rows.Err(); err != nil {
-			return "", fmt.Errorf("study %q: read directions: %w", study, err)
+			return nil, fmt.Errorf("study %q: read directions: %w", study, err)
 		}
 	} else if o.has("studies", "direction") {
 		var d string
 		if err := o.db.QueryRow(`SELECT direction FROM studies WHERE study_id = ?`, studyID).Scan(&d); err != nil {
-			return "", fmt.Errorf("study %q: read direction: %w", study, err)
+			return nil, fmt.Errorf("study %q: read direction: %w", study, err)
 		}
 		names = []string{d}
 	}
-	if len(names) > 1 {
-		return "", multiObjectiveError(study, names)
+	if len(names) > space.MaxObjectives {
+		return nil, fmt.Errorf("study %q has %d objectives; xbo takes at most %d", study, len(names), space.MaxObjectives)
 	}
 	if len(names) == 0 {
-		return "", nil
+		return []space.Direction{""}, nil
 	}
-	dir, ok := directionName(names[0])
-	if !ok {
-		return "", fmt.Errorf("study %q: unknown direction %q", study, names[0])
+	dirs := make([]space.Direction, len(names))
+	for k, name := range names {
+		dir, ok := directionName(name)
+		if !ok {
+			return nil, fmt.Errorf("study %q: unknown direction %q", study, name)
+		}
+		dirs[k] = dir
 	}
-	return dir, nil
+	return dirs, nil
 }
 
-func multiObjectiveError(study string, dirs []string) error {
-	return fmt.Errorf("study %q has %d objectives (%s): it is multi-objective, and xbo explains a single objective, so it cannot be imported", study, len(dirs), strings.ToLower(strings.Join(dirs, ", ")))
+// studyAttrs reads the study system attributes that name its objectives.
+func (o *optunaDB) studyAttrs(studyID int64, info *optunaStudy) error {
+	if !o.has("study_system_attributes", "value_json") {
+		return nil
+	}
+	rows, err := o.db.Query(`SELECT "key", value_json FROM study_system_attributes WHERE study_id = ? AND "key" IN (?, ?)`,
+		studyID, optunaMetricNamesKey, dashboardObjectivesKey)
+	if err != nil {
+		return fmt.Errorf("study %q: read study_system_attributes: %w", info.name, err)
+	}
+	defer rows.Close()
+	fromDashboard := false
+	for rows.Next() {
+		var key string
+		var text sql.NullString
+		if err := rows.Scan(&key, &text); err != nil {
+			return fmt.Errorf("study %q: read study_system_attributes: %w", info.name, err)
+		}
+		if v, err := decodeJSON([]byte(text.String)); err == nil {
+			info.setMetricNames(key, v, &fromDashboard)
+		}
+	}
+	return rows.Err()
 }
 
-func (o *optunaDB) values(studyID int64, study string, list []optunaTrial, index map[int64]int) error {
+// constraints reads each trial's constraint values (the system attribute
+// Optuna's samplers set when the study has a constraints function).
+func (o *optunaDB) constraints(studyID int64, study string, list []optunaTrial, index map[int64]int) error {
+	if !o.has("trial_system_attributes", "value_json") {
+		return nil
+	}
+	rows, err := o.db.Query(`SELECT a.trial_id, a.value_json FROM trial_system_attributes a JOIN trials t ON a.trial_id = t.trial_id
+		WHERE t.study_id = ? AND a."key" = ?`, studyID, optunaConstraintsKey)
+	if err != nil {
+		return fmt.Errorf("study %q: read trial_system_attributes: %w", study, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var text sql.NullString
+		if err := rows.Scan(&id, &text); err != nil {
+			return fmt.Errorf("study %q: read trial_system_attributes: %w", study, err)
+		}
+		t := &list[index[id]]
+		v, err := decodeJSON([]byte(text.String))
+		if err != nil {
+			return fmt.Errorf("study %q: trial %d: constraint values %q: %w", study, t.number, text.String, err)
+		}
+		if t.constraints, err = optunaConstraintValues(v); err != nil {
+			return fmt.Errorf("study %q: trial %d: %w", study, t.number, err)
+		}
+	}
+	return rows.Err()
+}
+
+// values reads every trial's objective values (m objectives).
+func (o *optunaDB) values(studyID int64, study string, m int, list []optunaTrial, index map[int64]int) error {
 	if o.has("trial_values", "value") {
 		typeCol := "'FINITE'"
 		if o.has("trial_values", "value_type") {
@@ -355,20 +418,33 @@ func (o *optunaDB) values(studyID int64, study string, list []optunaTrial, index
 				return fmt.Errorf("study %q: read trial_values: %w", study, err)
 			}
 			t := &list[index[id]]
-			if objective != 0 {
-				return fmt.Errorf("study %q: trial %d has a value for objective %d, but the study has one objective", study, t.number, objective)
+			if objective < 0 || objective >= m {
+				return fmt.Errorf("study %q: trial %d has a value for objective %d, but the study has %d objective(s)", study, t.number, objective, m)
 			}
+			v := math.NaN()
 			switch typ {
 			case "FINITE":
 				if value.Valid {
-					t.value = value.Float64
+					v = value.Float64
 				}
 			case "INF_POS":
-				t.value = math.Inf(1)
+				v = math.Inf(1)
 			case "INF_NEG":
-				t.value = math.Inf(-1)
+				v = math.Inf(-1)
 			default:
 				return fmt.Errorf("study %q: trial %d: unknown value_type %q", study, t.number, typ)
+			}
+			if m > 1 && t.values == nil {
+				t.values = make([]float64, m)
+				for k := range t.values {
+					t.values[k] = math.NaN()
+				}
+			}
+			if m > 1 {
+				t.values[objective] = v
+			}
+			if objective == 0 {
+				t.value = v
 			}
 		}
 		return rows.Err()

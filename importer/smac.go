@@ -109,7 +109,7 @@ func ImportSMAC(dir string, opts SMACOptions) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := parseRunHistory(rhData, cs, b, opts); err != nil {
+	if err := parseRunHistory(rhData, runDir, cs, b, opts); err != nil {
 		return nil, fmt.Errorf("%s: %w", rhPath, err)
 	}
 	run, err := b.build()
@@ -686,10 +686,22 @@ func smacRunTrial(i int, r smacRun, configs, origins map[string]any, cs *configS
 		return rawTrial{}, "", fmt.Errorf("data entry %d: %w", i+1, err)
 	}
 	value := math.NaN()
+	var costs []float64 // every objective's cost of a multi-objective run
 	switch c := r.cost.(type) {
 	case []any:
+		if len(c) > space.MaxObjectives {
+			return rawTrial{}, "", fmt.Errorf("data entry %d: cost has %d objectives; xbo takes at most %d", i+1, len(c), space.MaxObjectives)
+		}
 		if len(c) > 1 {
-			return rawTrial{}, "", fmt.Errorf("data entry %d: cost has %d objectives: the run is multi-objective, and xbo explains a single objective, so it cannot be imported", i+1, len(c))
+			costs = make([]float64, len(c))
+			for k, x := range c {
+				f, ok := numberOf(x)
+				if !ok {
+					return rawTrial{}, "", fmt.Errorf("data entry %d: cost %v is not a number", i+1, x)
+				}
+				costs[k] = f
+			}
+			value = costs[0]
 		}
 		if len(c) == 1 {
 			value, _ = numberOf(c[0])
@@ -707,6 +719,9 @@ func smacRunTrial(i int, r smacRun, configs, origins map[string]any, cs *configS
 		return rawTrial{}, "", fmt.Errorf("data entry %d: config_id %s is not in \"configs\"", i+1, r.configID)
 	}
 	rt := rawTrial{number: i, values: map[string]rawValue{}, value: value, state: state}
+	if state == history.Complete {
+		rt.objValues = costs // a failed run's cost is SMAC's crash cost, not a result
+	}
 	if o, ok := origins[r.configID].(string); ok {
 		rt.origin = o
 	}
@@ -764,6 +779,9 @@ func groupBudgets(b *builder, runs []smacRun, trialsOf []rawTrial, statuses []st
 	}
 	b.warnf("the runs use %d budgets %v; each configuration (per instance and seed) is one trial: its run at its highest budget gives its value, its runs at lower budgets are its intermediate values (step = %s), and one stopped below the highest budget %v is imported as pruned (--all-budgets imports every run as a trial of its own)",
 		len(list), list, how, top)
+	if len(b.objectives) > 1 {
+		b.warnf("the runs at lower budgets give no intermediate values: an intermediate value is one number, and the run has %d objectives", len(b.objectives))
+	}
 	type group struct {
 		trial   int // index of the run at the highest budget so far
 		runs    []int
@@ -791,6 +809,9 @@ func groupBudgets(b *builder, runs []smacRun, trialsOf []rawTrial, statuses []st
 		rt.number = n
 		rt.attrs = map[string]any{"budget": g.highest}
 		for _, i := range g.runs {
+			if len(b.objectives) > 1 {
+				break // no curve of several objectives (see smacObjectives)
+			}
 			if v := trialsOf[i].value; trialsOf[i].state == history.Complete && !math.IsNaN(v) && !math.IsInf(v, 0) {
 				rt.intermediate = withStep(rt.intermediate, step(runs[i].budget), v)
 			}
@@ -806,7 +827,7 @@ func groupBudgets(b *builder, runs []smacRun, trialsOf []rawTrial, statuses []st
 	return out
 }
 
-func parseRunHistory(data []byte, cs *configSpace, b *builder, opts SMACOptions) error {
+func parseRunHistory(data []byte, runDir string, cs *configSpace, b *builder, opts SMACOptions) error {
 	doc, err := decodeJSON(data)
 	if err != nil {
 		return err
@@ -857,6 +878,9 @@ func parseRunHistory(data []byte, cs *configSpace, b *builder, opts SMACOptions)
 			return err
 		}
 	}
+	if err := smacObjectives(b, runDir, trialsOf); err != nil {
+		return err
+	}
 	failures := map[string]int{}
 	if len(budgets) <= 1 || opts.AllBudgets {
 		for i, rt := range trialsOf {
@@ -877,4 +901,66 @@ func parseRunHistory(data []byte, cs *configSpace, b *builder, opts SMACOptions)
 		b.warnf("runs that did not succeed are imported as failed trials without a value: %s", strings.Join(parts, ", "))
 	}
 	return nil
+}
+
+// smacObjectives declares the objectives of a multi-objective run (one
+// whose successful runs' costs are lists): as many as the costs have,
+// every one minimized (SMAC minimizes costs), named after the scenario's
+// objectives (scenario.json beside the run history, SMAC 2) when it lists
+// that many, else objective_0, objective_1, ...
+func smacObjectives(b *builder, runDir string, trialsOf []rawTrial) error {
+	m, first := 1, -1
+	for i, rt := range trialsOf {
+		if rt.state != history.Complete {
+			continue
+		}
+		k := max(1, len(rt.objValues))
+		if first >= 0 && k != m {
+			return fmt.Errorf("data entry %d has %d costs but data entry %d has %d; a run's costs have one value per objective", i+1, k, first+1, m)
+		}
+		m, first = k, i
+	}
+	if m == 1 {
+		return nil
+	}
+	names := smacScenarioObjectives(filepath.Join(runDir, "scenario.json"))
+	if names != nil && len(names) != m {
+		b.warnf("scenario.json names %d objectives (%s) for costs of %d values; the objectives are named objective_0, objective_1, ...", len(names), strings.Join(names, ", "), m)
+		names = nil
+	}
+	for k := range m {
+		o := space.Objective{Direction: space.Minimize}
+		if names != nil {
+			o.Name = names[k]
+		}
+		b.objectives = append(b.objectives, o)
+	}
+	b.warnf("the run has %d objectives, all minimized (SMAC minimizes costs)", m)
+	return nil
+}
+
+// smacScenarioObjectives reads the objectives' names from SMAC 2's
+// scenario.json ("objectives": a name or a list of names); nil when the
+// file or the list is not there.
+func smacScenarioObjectives(path string) []string {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	doc, err := decodeJSON(data)
+	if err != nil {
+		return nil
+	}
+	top, _ := doc.(map[string]any)
+	list, ok := top["objectives"].([]any)
+	if !ok {
+		return nil
+	}
+	names := make([]string, len(list))
+	for k, v := range list {
+		if names[k], ok = v.(string); !ok {
+			return nil
+		}
+	}
+	return names
 }

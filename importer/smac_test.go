@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -270,8 +271,8 @@ func TestImportSMACErrors(t *testing.T) {
 		return d
 	}
 	cases := map[string]struct{ rh, want string }{
-		"multi": {`{"data": [{"config_id": 1, "instance": null, "seed": 0, "budget": null, "cost": [0.1, 0.2], "status": 1}], "configs": {"1": {"alpha": 0.1, "batch_size": 8, "activation": "relu", "depth": 1}}}`,
-			"multi-objective"},
+		"costs-differ": {`{"data": [{"config_id": 1, "instance": null, "seed": 0, "budget": null, "cost": [0.1, 0.2], "status": 1}, {"config_id": 1, "instance": null, "seed": 1, "budget": null, "cost": [0.1, 0.2, 0.3], "status": 1}], "configs": {"1": {"alpha": 0.1, "batch_size": 8, "activation": "relu", "depth": 1}}}`,
+			"data entry 2 has 3 costs but data entry 1 has 2"},
 		"unknown-config": {`{"data": [[7, null, 0, 0.0, 0.1, 1.0, 1, 0, 1, {}]], "configs": {}}`, "config_id 7 is not in"},
 		"unknown-param":  {`{"data": [[1, null, 0, 0.0, 0.1, 1.0, 1, 0, 1, {}]], "configs": {"1": {"nope": 1}}}`, `"nope" is not a hyperparameter`},
 		"truncated":      {`{"data": [[1, null, 0, 0.0, 0.1, 1.0, 1, 0, 1, {}]], "configs": {"1": {"alp`, "runhistory.json: line 1"},
@@ -297,5 +298,70 @@ func TestImportSMACErrors(t *testing.T) {
 	os.WriteFile(filepath.Join(noCS, "runhistory.json"), []byte(`{"data": [], "configs": {}}`), 0o644)
 	if _, err := ImportSMAC(noCS, SMACOptions{}); err == nil || !strings.Contains(err.Error(), "configuration space") {
 		t.Errorf("no configspace.json: %v", err)
+	}
+}
+
+// TestImportSMACMultiObjective reads a SMAC 2.1 run whose costs are lists:
+// the objectives are named after scenario.json's, all minimized; the
+// crashed run (SMAC's crash cost, Infinity) is failed without values; the
+// Pareto front is the hand-computed one (run 3 is dominated by run 2, runs
+// 1 and 6 tie and are both on it).
+func TestImportSMACMultiObjective(t *testing.T) {
+	run, err := ImportSMAC("testdata/smac_mo", SMACOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []space.Objective{{Name: "error", Direction: space.Minimize}, {Name: "time", Direction: space.Minimize}}
+	if !slices.Equal(run.Space.Objectives, want) || len(run.Space.Constraints) != 0 {
+		t.Fatalf("objectives %+v, constraints %v", run.Space.Objectives, run.Space.Constraints)
+	}
+	costs := [][]float64{{0.3, 12}, {0.2, 30}, {0.25, 35}, nil, {0.1, 80}, {0.3, 12}, {0.4, 11}}
+	for i, tr := range run.Trials {
+		if !slices.Equal(tr.Values, costs[i]) || (costs[i] != nil && tr.Value != costs[i][0]) || (costs[i] == nil) != (tr.State == history.Failed) {
+			t.Errorf("run %d: %s %v %v, want costs %v", i, tr.State, tr.Value, tr.Values, costs[i])
+		}
+	}
+	front, err := run.ParetoFront()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(front, []int{0, 1, 4, 5, 6}) {
+		t.Errorf("front %v, want runs 0, 1, 4, 5, 6", front)
+	}
+	if err := run.Validate(); err != nil {
+		t.Error(err)
+	}
+}
+
+// TestImportSMACv1MultiObjective reads SMAC 1's shape with list costs and
+// no scenario.json: the objectives get xbo's default names; at several
+// budgets the lower ones give no intermediate values (one number cannot
+// hold several objectives), which a warning says.
+func TestImportSMACv1MultiObjective(t *testing.T) {
+	dir := t.TempDir()
+	cs, err := os.ReadFile("testdata/smac_v21/configspace.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(dir, "configspace.json"), cs, 0o644)
+	rh := `{"data": [
+	  [[1, null, 0, 1.0], [[0.5, 3.0], 1.0, {"__enum__": "StatusType.SUCCESS"}, 0, 1, {}]],
+	  [[1, null, 0, 3.0], [[0.4, 9.0], 1.0, {"__enum__": "StatusType.SUCCESS"}, 1, 2, {}]],
+	  [[2, null, 0, 1.0], [[0.6, 2.0], 1.0, {"__enum__": "StatusType.SUCCESS"}, 2, 3, {}]]],
+	  "configs": {"1": {"alpha": 0.1, "batch_size": 8, "activation": "relu", "depth": 1}, "2": {"alpha": 0.2, "batch_size": 16, "activation": "tanh", "depth": 1}}}`
+	os.WriteFile(filepath.Join(dir, "runhistory.json"), []byte(rh), 0o644)
+	run, err := ImportSMAC(dir, SMACOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run.Space.ObjectiveNames(); !slices.Equal(got, []string{"objective_0", "objective_1"}) {
+		t.Errorf("objectives %v", got)
+	}
+	if len(run.Trials) != 2 || !slices.Equal(run.Trials[0].Values, []float64{0.4, 9}) || run.Trials[0].Intermediate != nil ||
+		run.Trials[1].State != history.Pruned || run.Trials[1].Values != nil {
+		t.Fatalf("trials %+v", run.Trials)
+	}
+	if w := strings.Join(run.Warnings, "\n"); !strings.Contains(w, "lower budgets give no intermediate values") {
+		t.Errorf("warnings %q", w)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -19,25 +20,50 @@ import (
 
 // TableOptions tunes the import of a generic trial table.
 type TableOptions struct {
-	// ValueColumn names the objective column (default "value").
-	ValueColumn string
+	// ValueColumns name the objective columns, one per objective of the
+	// space in its order (default: the space's objective names, "value"
+	// for one unnamed objective).
+	ValueColumns []string
+	// ConstraintColumns name the constraint columns, one per constraint of
+	// the space (default: the constraints' names). When the space declares
+	// no constraints they declare them: the imported space's constraints
+	// are named after the columns.
+	ConstraintColumns []string
 }
 
 // ImportTable reads a generic trial table against a space file's space: a
 // CSV file with a header (one column per parameter, an empty cell for an
-// inactive one; the value column; optional "state", "number" and
-// "acquisition" columns), or JSON: a list of trials, or one trial per line,
-// each either {"params": {...}, "value": v, "state": s, "number": n} or a
-// flat object of parameters plus "value". Columns or keys the space does not
-// know are kept as user attributes (and named in a warning), as the trials
-// reader does (trials.Scan reads the CSV for both); values outside the space
-// widen it (reported), where the trials reader refuses them.
+// inactive one; the objective columns; optional constraint, "state",
+// "number" and "acquisition" columns), or JSON: a list of trials, or one
+// trial per line, each either {"params": {...}, "value": v, "state": s,
+// "number": n} or a flat object of parameters plus "value" (with several
+// objectives a key per objective, or "values": [...]; constraint values a
+// key per constraint, or "constraints": [...]). Columns or keys the space
+// does not know are kept as user attributes (and named in a warning), as
+// the trials reader does (trials.Scan reads the CSV for both); values
+// outside the space widen it (reported), where the trials reader refuses
+// them.
 func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 	if s == nil {
 		return nil, errors.New("importer: a table needs a space (--space)")
 	}
-	if opts.ValueColumn == "" {
-		opts.ValueColumn = "value"
+	if len(s.Constraints) == 0 && len(opts.ConstraintColumns) > 0 {
+		// The columns declare the constraints (a constraint needs nothing
+		// but its name: feasible when ≤ 0).
+		withCons, err := space.NewWithObjectives(s.Objective, s.Objectives, opts.ConstraintColumns, s.Params)
+		if err != nil {
+			return nil, fmt.Errorf("importer: constraint columns: %w", err)
+		}
+		s = withCons
+	}
+	cols := trials.Columns{Values: opts.ValueColumns, Constraints: opts.ConstraintColumns}
+	if m := s.NumObjectives(); len(cols.Values) > 0 && len(cols.Values) != m {
+		return nil, fmt.Errorf("importer: %d value columns (%s) for the space's %d objective(s) (%s); a study with several objectives declares them in the space file (\"objectives\": [{\"name\": ..., \"direction\": ...}, ...])",
+			len(cols.Values), strings.Join(cols.Values, ", "), m, strings.Join(s.ObjectiveNames(), ", "))
+	}
+	if n := len(s.Constraints); len(cols.Constraints) > 0 && len(cols.Constraints) != n {
+		return nil, fmt.Errorf("importer: %d constraint columns (%s) for the space's %d constraint(s) (%s)",
+			len(cols.Constraints), strings.Join(cols.Constraints, ", "), n, strings.Join(s.Constraints, ", "))
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -45,6 +71,7 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 	}
 	b := newBuilder("csv", path)
 	b.objective = s.Objective
+	b.objectives, b.constraints = s.Objectives, s.Constraints
 	for _, p := range s.Params {
 		rp := &rawParam{name: p.Name, typ: p.Type, low: p.Low, high: p.High, log: p.Log, def: p.Default}
 		// Trial values are matched by the choices' text forms, which are
@@ -71,9 +98,9 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 	isJSON := ext == ".json" || ext == ".jsonl" || ext == ".ndjson" || (len(trimmed) > 0 && (trimmed[0] == '[' || trimmed[0] == '{'))
 	if isJSON {
 		b.format = "json"
-		err = readJSONTable(data, b, opts)
+		err = readJSONTable(data, s, b, cols)
 	} else {
-		err = readCSVTable(data, s, b, opts)
+		err = readCSVTable(data, s, b, cols)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -85,10 +112,10 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 	return run, nil
 }
 
-func readCSVTable(data []byte, s *space.Space, b *builder, opts TableOptions) error {
-	header, err := trials.Scan(bytes.NewReader(data), s, opts.ValueColumn, func(_ *trials.Header, row *trials.Row) error {
+func readCSVTable(data []byte, s *space.Space, b *builder, cols trials.Columns) error {
+	header, err := trials.Scan(bytes.NewReader(data), s, cols, func(_ *trials.Header, row *trials.Row) error {
 		rt := rawTrial{number: len(b.trials), values: map[string]rawValue{}, state: row.State, value: row.Value,
-			origin: row.Acquisition, attrs: row.Attrs}
+			objValues: row.Values, constraints: row.Constraints, origin: row.Acquisition, attrs: row.Attrs}
 		if row.HasNumber {
 			rt.number = int(row.Number)
 		}
@@ -119,7 +146,18 @@ func readCSVTable(data []byte, s *space.Space, b *builder, opts TableOptions) er
 	return nil
 }
 
-func readJSONTable(data []byte, b *builder, opts TableOptions) error {
+func readJSONTable(data []byte, s *space.Space, b *builder, cols trials.Columns) error {
+	if len(cols.Values) == 0 {
+		cols.Values = s.ObjectiveNames()
+	}
+	if len(cols.Constraints) == 0 {
+		cols.Constraints = s.Constraints
+	}
+	// Keys that hold the outcome, not parameters or attributes.
+	outcomeKey := map[string]bool{"values": true, "constraints": true, trials.ValueColumn: len(cols.Values) == 1}
+	for _, name := range append(slices.Clone(cols.Values), cols.Constraints...) {
+		outcomeKey[name] = true
+	}
 	var records []any
 	var where []string // a label per record for messages
 	doc, err := decodeJSON(data)
@@ -189,24 +227,26 @@ func readJSONTable(data []byte, b *builder, opts TableOptions) error {
 		if o, ok := obj["acquisition"].(string); ok {
 			rt.origin = o
 		}
-		if v, present := obj[opts.ValueColumn]; present && v != nil {
-			f, ok := numberOf(v)
-			if !ok {
-				return fmt.Errorf("%s: %s %v is not a number", where[i], opts.ValueColumn, v)
-			}
-			rt.value = f
+		values, err := jsonValues(obj, cols.Values)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where[i], err)
 		}
-		if math.IsNaN(rt.value) && rt.state == history.Complete {
+		rt.value = values[0]
+		missing := slices.ContainsFunc(values, math.IsNaN)
+		if missing && rt.state == history.Complete {
 			rt.state = history.Failed
+		}
+		if len(values) > 1 && rt.state == history.Complete {
+			rt.objValues = values
+		}
+		if rt.constraints, err = jsonConstraints(obj, cols.Constraints); err != nil {
+			return fmt.Errorf("%s: %w", where[i], err)
 		}
 		for name, v := range params {
 			p, ok := b.byName[name]
 			if !ok {
-				switch name {
-				case opts.ValueColumn, "state", "number", "acquisition":
-					if !nested {
-						continue
-					}
+				if !nested && (outcomeKey[name] || name == "state" || name == "number" || name == "acquisition") {
+					continue
 				}
 				unknown[name] = true
 				if v != nil {
@@ -245,4 +285,95 @@ func readJSONTable(data []byte, b *builder, opts TableOptions) error {
 		b.warnf("keys %s are not parameters of the space; kept as user attributes", quoteAll(names))
 	}
 	return nil
+}
+
+// jsonValues reads a record's objective values: the list "values" (one
+// per objective), else a key per objective (names; a single objective
+// also "value"). A value that is absent or null is NaN.
+func jsonValues(obj map[string]any, names []string) ([]float64, error) {
+	out := make([]float64, len(names))
+	if list, ok := obj["values"].([]any); ok {
+		if len(list) != len(names) {
+			return nil, fmt.Errorf("values has %d entries for %d objective(s) (%s)", len(list), len(names), strings.Join(names, ", "))
+		}
+		for k, v := range list {
+			if out[k] = math.NaN(); v == nil {
+				continue
+			}
+			f, ok := numberOf(v)
+			if !ok {
+				return nil, fmt.Errorf("values[%d] = %v is not a number", k, v)
+			}
+			out[k] = f
+		}
+		return out, nil
+	}
+	for k, name := range names {
+		out[k] = math.NaN()
+		v, present := obj[name]
+		if !present && len(names) == 1 {
+			name = trials.ValueColumn
+			v = obj[name]
+		}
+		if v == nil {
+			continue
+		}
+		f, ok := numberOf(v)
+		if !ok {
+			return nil, fmt.Errorf("%s %v is not a number", name, v)
+		}
+		out[k] = f
+	}
+	return out, nil
+}
+
+// jsonConstraints reads a record's constraint values: the list
+// "constraints", else a key per constraint; nil when it has none, an
+// error when it has some but not all or one is not a finite number.
+func jsonConstraints(obj map[string]any, names []string) ([]float64, error) {
+	if len(names) == 0 {
+		if list, ok := obj["constraints"].([]any); ok && len(list) > 0 {
+			return nil, fmt.Errorf("constraints has %d entries, but the space declares no constraints (add \"constraints\" to the space file or give --constraint-column)", len(list))
+		}
+		return nil, nil
+	}
+	raw := make([]any, len(names))
+	what := make([]string, len(names))
+	if list, ok := obj["constraints"].([]any); ok {
+		if len(list) != len(names) {
+			return nil, fmt.Errorf("constraints has %d entries for %d constraint(s) (%s)", len(list), len(names), strings.Join(names, ", "))
+		}
+		copy(raw, list)
+		for j := range what {
+			what[j] = fmt.Sprintf("constraints[%d]", j)
+		}
+	} else {
+		for j, name := range names {
+			raw[j], what[j] = obj[name], name
+		}
+	}
+	given := 0
+	for _, v := range raw {
+		if v != nil {
+			given++
+		}
+	}
+	if given == 0 {
+		return nil, nil
+	}
+	out := make([]float64, len(names))
+	for j, v := range raw {
+		if v == nil {
+			return nil, fmt.Errorf("%s is missing while other constraint values are given (a trial reports every constraint value or none)", what[j])
+		}
+		f, ok := numberOf(v)
+		if !ok {
+			return nil, fmt.Errorf("%s = %v is not a number", what[j], v)
+		}
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return nil, fmt.Errorf("%s = %v is not finite", what[j], f)
+		}
+		out[j] = f
+	}
+	return out, nil
 }

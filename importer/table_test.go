@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -110,5 +111,107 @@ func TestImportJSONTable(t *testing.T) {
 	}
 	if _, err := ImportTable(writeTestFile(t, "b.jsonl", "{\"lr\": 0.01, \"kind\": \"a\", \"value\": 1}\n{\"lr\": oops}\n"), s, TableOptions{}); err == nil || !strings.Contains(err.Error(), "line 2") {
 		t.Errorf("bad JSON line: %v", err)
+	}
+}
+
+const multiTableSpace = `{"objectives": [{"name": "error", "direction": "minimize"}, {"name": "size", "direction": "maximize"}],
+  "constraints": ["memory"],
+  "params": [{"name": "lr", "type": "float", "low": 0.001, "high": 1, "log": true}]}`
+
+// TestImportCSVTableObjectives reads the objective and constraint columns
+// of a study with several objectives: named after the space by default, or
+// given as flags (in the space's order); a complete row missing an
+// objective is failed, a row with some constraint values but not all is an
+// error, and the counts must match the space.
+func TestImportCSVTableObjectives(t *testing.T) {
+	s, err := space.Parse([]byte(multiTableSpace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	csv := "lr,error,size,memory,state\n" +
+		"0.01,0.5,3,-1,\n" +
+		"0.1,0.4,2,0.5,\n" + // infeasible: kept, never best
+		"0.2,0.3,,-1,\n" + // an objective missing: failed
+		"0.3,0.6,1,,\n" // no constraint values: infeasible
+	run, err := ImportTable(writeTestFile(t, "t.csv", csv), s, TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := run.Trials
+	if len(tr) != 4 || !slices.Equal(tr[0].Values, []float64{0.5, 3}) || !slices.Equal(tr[0].Constraints, []float64{-1}) ||
+		!slices.Equal(tr[1].Constraints, []float64{0.5}) || tr[2].State != history.Failed || tr[2].Values != nil ||
+		tr[3].State != history.Complete || tr[3].Constraints != nil {
+		t.Fatalf("trials %+v", tr)
+	}
+	if front, _ := run.ParetoFront(); !slices.Equal(front, []int{0}) {
+		t.Errorf("front %v: only trial 0 is feasible", front)
+	}
+	// Other column names, in the space's order.
+	renamed := "lr,err,sz,mem\n0.01,0.5,3,-1\n"
+	run, err = ImportTable(writeTestFile(t, "r.csv", renamed), s, TableOptions{ValueColumns: []string{"err", "sz"}, ConstraintColumns: []string{"mem"}})
+	if err != nil || !slices.Equal(run.Trials[0].Values, []float64{0.5, 3}) || !slices.Equal(run.Trials[0].Constraints, []float64{-1}) {
+		t.Fatalf("renamed columns: %v %+v", err, run)
+	}
+	for want, tc := range map[string]struct {
+		text string
+		opts TableOptions
+	}{
+		`no column for objective "size"`:          {"lr,error,memory\n0.1,1,0\n", TableOptions{}},
+		`no column for constraint "memory"`:       {"lr,error,size\n0.1,1,2\n", TableOptions{}},
+		`1 value columns (err) for the space's 2`: {renamed, TableOptions{ValueColumns: []string{"err"}}},
+		`column "memory" is empty while other`:    {"lr,error,size,memory,mem2\n0.1,1,2,,1\n", TableOptions{}},
+		`objective column "lr" is also the name`:  {renamed, TableOptions{ValueColumns: []string{"lr", "sz"}}},
+	} {
+		opts := tc.opts
+		sp := s
+		if strings.Contains(tc.text, "mem2") {
+			sp, _ = space.Parse([]byte(strings.Replace(multiTableSpace, `["memory"]`, `["memory", "mem2"]`, 1)))
+		}
+		if _, err := ImportTable(writeTestFile(t, "bad.csv", tc.text), sp, opts); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
+	}
+	// Constraint columns declare the constraints of a space without any.
+	plain, err := space.Parse([]byte(tableSpace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	run, err = ImportTable(writeTestFile(t, "c.csv", "lr,kind,k,value,mem\n0.01,a,,0.5,0.25\n"), plain, TableOptions{ConstraintColumns: []string{"mem"}})
+	if err != nil || !slices.Equal(run.Space.Constraints, []string{"mem"}) || !slices.Equal(run.Trials[0].Constraints, []float64{0.25}) {
+		t.Fatalf("declared constraint: %v %+v", err, run)
+	}
+	if _, ok := run.Best(); ok {
+		t.Error("the only trial is infeasible (0.25 > 0) but is best")
+	}
+}
+
+// TestImportJSONTableObjectives reads the outcome of JSON records: the
+// lists "values" and "constraints" (what xbo study export --json writes),
+// or a key per objective and constraint.
+func TestImportJSONTableObjectives(t *testing.T) {
+	s, err := space.Parse([]byte(multiTableSpace))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := `{"study": {"name": "x"}, "trials": [
+	  {"number": 4, "state": "complete", "params": {"lr": 0.01}, "value": 0.5, "values": [0.5, 3], "constraints": [-1]},
+	  {"number": 5, "state": "failed", "params": {"lr": 0.02}},
+	  {"number": 6, "params": {"lr": 0.03}, "error": 0.2, "size": 1, "memory": -2}]}`
+	run, err := ImportTable(writeTestFile(t, "t.json", doc), s, TableOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := run.Trials
+	if len(tr) != 3 || tr[0].Number != 4 || !slices.Equal(tr[0].Values, []float64{0.5, 3}) || !slices.Equal(tr[0].Constraints, []float64{-1}) ||
+		tr[1].State != history.Failed || !slices.Equal(tr[2].Values, []float64{0.2, 1}) || !slices.Equal(tr[2].Constraints, []float64{-2}) {
+		t.Fatalf("trials %+v", tr)
+	}
+	for want, text := range map[string]string{
+		"values has 1 entries for 2 objective(s)": `[{"lr": 0.1, "values": [1]}]`,
+		"constraints[0] = +Inf is not finite":     `[{"lr": 0.1, "values": [1, 2], "constraints": [Infinity]}]`,
+	} {
+		if _, err := ImportTable(writeTestFile(t, "bad.json", text), s, TableOptions{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error %v, want %q", err, want)
+		}
 	}
 }

@@ -29,12 +29,14 @@ const importUsage = `Usage:
   xbo import --optuna FILE.db [--study NAME] --out trials.csv --space-out space.json
   xbo import --optuna-journal FILE [--study NAME] --out trials.csv --space-out space.json
   xbo import --smac DIR [--all-budgets] --out trials.csv --space-out space.json
-  xbo import --csv FILE --space space.json --out trials.csv
+  xbo import --csv FILE --space space.json [--value-column C[,C2...]] [--constraint-column C[,...]] --out trials.csv
   xbo import ... --into xbo.db [--name STUDY]      (load into the service's store)
   xbo import --optuna FILE.db --list                (list the studies)
 
 Writes the trials CSV and space JSON that every xbo explain command reads.
 Anything that cannot be carried over exactly is printed as a warning.
+Studies with several objectives and constraints keep them: the space names
+them, the CSV has a column per objective and per constraint.
 
 Flags:
 `
@@ -49,7 +51,8 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	spaceFile := fs.String("space", "", "space file for --csv/--json")
 	study := fs.String("study", "", "Optuna study name (needed when the storage has several)")
 	list := fs.Bool("list", false, "list the studies of an Optuna storage and exit")
-	valueColumn := fs.String("value-column", "value", "objective column of a CSV/JSON table")
+	valueColumn := fs.String("value-column", "", "CSV/JSON table: the objective column, or one per objective of the space, comma-separated in its order (default: the space's objective names, value for one unnamed objective)")
+	constraintColumn := fs.String("constraint-column", "", "CSV/JSON table: the constraint columns, comma-separated (default: the space's constraint names; for a space without constraints they declare them, named after the columns)")
 	allBudgets := fs.Bool("all-budgets", false, "SMAC3: import every run as a trial of its own (by default a configuration's runs at lower budgets are its intermediate values, and it is pruned if it stopped below the highest budget)")
 	out := fs.String("out", "", "write the trials CSV here")
 	spaceOut := fs.String("space-out", "", "write the space JSON here")
@@ -100,6 +103,10 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	if *study != "" && *optunaDB == "" && *optunaJournal == "" {
 		return usagef("--study is for Optuna storages")
 	}
+	valueCols, consCols := columnList(*valueColumn), columnList(*constraintColumn)
+	if (len(valueCols) > 0 || len(consCols) > 0) && *csvFile == "" && *jsonFile == "" {
+		return usagef("--value-column and --constraint-column are for --csv and --json tables")
+	}
 
 	var run *importer.Run
 	var err error
@@ -120,7 +127,7 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 		if path == "" {
 			path = *jsonFile
 		}
-		run, err = importer.ImportTable(path, s, importer.TableOptions{ValueColumn: *valueColumn})
+		run, err = importer.ImportTable(path, s, importer.TableOptions{ValueColumns: valueCols, ConstraintColumns: consCols})
 	}
 	var choice *importer.StudyChoiceError
 	if errors.As(err, &choice) {
@@ -160,6 +167,19 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	return nil
 }
 
+// columnList splits a comma-separated list of column names (nil when
+// empty).
+func columnList(text string) []string {
+	if strings.TrimSpace(text) == "" {
+		return nil
+	}
+	parts := strings.Split(text, ",")
+	for i, p := range parts {
+		parts[i] = strings.TrimSpace(p)
+	}
+	return parts
+}
+
 func printStudies(w io.Writer, infos []importer.StudyInfo) {
 	fmt.Fprintf(w, "%-30s %8s %10s\n", "study", "trials", "objectives")
 	for _, s := range infos {
@@ -181,7 +201,29 @@ func printRunSummary(w io.Writer, run *importer.Run) {
 	}
 	fmt.Fprintf(w, "imported %d trials (%s) over %d parameters (%s; %s) from %s [%s]\n",
 		len(run.Trials), strings.Join(parts, ", "), run.Space.Dim(), strings.Join(run.Space.Names(), ", "),
-		run.Space.Objective, what, run.Format)
+		objectivesText(run.Space), what, run.Format)
+}
+
+// objectivesText names a study's objectives with their directions, and its
+// constraints: "minimize" for one unnamed objective, "error minimize, size
+// maximize; constraints memory" for more.
+func objectivesText(sp *space.Space) string {
+	if len(sp.Objectives) == 0 && len(sp.Constraints) == 0 {
+		return string(sp.Directions()[0])
+	}
+	names, dirs := sp.ObjectiveNames(), sp.Directions()
+	parts := make([]string, len(names))
+	for k := range names {
+		parts[k] = names[k] + " " + string(dirs[k])
+	}
+	text := strings.Join(parts, ", ")
+	if len(sp.Objectives) == 0 {
+		text = string(dirs[0])
+	}
+	if len(sp.Constraints) > 0 {
+		text += "; constraints " + strings.Join(sp.Constraints, ", ")
+	}
+	return text
 }
 
 // loadIntoStore creates a study in the service's store and records every
@@ -203,7 +245,7 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 	// One transaction: a killed import leaves no partial study behind (and
 	// no trial that a later ask could hand out).
 	now := time.Now()
-	failed, pruned := 0, 0
+	failed, pruned, noCons := 0, 0, 0
 	trials := make([]store.ImportedTrial, 0, len(run.Trials))
 	for _, t := range run.Trials {
 		attrs := map[string]any{"imported_from": run.Format, "source_number": t.Number, "source_state": string(t.State)}
@@ -218,9 +260,18 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 			it.Intermediate = append(it.Intermediate, store.Intermediate{Step: iv.Step, Value: iv.Value})
 		}
 		switch {
+		case t.Usable() && len(run.Space.Constraints) > 0 && t.Constraints == nil:
+			// The store takes a complete trial of a constrained study with
+			// its constraint values only; one that has none cannot be best,
+			// so it is kept as failed, its values in the reason.
+			it.State = store.Failed
+			it.Reason = fmt.Sprintf("imported from %s: complete without constraint values (%s %v)", run.Format, strings.Join(run.Space.ObjectiveNames(), ", "), run.ObjectiveValues(&t))
+			noCons++
+			failed++
 		case t.Usable():
 			v := t.Value
 			it.State, it.Value = store.Complete, &v
+			it.Values, it.Constraints = t.Values, t.Constraints
 		case t.State == history.Pruned:
 			it.State = store.Pruned
 			if !math.IsNaN(t.Value) && !math.IsInf(t.Value, 0) {
@@ -245,5 +296,8 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 		return err
 	}
 	fmt.Fprintf(stdout, "loaded %d trials into study %q of %s (%d pruned; %d recorded as failed: failed, running or waiting in the source)\n", len(run.Trials), studyName, dsn, pruned, failed)
+	if noCons > 0 {
+		fmt.Fprintf(stdout, "%d of the failed ones are complete in the source without constraint values (the store records a constrained study's complete trials with them)\n", noCons)
+	}
 	return nil
 }

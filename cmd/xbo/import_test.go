@@ -40,9 +40,9 @@ func TestImportOptunaCommand(t *testing.T) {
 	if err != nil || len(tab.Usable()) != 38 {
 		t.Fatalf("written files: %v", err)
 	}
-	code, _, stderr = runCLI(t, "import", "--optuna", importTestdata+"optuna_rdb.sqlite3", "--study", "two-objectives", "--out", out)
-	if code != 1 || !strings.Contains(stderr, "multi-objective") {
-		t.Errorf("multi-objective: exit %d %q", code, stderr)
+	code, stdout, stderr = runCLI(t, "import", "--optuna", importTestdata+"optuna_rdb.sqlite3", "--study", "two-objectives", "--out", out)
+	if code != 0 || !strings.Contains(stdout, "objective_0 minimize, objective_1 maximize") {
+		t.Errorf("multi-objective: exit %d %q %q", code, stdout, stderr)
 	}
 	code, stdout, _ = runCLI(t, "import", "--optuna-journal", importTestdata+"optuna_journal.log", "--list")
 	if code != 0 || !strings.Contains(stdout, "small-max") {
@@ -57,6 +57,7 @@ func TestImportUsageErrors(t *testing.T) {
 		{"import", "--smac", importTestdata + "smac_v1"},
 		{"import", "--csv", "t.csv", "--out", "z"},
 		{"import", "--smac", importTestdata + "smac_v1", "--study", "a", "--out", "z"},
+		{"import", "--smac", importTestdata + "smac_v1", "--constraint-column", "mem", "--out", "z"},
 	} {
 		if code, _, stderr := runCLI(t, args...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (%s)", args, code, stderr)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -71,7 +72,7 @@ func runStudyCreate(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(env.stdout, "created study %q (%s, %d parameters, optimizer %s, pruner %s)\n", created.Name, created.Direction, sp.Dim(), created.Optimizer, created.Pruner)
+	fmt.Fprintf(env.stdout, "created study %q (%s, %d parameters, optimizer %s, pruner %s)\n", created.Name, objectivesText(sp), sp.Dim(), created.Optimizer, created.Pruner)
 	return nil
 }
 
@@ -126,25 +127,129 @@ func runStudyList(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	if *asJSON {
-		if list == nil {
-			list = []store.StudySummary{}
+	// A study with several objectives has no one best trial: it shows its
+	// Pareto-optimal trials instead.
+	rows := make([]studyRow, len(list))
+	for i, s := range list {
+		rows[i].StudySummary = s
+		sp, err := space.Parse(s.Space)
+		if err != nil || !sp.MultiObjective() {
+			continue
 		}
+		h, err := store.LoadHistory(ctx, st, s.Name)
+		if err != nil {
+			return err
+		}
+		front, err := paretoTrials(h)
+		if err != nil {
+			return err
+		}
+		rows[i].Best = nil
+		rows[i].Objectives = h.Space.Objectives
+		rows[i].BestTrials = front
+		rows[i].sp = h.Space
+	}
+	if *asJSON {
 		enc := json.NewEncoder(env.stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return enc.Encode(rows)
 	}
 	tw := tabwriter.NewWriter(env.stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tDIRECTION\tCOMPLETE\tPRUNED\tRUNNING\tPENDING\tFAILED\tEXPIRED\tBEST")
-	for _, s := range list {
-		best := "-"
-		if s.Best != nil {
+	for _, s := range rows {
+		best, direction := "-", s.Direction
+		switch {
+		case s.sp != nil:
+			best = fmt.Sprintf("%d Pareto-optimal (below)", len(s.BestTrials))
+			direction = fmt.Sprintf("%d objectives", s.sp.NumObjectives())
+		case s.Best != nil:
 			best = fmt.Sprintf("%.6g", *s.Best)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, s.Direction, s.Counts[store.Complete], s.Counts[store.Pruned],
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.Name, direction, s.Counts[store.Complete], s.Counts[store.Pruned],
 			s.Counts[store.Running], s.Counts[store.Pending], s.Counts[store.Failed], s.Counts[store.Expired], best)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	for _, s := range rows {
+		if s.sp != nil {
+			fmt.Fprintf(env.stdout, "\n%s: %s\n", s.Name, objectivesText(s.sp))
+			printFront(env.stdout, s.sp, s.BestTrials, maxFrontShown)
+		}
+	}
+	return nil
+}
+
+// studyRow is a study of xbo study list: its summary and, with several
+// objectives, its objectives and Pareto-optimal trials.
+type studyRow struct {
+	store.StudySummary
+	Objectives []space.Objective `json:"objectives,omitempty"`
+	BestTrials []frontTrial      `json:"best_trials,omitempty"`
+	sp         *space.Space
+}
+
+// frontTrial is a Pareto-optimal trial as the CLI shows it.
+type frontTrial struct {
+	Number      int64          `json:"number"`
+	Values      []float64      `json:"values"`
+	Constraints []float64      `json:"constraints,omitempty"`
+	Params      map[string]any `json:"params"`
+}
+
+// maxFrontShown bounds the Pareto-optimal trials a listing prints per
+// study (the JSON has them all; xbo study export has every trial).
+const maxFrontShown = 20
+
+// paretoTrials returns a history's Pareto-optimal trials (history's front:
+// complete, feasible, dominated by no other), in number order.
+func paretoTrials(h *history.History) ([]frontTrial, error) {
+	front, err := h.ParetoFront()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]frontTrial, len(front))
+	for r, i := range front {
+		t := &h.Trials[i]
+		out[r] = frontTrial{Number: t.Number, Values: h.ObjectiveValues(t), Constraints: t.Constraints, Params: h.Space.ToMap(t.Params)}
+	}
+	return out, nil
+}
+
+// printFront prints Pareto-optimal trials, one a line: number, each
+// objective's value by name, the parameters; at most limit of them.
+func printFront(w io.Writer, sp *space.Space, front []frontTrial, limit int) {
+	if len(front) == 0 {
+		fmt.Fprintln(w, "  no Pareto-optimal trial yet (none complete and feasible)")
+		return
+	}
+	fmt.Fprintf(w, "  %d Pareto-optimal trial(s):\n", len(front))
+	names := sp.ObjectiveNames()
+	for r, t := range front {
+		if r == limit {
+			fmt.Fprintf(w, "  … and %d more (--json lists them all)\n", len(front)-limit)
+			break
+		}
+		parts := make([]string, len(names))
+		for k, name := range names {
+			parts[k] = fmt.Sprintf("%s=%.6g", name, t.Values[k])
+		}
+		fmt.Fprintf(w, "  trial %d: %s  %s\n", t.Number, strings.Join(parts, " "), paramsText(t.Params))
+	}
+}
+
+// paramsText writes parameters as name=value in name order.
+func paramsText(params map[string]any) string {
+	names := make([]string, 0, len(params))
+	for n := range params {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s=%v", n, params[n])
+	}
+	return strings.Join(parts, " ")
 }
 
 func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
