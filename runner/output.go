@@ -7,9 +7,12 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"xbo/space"
 )
 
 // MaxLine bounds what is kept of one line of a command's output: the last
@@ -29,14 +32,26 @@ type Intermediate struct {
 	Value float64
 }
 
+// MaxNumbers bounds the numbers kept of the last line that prints any: a
+// study's result is at most one per objective and per constraint.
+const MaxNumbers = space.MaxObjectives + space.MaxConstraints
+
 // Output is what a command's standard output said: its result, if any, and
 // where it came from.
 type Output struct {
-	// Value is the result: the value of the last {"value": v} line when
-	// there is one, otherwise the last number printed (NaN when neither).
+	// Value is the result: the value of the last {"value": v} line (the
+	// first of its "values") when there is one, otherwise the last number
+	// printed (NaN when neither).
 	Value float64
-	// FromJSON says that Value came from a {"value": v} line.
-	FromJSON bool
+	// FromJSON says that the result came from a JSON line; Values are then
+	// its objective values ({"value": v} gives one) and Constraints its
+	// constraint values (nil when the line had none).
+	FromJSON            bool
+	Values, Constraints []float64
+	// Numbers are the last numbers (at most MaxNumbers) of the last line
+	// that printed a number, in their order: the result of a study with
+	// several objectives or constraints printed as text.
+	Numbers []float64
 	// Found reports whether any result was printed.
 	Found bool
 }
@@ -45,12 +60,13 @@ type Output struct {
 // with at most MaxLine bytes of a line held, and returns its result.
 // Lines that are JSON objects are read as JSON: {"step": s, "value": v}
 // calls report (the intermediate values, in order; a report that returns
-// an error stops nothing), {"value": v} is the result, and any other object
-// is ignored. Every other line is scanned for numbers. echo, when not nil,
-// gets every line (cut to MaxLine).
+// an error stops nothing), {"value": v} or {"values": [...]} (either with
+// "constraints": [...]) is the result, and any other object is ignored.
+// Every other line is scanned for numbers. echo, when not nil, gets every
+// line (cut to MaxLine).
 func scanOutput(r io.Reader, report func(Intermediate), echo func(line []byte)) (Output, error) {
 	out := Output{Value: math.NaN()}
-	lastNumber, haveNumber := math.NaN(), false
+	var lastNumbers []float64
 	br := bufio.NewReaderSize(r, MaxLine)
 	var long []byte // the tail of a line longer than the reader's buffer
 	cut := false
@@ -78,14 +94,14 @@ func scanOutput(r io.Reader, report func(Intermediate), echo func(line []byte)) 
 			if echo != nil {
 				echo(bytes.TrimRight(line, "\r\n"))
 			}
-			if v, ok := readLine(line, cut, report, &out); ok {
-				lastNumber, haveNumber = v, true
+			if nums := readLine(line, cut, report, &out); len(nums) > 0 {
+				lastNumbers = nums
 			}
 		}
 		long, cut = long[:0], false
 		if err != nil {
-			if !out.FromJSON && haveNumber {
-				out.Value, out.Found = lastNumber, true
+			if !out.FromJSON && len(lastNumbers) > 0 {
+				out.Value, out.Numbers, out.Found = lastNumbers[len(lastNumbers)-1], lastNumbers, true
 			}
 			if err == io.EOF {
 				err = nil
@@ -96,24 +112,36 @@ func scanOutput(r io.Reader, report func(Intermediate), echo func(line []byte)) 
 }
 
 // readLine reads one line: a JSON object updates out or reports, a text
-// line gives its last number (ok). cut says the line's head was dropped, so
-// its first token may be a fragment and it is no JSON.
-func readLine(line []byte, cut bool, report func(Intermediate), out *Output) (float64, bool) {
+// line gives its last numbers (at most MaxNumbers). cut says the line's
+// head was dropped, so its first token may be a fragment and it is no JSON.
+func readLine(line []byte, cut bool, report func(Intermediate), out *Output) []float64 {
 	text := bytes.TrimSpace(line)
 	if !cut && len(text) > 1 && text[0] == '{' && text[len(text)-1] == '}' {
 		var obj map[string]json.RawMessage
 		if json.Unmarshal(text, &obj) == nil {
 			readObject(obj, report, out)
-			return 0, false
+			return nil
 		}
 	}
-	return lastNumber(string(text), cut)
+	return lastNumbers(string(text), cut, MaxNumbers)
 }
 
-// readObject takes the result or an intermediate value from a JSON line.
+// readObject takes the result or an intermediate value from a JSON line. A
+// result line with a value that is not a number, or lists that are not
+// lists of numbers, is ignored like any other object.
 func readObject(obj map[string]json.RawMessage, report func(Intermediate), out *Output) {
+	rawValues, hasValues := obj["values"]
 	rawValue, hasValue := obj["value"]
-	if !hasValue {
+	_, hasStep := obj["step"]
+	if hasValues && !hasValue && !hasStep {
+		values, ok := jsonNumbers(rawValues)
+		if !ok || len(values) == 0 {
+			return
+		}
+		setResult(out, values, obj)
+		return
+	}
+	if !hasValue || hasValues {
 		return
 	}
 	v, ok := jsonNumber(rawValue)
@@ -122,7 +150,7 @@ func readObject(obj map[string]json.RawMessage, report func(Intermediate), out *
 	}
 	rawStep, hasStep := obj["step"]
 	if !hasStep {
-		out.Value, out.FromJSON, out.Found = v, true, true
+		setResult(out, []float64{v}, obj)
 		return
 	}
 	step, ok := jsonNumber(rawStep)
@@ -132,6 +160,38 @@ func readObject(obj map[string]json.RawMessage, report func(Intermediate), out *
 	if report != nil {
 		report(Intermediate{Step: int64(step), Value: v})
 	}
+}
+
+// setResult makes a JSON line's values, and its "constraints" when it has
+// them, the result.
+func setResult(out *Output, values []float64, obj map[string]json.RawMessage) {
+	var cons []float64
+	if raw, has := obj["constraints"]; has {
+		var ok bool
+		if cons, ok = jsonNumbers(raw); !ok {
+			return
+		}
+	}
+	out.Value, out.Values, out.Constraints = values[0], values, cons
+	out.FromJSON, out.Found = true, true
+}
+
+// jsonNumbers reads a JSON list of numbers (jsonNumber each), at most
+// MaxNumbers of them.
+func jsonNumbers(raw json.RawMessage) ([]float64, bool) {
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil || len(list) > MaxNumbers {
+		return nil, false
+	}
+	out := make([]float64, len(list))
+	for i, item := range list {
+		v, ok := jsonNumber(item)
+		if !ok {
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
 }
 
 // jsonNumber reads a JSON number, or the strings "NaN", "Infinity" and
@@ -155,21 +215,23 @@ func jsonNumber(raw json.RawMessage) (float64, bool) {
 // "loss: 0.12," and "(0.12)" all give the number 0.12.
 const separators = " \t\r\n,;:=()[]{}<>\"'|"
 
-// lastNumber returns the last token of a line that reads as a number
-// (nan and inf included: a command that prints them as its result failed).
-// With cut, the first token may be a fragment of a longer one and is not
-// read.
-func lastNumber(line string, cut bool) (float64, bool) {
+// lastNumbers returns the last k tokens of a line that read as numbers,
+// in their order (nan and inf included: a command that prints them as its
+// result failed). With cut, the first token may be a fragment of a longer
+// one and is not read.
+func lastNumbers(line string, cut bool, k int) []float64 {
 	fields := strings.FieldsFunc(line, func(r rune) bool { return strings.ContainsRune(separators, r) })
-	for i := len(fields) - 1; i >= 0; i-- {
+	var out []float64
+	for i := len(fields) - 1; i >= 0 && len(out) < k; i-- {
 		if cut && i == 0 {
 			break
 		}
 		if v, ok := number(fields[i]); ok {
-			return v, true
+			out = append(out, v)
 		}
 	}
-	return 0, false
+	slices.Reverse(out)
+	return out
 }
 
 func number(tok string) (float64, bool) {

@@ -7,10 +7,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"xbo/space"
 )
 
 func scan(t *testing.T, text string) (Output, []Intermediate) {
@@ -125,7 +128,7 @@ func TestScanOutputBoundedMemory(t *testing.T) {
 	if err != nil || out.Value != 7.5 {
 		t.Fatalf("long line: %+v %v", out, err)
 	}
-	if v, ok := lastNumber("123 abc", true); ok {
+	if v := lastNumbers("123 abc", true, 1); len(v) > 0 {
 		t.Fatalf("the first token of a cut line was read: %v", v)
 	}
 }
@@ -244,5 +247,70 @@ func TestWithStderrIsBounded(t *testing.T) {
 	}
 	if withStderr("x", "") != "x" {
 		t.Fatal("empty stderr")
+	}
+}
+
+// The result of a study with several objectives or constraints: a JSON line
+// with "values" (or "value") and "constraints", or the last numbers of the
+// last line that prints numbers.
+func TestScanOutputSeveralNumbers(t *testing.T) {
+	out, _ := scan(t, `{"values": [0.25, 3], "constraints": [-1.5]}`+"\nsaved after 12 epochs\n")
+	if !out.FromJSON || !slices.Equal(out.Values, []float64{0.25, 3}) || !slices.Equal(out.Constraints, []float64{-1.5}) || out.Value != 0.25 {
+		t.Fatalf("values line: %+v", out)
+	}
+	out, _ = scan(t, `{"value": 0.5, "constraints": ["Infinity", 2]}`+"\n")
+	if !out.FromJSON || !slices.Equal(out.Values, []float64{0.5}) || len(out.Constraints) != 2 || !math.IsInf(out.Constraints[0], 1) {
+		t.Fatalf("value with constraints: %+v", out)
+	}
+	for _, text := range []string{`{"values": [1, "x"]}`, `{"values": []}`, `{"value": 1, "values": [1, 2]}`, `{"values": [1, 2], "constraints": 3}`, `{"values": [1], "step": 2}`} {
+		if out, _ := scan(t, text+"\n"); out.Found {
+			t.Errorf("%s gave a result %+v", text, out)
+		}
+	}
+	out, _ = scan(t, "epoch 3\nerror=0.12 size=4.5 memory=-2\nbye\n")
+	if out.FromJSON || !slices.Equal(out.Numbers, []float64{0.12, 4.5, -2}) || out.Value != -2 {
+		t.Fatalf("numbers: %+v", out)
+	}
+}
+
+func TestResultOf(t *testing.T) {
+	two, err := space.Parse([]byte(`{"objectives": [{"name": "error"}, {"name": "size", "direction": "maximize"}], "constraints": ["memory"],
+		"params": [{"name": "x", "type": "float", "low": 0, "high": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := space.Parse([]byte(`{"objective": "minimize", "params": [{"name": "x", "type": "float", "low": 0, "high": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name   string
+		sp     *space.Space
+		text   string
+		values []float64
+		cons   []float64
+		msg    string
+	}{
+		{"json", two, `{"values": [0.5, 3], "constraints": [-1]}`, []float64{0.5, 3}, []float64{-1}, ""},
+		{"numbers: the last three of the line", two, "epoch 7: 0.5 3 -1", []float64{0.5, 3}, []float64{-1}, ""},
+		{"one number", two, "loss 0.5", nil, nil, "the study has 2 objectives (error, size) and 1 constraint (memory); the command printed 1 number on its last line with numbers (give 3 on one line"},
+		{"json one value", two, `{"value": 0.5}`, nil, nil, "the study has 2 objectives (error, size) and 1 constraint (memory); the command printed 1 objective value in its JSON result line"},
+		{"json no constraints", two, `{"values": [0.5, 3]}`, nil, nil, "the command printed no constraint value in its JSON result line"},
+		{"not finite", two, "nan 3 -1", nil, nil, `its value of objective "error", NaN, is not a finite number`},
+		{"infinite constraint", two, `{"values": [1, 2], "constraints": ["Infinity"]}`, nil, nil, `its value of constraint "memory", +Inf, is not a finite number`},
+		{"single objective: the last number", one, "1 2 0.25", []float64{0.25}, nil, ""},
+		{"single objective, constraints printed", one, `{"value": 1, "constraints": [0]}`, nil, nil, "the study has 1 objective; the command printed 1 constraint value"},
+	} {
+		out, _ := scan(t, c.text+"\n")
+		res, msg := resultOf(c.sp, out)
+		if c.msg != "" {
+			if !strings.Contains(msg, c.msg) {
+				t.Errorf("%s: message %q, want %q", c.name, msg, c.msg)
+			}
+			continue
+		}
+		if msg != "" || !slices.Equal(res.Values, c.values) || !slices.Equal(res.Constraints, c.cons) {
+			t.Errorf("%s: %+v %q, want %v %v", c.name, res, msg, c.values, c.cons)
+		}
 	}
 }

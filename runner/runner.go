@@ -18,9 +18,14 @@
 // The command's result is what its standard output says (scanOutput): the
 // last {"value": v} JSON line, or else the last number printed; JSON lines
 // {"step": s, "value": v} are intermediate values, reported to the study as
-// they come. A command that exits with a non-zero status, prints no result
-// or a result that is not finite fails its trial, with the tail of its
-// standard error in the reason.
+// they come. A study with several objectives or with constraints takes the
+// last {"values": [v0, v1, ...], "constraints": [c0, ...]} line (or
+// {"value": v, "constraints": [...]} for one objective), or else the last
+// numbers of the last line that prints numbers: one per objective, then
+// one per constraint, in the space's order (outcome checks the counts). A
+// command that exits with a non-zero status, prints no result or a result
+// that is not finite fails its trial, with the tail of its standard error
+// in the reason.
 package runner
 
 import (
@@ -37,6 +42,7 @@ import (
 	"unicode/utf8"
 
 	"xbo/client"
+	"xbo/pareto"
 	"xbo/space"
 )
 
@@ -82,15 +88,23 @@ type Event struct {
 	Trial  int64
 	Params map[string]any
 	// State is "complete", "failed" or "pruned".
-	State  string
-	Value  float64 // NaN unless complete
-	Reason string  // why it failed
+	State string
+	Value float64 // NaN unless complete; the first objective's
+	// Values are every objective's value of a complete trial of a study
+	// with several, Constraints its constraint values (nil otherwise);
+	// Feasible says whether it keeps every constraint.
+	Values, Constraints []float64
+	Feasible            bool
+	Reason              string // why it failed
 	// Finished counts the study's finished trials toward Config.Trials (−1
 	// when the study could not be read), Running the commands this run has
 	// running.
 	Finished, Running int
-	// Best is the best complete trial of this run so far (nil: none).
-	Best *client.Trial
+	// Best is the best complete feasible trial of this run so far (nil:
+	// none, and always with several objectives); Front counts this run's
+	// Pareto-optimal trials (several objectives).
+	Best  *client.Trial
+	Front int
 }
 
 // Summary is what a run did.
@@ -102,7 +116,9 @@ type Summary struct {
 	// Finished is the study's finished trials at the end, as counted
 	// toward Config.Trials.
 	Finished int
-	// Best is the best complete trial of this run (nil: none).
+	// Best is the best complete feasible trial of this run (nil: none,
+	// and always with several objectives: client.BestTrials gives the
+	// study's Pareto-optimal trials).
 	Best *client.Trial
 	// Abandoned counts trials that earlier runs on this machine left
 	// running when they were killed: they were failed at the start.
@@ -162,6 +178,9 @@ type run struct {
 	failFirst int // failures among them
 	fatal     error
 	lastFail  string
+	// front holds the objective values of this run's complete feasible
+	// trials, for Event.Front (several objectives).
+	front [][]float64
 }
 
 // Run runs commands until the study has cfg.Trials finished trials, ctx
@@ -345,13 +364,15 @@ func (r *run) trial(runCtx, ctx context.Context, t *client.Trial) error {
 		ex = execute(runCtx, args, env, r.cfg.Timeout, r.cfg.Grace,
 			func(iv Intermediate) bool { return r.report(runCtx, t.Number, iv) }, echo)
 	}
-	state, value, reason := r.outcome(ex)
+	state, res, reason := r.outcome(ex)
 	tellCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	switch state {
-	case "complete":
-		err = r.c.Tell(tellCtx, r.cfg.Study, t.Number, value)
-	case "pruned":
+	switch {
+	case state == "complete" && r.sp.NumObjectives() == 1 && len(r.sp.Constraints) == 0:
+		err = r.c.Tell(tellCtx, r.cfg.Study, t.Number, res.Values[0])
+	case state == "complete":
+		err = r.c.TellOutcome(tellCtx, r.cfg.Study, t.Number, res)
+	case state == "pruned":
 		err = r.c.Prune(tellCtx, r.cfg.Study, t.Number)
 	default:
 		err = r.c.Fail(tellCtx, r.cfg.Study, t.Number, reason)
@@ -362,21 +383,33 @@ func (r *run) trial(runCtx, ctx context.Context, t *client.Trial) error {
 	if err != nil {
 		return fmt.Errorf("runner: tell trial %d: %w", t.Number, err)
 	}
-	return r.record(ctx, t, state, value, reason, ex.stopped == interrupted)
+	return r.record(ctx, t, state, res, reason, ex.stopped == interrupted)
 }
 
 // record counts a told trial, sends its event and stops a run whose first
 // trials all failed.
-func (r *run) record(ctx context.Context, t *client.Trial, state string, value float64, reason string, wasInterrupted bool) error {
+func (r *run) record(ctx context.Context, t *client.Trial, state string, res client.Outcome, reason string, wasInterrupted bool) error {
 	st, err := r.c.Study(context.WithoutCancel(ctx), r.cfg.Study)
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	value := math.NaN()
+	var values []float64
+	feasible := false
 	switch {
 	case state == "complete":
 		r.sum.Complete++
-		if r.sum.Best == nil || r.better(value, *r.sum.Best.Value) {
+		value, feasible = res.Values[0], isFeasible(res.Constraints)
+		if r.sp.MultiObjective() {
+			values = res.Values
+			if feasible {
+				r.front = append(r.front, values)
+			}
+			break
+		}
+		// An infeasible trial is never best.
+		if feasible && (r.sum.Best == nil || r.better(value, *r.sum.Best.Value)) {
 			best := *t
-			best.Value, best.State = &value, state
+			best.Value, best.State, best.Constraints = &value, state, res.Constraints
 			r.sum.Best = &best
 		}
 	case state == "pruned":
@@ -399,8 +432,17 @@ func (r *run) record(ctx context.Context, t *client.Trial, state string, value f
 		}
 	}
 	if r.cfg.Events != nil {
-		r.cfg.Events(Event{Trial: t.Number, Params: t.Params, State: state, Value: value, Reason: reason,
-			Finished: fin, Running: r.running, Best: r.sum.Best})
+		e := Event{Trial: t.Number, Params: t.Params, State: state, Value: value, Values: values, Feasible: feasible,
+			Reason: reason, Finished: fin, Running: r.running, Best: r.sum.Best}
+		if state == "complete" {
+			e.Constraints = res.Constraints
+		}
+		if len(r.front) > 0 {
+			if front, err := pareto.Front(r.front, r.sp.Directions()); err == nil {
+				e.Front = len(front)
+			}
+		}
+		r.cfg.Events(e)
 	}
 	if r.cfg.StopAfterFailures > 0 && r.failFirst == r.cfg.StopAfterFailures {
 		r.failFirst++ // say it once
@@ -434,32 +476,113 @@ func (r *run) report(ctx context.Context, number int64, iv Intermediate) bool {
 	return err == nil && prune
 }
 
-// outcome turns how a command ended into the trial's state, value and
-// reason.
-func (r *run) outcome(ex execution) (state string, value float64, reason string) {
-	fail := func(msg string) (string, float64, string) {
-		return "failed", math.NaN(), withStderr(msg, ex.stderr)
+// outcome turns how a command ended into the trial's state, result (every
+// objective's value and the constraint values) and reason.
+func (r *run) outcome(ex execution) (state string, res client.Outcome, reason string) {
+	fail := func(msg string) (string, client.Outcome, string) {
+		return "failed", client.Outcome{}, withStderr(msg, ex.stderr)
 	}
 	switch {
 	case ex.startErr != nil:
 		return fail("could not start the command: " + ex.startErr.Error())
 	case ex.stopped == interrupted:
-		return "failed", math.NaN(), reasonInterrupted
+		return "failed", client.Outcome{}, reasonInterrupted
 	case ex.stopped == timedOut:
 		return fail(fmt.Sprintf("timed out after %v", r.cfg.Timeout))
 	case ex.stopped == pruned:
 		// The service keeps the last intermediate value as its value.
-		return "pruned", math.NaN(), "pruned by the study's pruner"
+		return "pruned", client.Outcome{}, "pruned by the study's pruner"
 	case ex.waitErr != nil:
 		return fail(exitText(ex.waitErr))
 	case ex.readErr != nil:
 		return fail("reading its output: " + ex.readErr.Error())
 	case !ex.out.Found:
 		return fail(`printed no result (no number on standard output and no {"value": v} line)`)
-	case math.IsNaN(ex.out.Value) || math.IsInf(ex.out.Value, 0):
-		return fail(fmt.Sprintf("its result %v is not a finite number", ex.out.Value))
 	}
-	return "complete", ex.out.Value, ""
+	res, msg := resultOf(r.sp, ex.out)
+	if msg != "" {
+		return fail(msg)
+	}
+	return "complete", res, ""
+}
+
+// resultOf reads a command's result for a study: from its JSON result
+// line, or from the numbers of its last line with numbers (the last one
+// per objective, then per constraint). It says what is wrong when the
+// counts do not fit the study or a number is not finite.
+func resultOf(sp *space.Space, out Output) (client.Outcome, string) {
+	m, n := sp.NumObjectives(), len(sp.Constraints)
+	var res client.Outcome
+	switch {
+	case out.FromJSON:
+		if len(out.Values) != m {
+			return res, fmt.Sprintf("%s; the command printed %s in its JSON result line", studyShape(sp), count(len(out.Values), "objective value"))
+		}
+		if len(out.Constraints) != n {
+			return res, fmt.Sprintf("%s; the command printed %s in its JSON result line", studyShape(sp), count(len(out.Constraints), "constraint value"))
+		}
+		res.Values, res.Constraints = out.Values, out.Constraints
+	case m+n == 1:
+		res.Values = []float64{out.Value}
+	case len(out.Numbers) < m+n:
+		return res, fmt.Sprintf("%s; the command printed %s on its last line with numbers (give %d on one line, objectives then constraints, or a JSON line {\"values\": [...], \"constraints\": [...]})",
+			studyShape(sp), count(len(out.Numbers), "number"), m+n)
+	default:
+		nums := out.Numbers[len(out.Numbers)-m-n:]
+		res.Values = nums[:m]
+		if n > 0 {
+			res.Constraints = nums[m:]
+		}
+	}
+	for k, v := range res.Values {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if m == 1 {
+				return res, fmt.Sprintf("its result %v is not a finite number", v)
+			}
+			return res, fmt.Sprintf("its value of objective %q, %v, is not a finite number", sp.ObjectiveNames()[k], v)
+		}
+	}
+	for j, c := range res.Constraints {
+		if math.IsNaN(c) || math.IsInf(c, 0) {
+			return res, fmt.Sprintf("its value of constraint %q, %v, is not a finite number", sp.Constraints[j], c)
+		}
+	}
+	return res, ""
+}
+
+// studyShape says what a study's result is: "the study has 2 objectives
+// (error, size) and 1 constraint (memory)".
+func studyShape(sp *space.Space) string {
+	text := "the study has " + count(sp.NumObjectives(), "objective")
+	if sp.MultiObjective() || len(sp.Objectives) == 1 {
+		text += " (" + strings.Join(sp.ObjectiveNames(), ", ") + ")"
+	}
+	if n := len(sp.Constraints); n > 0 {
+		text += " and " + count(n, "constraint") + " (" + strings.Join(sp.Constraints, ", ") + ")"
+	}
+	return text
+}
+
+// count writes "1 number", "2 numbers", "no number".
+func count(n int, noun string) string {
+	switch n {
+	case 0:
+		return "no " + noun
+	case 1:
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
+}
+
+// isFeasible reports whether constraint values keep every constraint (≤ 0;
+// none: an unconstrained study).
+func isFeasible(cons []float64) bool {
+	for _, c := range cons {
+		if !(c <= 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // exitText says how a command ended: its exit status or the signal that

@@ -41,9 +41,14 @@ replaced by the parameter's value, and the environment holds
 XBO_PARAM_<NAME> (the name upper-cased, other characters than letters and
 digits turned into _), XBO_TRIAL and XBO_STUDY. The result is the last
 {"value": v} line CMD prints on standard output, or else the last number it
-prints; lines {"step": s, "value": v} are intermediate values. A non-zero
-exit, no result or a result that is not finite fails the trial with the
-tail of standard error as the reason.
+prints; lines {"step": s, "value": v} are intermediate values. A study with
+several objectives or constraints (the space's "objectives" and
+"constraints") takes the last {"values": [v0, v1], "constraints": [c0]}
+line ({"value": v, "constraints": [c0]} for one objective), or else the
+last numbers of the last line that prints numbers: one per objective, then
+one per constraint, in the space's order. A non-zero exit, no result, a
+result of the wrong count or one that is not finite fails the trial with
+the tail of standard error as the reason.
 
 --trials is the study's total of finished trials: run the same command
 again (after Ctrl-C, or with a larger --trials) to resume. Ctrl-C stops the
@@ -141,6 +146,10 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 		fmt.Fprintf(env.stderr, "dashboard: %s/#study=%s\n", svc.dashboard, url.QueryEscape(*name))
 	}
 
+	studySpace, err := space.Parse(study.Space)
+	if err != nil {
+		return fmt.Errorf("stored space of %q: %w", *name, err)
+	}
 	pr := newRunProgress(env, *trialsN)
 	cfg := runner.Config{Client: svc.c, Study: *name, Command: command, Trials: *trialsN, Workers: *workers,
 		Timeout: *timeout, Grace: *grace, Events: pr.event}
@@ -152,7 +161,7 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	if runErr != nil && sum.Complete+sum.Failed == 0 && !errors.Is(runErr, runner.ErrInterrupted) {
 		return runErr // it did not start
 	}
-	printTuningSummary(env.stderr, env.stdout, sum, *name, svc)
+	printTuningSummary(ctx, env.stderr, env.stdout, sum, *name, studySpace, svc)
 	if sum.ReportErrors > 0 {
 		fmt.Fprintf(env.stderr, "warning: %d intermediate values were not recorded; the first: %v\n", sum.ReportErrors, sum.FirstReportError)
 	}
@@ -325,8 +334,11 @@ func (p *runProgress) event(e runner.Event) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	best := "none yet"
-	if e.Best != nil {
+	switch {
+	case e.Best != nil:
 		best = fmt.Sprintf("%.6g (trial %d)", *e.Best.Value, e.Best.Number)
+	case e.Front > 0:
+		best = fmt.Sprintf("%d Pareto-optimal", e.Front)
 	}
 	if e.State != "complete" {
 		reason := strings.Join(strings.Fields(e.Reason), " ")
@@ -336,7 +348,7 @@ func (p *runProgress) event(e runner.Event) {
 		p.bar.clear()
 		fmt.Fprintf(p.env.stderr, "trial %d failed: %s\n", e.Trial, reason)
 	} else if !p.env.isTerminal {
-		fmt.Fprintf(p.env.stderr, "trial %d: %.6g; best %s; %d/%d finished, %d running\n", e.Trial, e.Value, best, e.Finished, p.total, e.Running)
+		fmt.Fprintf(p.env.stderr, "trial %d: %s; best %s; %d/%d finished, %d running\n", e.Trial, outcomeLine(e), best, e.Finished, p.total, e.Running)
 	}
 	if e.Finished >= 0 {
 		p.bar.describe(fmt.Sprintf("best %s, %d running", best, e.Running))
@@ -357,17 +369,66 @@ func (p *runProgress) finish() {
 	p.bar.finish()
 }
 
-// printTuningSummary prints what the run did (stderr) and its best trial as
-// JSON (stdout), then how to look at the study.
-func printTuningSummary(stderr, stdout io.Writer, sum runner.Summary, name string, svc *openedService) {
+// outcomeLine is a complete trial's result on the console: its value, or
+// its objective values (0.12, 4.5), marked when it is infeasible.
+func outcomeLine(e runner.Event) string {
+	text := fmt.Sprintf("%.6g", e.Value)
+	if len(e.Values) > 0 {
+		parts := make([]string, len(e.Values))
+		for k, v := range e.Values {
+			parts[k] = fmt.Sprintf("%.6g", v)
+		}
+		text = "(" + strings.Join(parts, ", ") + ")"
+	}
+	if !e.Feasible {
+		text += fmt.Sprintf(" infeasible (constraints %v)", e.Constraints)
+	}
+	return text
+}
+
+// printTuningSummary prints what the run did (stderr) and, as JSON
+// (stdout), its best feasible trial, or with several objectives the
+// study's Pareto-optimal trials; then how to look at the study.
+func printTuningSummary(ctx context.Context, stderr, stdout io.Writer, sum runner.Summary, name string, sp *space.Space, svc *openedService) {
 	if sum.Abandoned > 0 {
 		fmt.Fprintf(stderr, "%d trials left running by an earlier xbo run that was killed were failed\n", sum.Abandoned)
 	}
 	fmt.Fprintf(stderr, "this run: %d complete, %d pruned, %d failed (%d interrupted); the study has %d finished trials\n",
 		sum.Complete, sum.Pruned, sum.Failed, sum.Interrupted, sum.Finished)
-	if sum.Best != nil {
-		line, _ := json.Marshal(map[string]any{"best": map[string]any{"trial": sum.Best.Number, "value": *sum.Best.Value, "params": sum.Best.Params}})
+	switch {
+	case sp.MultiObjective():
+		front, err := svc.c.BestTrials(context.WithoutCancel(ctx), name)
+		if err != nil {
+			fmt.Fprintf(stderr, "warning: the study's Pareto-optimal trials: %v\n", err)
+			break
+		}
+		names := sp.ObjectiveNames()
+		list := make([]map[string]any, 0, len(front))
+		for _, t := range front {
+			values := map[string]float64{}
+			for k, v := range t.Values {
+				if k < len(names) {
+					values[names[k]] = v
+				}
+			}
+			item := map[string]any{"trial": t.Number, "values": values, "params": t.Params}
+			if len(t.Constraints) > 0 {
+				item["constraints"] = t.Constraints
+			}
+			list = append(list, item)
+		}
+		fmt.Fprintf(stderr, "the study's Pareto-optimal trials (%s): %d, as JSON on standard output\n", objectivesText(sp), len(front))
+		line, _ := json.Marshal(map[string]any{"best_trials": list})
 		fmt.Fprintf(stdout, "%s\n", line)
+	case sum.Best != nil:
+		best := map[string]any{"trial": sum.Best.Number, "value": *sum.Best.Value, "params": sum.Best.Params}
+		if len(sum.Best.Constraints) > 0 {
+			best["constraints"] = sum.Best.Constraints
+		}
+		line, _ := json.Marshal(map[string]any{"best": best})
+		fmt.Fprintf(stdout, "%s\n", line)
+	case sum.Complete > 0 && len(sp.Constraints) > 0:
+		fmt.Fprintf(stderr, "no trial of this run keeps every constraint (%s ≤ 0), so none is best\n", strings.Join(sp.Constraints, ", "))
 	}
 	switch {
 	case svc.explain != "":

@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -576,5 +577,129 @@ func TestRunPrunes(t *testing.T) {
 	// running median is far below 1e-3; with seed 3 several do.
 	if pruned == 0 || len(trials) != 10 {
 		t.Errorf("%d trials, %d pruned", len(trials), pruned)
+	}
+}
+
+// A study with two objectives and a constraint, created by xbo run from its
+// space file: even trials print the result as text (the last three numbers
+// of the line), odd ones as a JSON line; every trial is told its values and
+// constraint value, and the summary prints the study's Pareto-optimal
+// trials, which are history's front of the stored trials (feasible only).
+func TestRunSeveralObjectives(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "xbo.db")
+	spacePath := writeTestFile(t, dir, "mo.json", `{"objectives": [{"name": "error", "direction": "minimize"}, {"name": "size", "direction": "maximize"}],
+		"constraints": ["memory"],
+		"params": [{"name": "x", "type": "float", "low": 0, "high": 1}, {"name": "y", "type": "float", "low": 0, "high": 1}]}`)
+	script := `m=$(awk -v x="$XBO_PARAM_X" 'BEGIN { printf "%.17g", x - 0.7 }')
+if [ $((XBO_TRIAL % 2)) = 0 ]; then
+  echo "trial $XBO_TRIAL: error=$XBO_PARAM_X size=$XBO_PARAM_Y memory=$m"
+else
+  echo "{\"values\": [$XBO_PARAM_X, $XBO_PARAM_Y], \"constraints\": [$m]}"
+  echo "done after 3 epochs"
+fi`
+	code, out, errOut := runCLI(t, "run", "--space", spacePath, "--trials", "8", "--db", db, "--seed", "3", "--", "/bin/sh", "-c", script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	if !strings.Contains(errOut, "the study's Pareto-optimal trials (error minimize, size maximize; constraints memory)") {
+		t.Errorf("stderr %q", errOut)
+	}
+	ctx := context.Background()
+	st, err := store.OpenExisting(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := store.LoadHistory(ctx, st, "mo")
+	st.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	infeasible := 0
+	for _, tr := range h.Trials {
+		x, y := tr.Params[0], tr.Params[1]
+		if tr.State != "complete" || !slices.Equal(tr.Values, []float64{x, y}) || len(tr.Constraints) != 1 || math.Abs(tr.Constraints[0]-(x-0.7)) > 1e-12 {
+			t.Fatalf("trial %d: %s %v %v for x=%v y=%v", tr.Number, tr.State, tr.Values, tr.Constraints, x, y)
+		}
+		if !h.Feasible(&tr) {
+			infeasible++
+		}
+	}
+	if len(h.Trials) != 8 || infeasible == 0 {
+		t.Fatalf("%d trials, %d infeasible: the test needs some of each", len(h.Trials), infeasible)
+	}
+	front, _ := h.ParetoFront()
+	var want []int64
+	for _, i := range front {
+		want = append(want, h.Trials[i].Number)
+	}
+	var printed struct {
+		BestTrials []struct {
+			Trial       int64              `json:"trial"`
+			Values      map[string]float64 `json:"values"`
+			Constraints []float64          `json:"constraints"`
+		} `json:"best_trials"`
+	}
+	if err := json.Unmarshal([]byte(out), &printed); err != nil {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	var got []int64
+	for _, b := range printed.BestTrials {
+		got = append(got, b.Trial)
+		if b.Constraints[0] > 0 || len(b.Values) != 2 {
+			t.Errorf("printed best trial %d: %v %v", b.Trial, b.Values, b.Constraints)
+		}
+	}
+	if len(want) == 0 || !slices.Equal(got, want) {
+		t.Errorf("printed Pareto-optimal trials %v, the stored trials' front %v", got, want)
+	}
+
+	// A command that prints one number for this study fails its trials with
+	// the counts, and the run stops.
+	code, _, errOut = runCLI(t, "run", "--name", "mo", "--trials", "20", "--db", db, "--", "/bin/sh", "-c", "echo loss 0.5")
+	if code != 1 || !strings.Contains(errOut, "the study has 2 objectives (error, size) and 1 constraint (memory); the command printed 1 number") {
+		t.Errorf("one number: exit %d %q", code, errOut)
+	}
+}
+
+// One objective with a constraint: the command prints {"value": v,
+// "constraints": [c]}; the best trial is the best feasible one, never a
+// better infeasible one.
+func TestRunConstrainedObjective(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "xbo.db")
+	spacePath := writeTestFile(t, dir, "c.json", `{"objective": "minimize", "constraints": ["floor"],
+		"params": [{"name": "x", "type": "float", "low": 0, "high": 1}]}`)
+	script := `c=$(awk -v x="$XBO_PARAM_X" 'BEGIN { printf "%.17g", 0.3 - x }')
+echo "{\"value\": $XBO_PARAM_X, \"constraints\": [$c]}"`
+	code, out, errOut := runCLI(t, "run", "--space", spacePath, "--trials", "6", "--db", db, "--seed", "5", "--", "/bin/sh", "-c", script)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var best struct {
+		Best struct {
+			Trial       int64     `json:"trial"`
+			Value       float64   `json:"value"`
+			Constraints []float64 `json:"constraints"`
+		} `json:"best"`
+	}
+	if err := json.Unmarshal([]byte(out), &best); err != nil {
+		t.Fatalf("stdout %q: %v", out, err)
+	}
+	lowest, lowestFeasible := math.Inf(1), math.Inf(1)
+	for _, tr := range studyTrials(t, db, "c") {
+		if tr.State != store.Complete || len(tr.Constraints) != 1 {
+			t.Fatalf("trial %d: %s %v", tr.Number, tr.State, tr.Constraints)
+		}
+		lowest = math.Min(lowest, *tr.Value)
+		if tr.Constraints[0] <= 0 {
+			lowestFeasible = math.Min(lowestFeasible, *tr.Value)
+		}
+	}
+	if !(lowest < lowestFeasible) {
+		t.Fatalf("no infeasible trial beats the feasible ones (%v, %v): the test shows nothing", lowest, lowestFeasible)
+	}
+	if best.Best.Value != lowestFeasible || best.Best.Constraints[0] > 0 {
+		t.Errorf("best %+v, want the lowest feasible value %v (lowest of all %v)", best.Best, lowestFeasible, lowest)
 	}
 }
