@@ -180,13 +180,16 @@ func (j *journal) apply(doc any) error {
 			s.metricNames = info.metricNames
 		}
 	case opSetTrialSystemAttr:
-		t, ok, err := j.updatable(op, "set trial system attr")
-		if !ok {
-			return err
-		}
 		attrs, ok := op["system_attr"].(map[string]any)
 		if !ok {
 			return errors.New("set trial system attr: system_attr is not an object")
+		}
+		if _, cons := attrs[optunaConstraintsKey]; !cons {
+			return nil // the samplers' other bookkeeping
+		}
+		t, ok, err := j.updatable(op, "set trial system attr")
+		if !ok {
+			return err
 		}
 		return t.setSystemAttrs(attrs)
 	case opSetStudyUserAttr, opSetTrialUserAttr:

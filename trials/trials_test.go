@@ -3,6 +3,7 @@ package trials
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -179,5 +180,55 @@ func TestStateColumnRoundTrip(t *testing.T) {
 	}
 	if len(h.Usable()) != 1 || h.Trials[1].State != history.Pruned {
 		t.Fatalf("a pruned trial must be kept and not usable: %+v", h.Trials)
+	}
+}
+
+// A study with several objectives and a constraint: Write gives each its
+// own column, named after it, and ReadCSV reads them back (a pruned trial
+// keeps its value in the first objective's column, no values; a complete
+// one without constraint values stays without them).
+func TestObjectiveAndConstraintColumns(t *testing.T) {
+	s, err := space.Parse([]byte(`{"objectives": [{"name": "error"}, {"name": "size", "direction": "maximize"}], "constraints": ["memory"],
+		"params": [{"name": "x", "type": "float", "low": 0, "high": 1}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &history.History{Space: s, Trials: []history.Trial{
+		{Number: 0, State: history.Complete, Params: []float64{0.5}, Value: 0.25, Values: []float64{0.25, 3}, Constraints: []float64{-1}},
+		{Number: 1, State: history.Pruned, Params: []float64{0.1}, Value: 0.75},
+		{Number: 2, State: history.Complete, Params: []float64{0.2}, Value: 0.5, Values: []float64{0.5, 1}},
+		{Number: 3, State: history.Failed, Params: []float64{0.3}, Value: math.NaN()},
+	}}
+	var buf bytes.Buffer
+	if err := Write(&buf, h); err != nil {
+		t.Fatal(err)
+	}
+	want := "number,x,error,size,memory,acquisition,state\n0,0.5,0.25,3,-1,,complete\n1,0.1,0.75,,,,pruned\n2,0.2,0.5,1,,,complete\n3,0.3,,,,,failed\n"
+	if buf.String() != want {
+		t.Fatalf("wrote\n%s\nwant\n%s", buf.String(), want)
+	}
+	back, err := ReadCSV(strings.NewReader(buf.String()), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, tr := range back.Trials {
+		w := h.Trials[i]
+		if tr.State != w.State || !slices.Equal(tr.Values, w.Values) || !slices.Equal(tr.Constraints, w.Constraints) ||
+			!(tr.Value == w.Value || math.IsNaN(tr.Value) && math.IsNaN(w.Value)) {
+			t.Errorf("trial %d read back as %+v, written %+v", w.Number, tr, w)
+		}
+	}
+	if err := back.Validate(); err != nil {
+		t.Error(err)
+	}
+	// A single named objective reads a "value" column too; a name shared
+	// with a parameter is refused before anything is written.
+	named, _ := space.Parse([]byte(`{"objectives": [{"name": "loss"}], "params": [{"name": "x", "type": "float", "low": 0, "high": 1}]}`))
+	if h, err := ReadCSV(strings.NewReader("x,value\n0.5,2\n"), named); err != nil || h.Trials[0].Value != 2 {
+		t.Errorf("value column for a named objective: %v %+v", err, h)
+	}
+	clash, _ := space.Parse([]byte(`{"objectives": [{"name": "x"}, {"name": "y"}], "params": [{"name": "x", "type": "float", "low": 0, "high": 1}]}`))
+	if err := Write(&bytes.Buffer{}, &history.History{Space: clash}); err == nil || !strings.Contains(err.Error(), `objective column "x" is also the name of parameter "x"`) {
+		t.Errorf("clash: %v", err)
 	}
 }
