@@ -28,27 +28,65 @@ type pdpView struct {
 
 type pageView struct {
 	Title      string
+	Nav        []kv // anchor, label
 	Summary    []kv
 	States     []kv
 	BestConfig []kv
 	Trace      template.HTML
 	TraceCap   string
+	// Pareto leads the report of a study with several objectives.
+	Pareto *paretoView
+	// Objectives are the explanations of each objective (one for a study
+	// with one).
+	Objectives []objectiveView
+	MMD        []kv
+	MMDReading string
+	// Budgets, for a study with intermediate values.
+	Budgets *budgetView
+}
+
+// objectiveView is the explanations of one objective. A study with one
+// objective has one, with the section ids and titles the report always
+// had; with several, each id carries the objective's index and each
+// title its name.
+type objectiveView struct {
+	ID         string // suffix of the sections' ids: "" or "-k"
+	ImpTitle   string
+	PDPTitle   string
+	CheckTitle string
+	ShapTitle  string
 	Importance template.HTML
 	ImpCap     string
 	Pairs      []kv
 	PDPs       []pdpView
 	PDPIntro   string
-	MMD        []kv
-	MMDReading string
 	// Check is the model check of the GP the PDPs rest on.
 	Check        []kv
 	CheckReading string
-	Shapley      template.HTML
-	ShapCap      string
-	ShapRows     [][]string
-	ShapHead     []string
-	// Budgets, for a study with intermediate values.
-	Budgets *budgetView
+	// Bias places the sampling bias after the model check (one objective).
+	Bias     bool
+	Shapley  template.HTML
+	ShapCap  string
+	ShapRows [][]string
+	ShapHead []string
+}
+
+// paretoView is the Pareto section: the front's figure, the hypervolume's,
+// and the table of Pareto-optimal trials.
+type paretoView struct {
+	Figure     template.HTML
+	Caption    string
+	HV         template.HTML
+	HVCap      string
+	Head       []string
+	Rows       []paretoRow
+	TableIntro string
+}
+
+type paretoRow struct {
+	Trial  int64
+	Cells  []string // objective and constraint values
+	Config string
 }
 
 type budgetView struct {
@@ -81,15 +119,29 @@ func (rep *Report) WriteHTML(w io.Writer) error {
 }
 
 // usableRows are the natural values of the usable trials.
-func (rep *Report) usableRows() [][]float64 {
-	rows := make([][]float64, len(rep.data.Index))
-	for k, i := range rep.data.Index {
-		rows[k] = rep.h.Trials[i].Params
+func (sec *ObjectiveSection) usableRows() [][]float64 {
+	rows := make([][]float64, len(sec.data.Index))
+	for k, i := range sec.data.Index {
+		rows[k] = sec.h.Trials[i].Params
 	}
 	return rows
 }
 
+// bestRow is the best feasible configuration on the section's objective.
+func (sec *ObjectiveSection) bestRow() []float64 {
+	return sec.h.Trials[sec.data.Index[sec.data.Best]].Params
+}
+
 func (rep *Report) bestRow() []float64 { return rep.h.Trials[rep.data.Index[rep.data.Best]].Params }
+
+// objectiveWords lists the objectives with their directions.
+func objectiveWords(os []space.Objective) string {
+	parts := make([]string, len(os))
+	for k, o := range os {
+		parts[k] = fmt.Sprintf("%s %s", o.Direction, o.Name)
+	}
+	return strings.Join(parts, ", ")
+}
 
 func (rep *Report) view() (*pageView, error) {
 	sp := rep.h.Space
@@ -102,6 +154,7 @@ func (rep *Report) view() (*pageView, error) {
 	case s.Source != "":
 		v.Title += ": " + s.Source
 	}
+	multi := rep.Pareto != nil
 	var surrogateText, pdpText string
 	if len(rep.PDPs) > 0 {
 		g := rep.PDPs[0]
@@ -109,21 +162,52 @@ func (rep *Report) view() (*pageView, error) {
 		pdpText = fmt.Sprintf("G = %d grid points, n = %d Monte Carlo points, %g%% bands (%s)",
 			len(g.Global.Grid), g.Global.Samples, 100*g.Global.Level, bandName(string(g.Global.Band)))
 	}
+	objective := kv{"objective", fmt.Sprintf("%s (every number below is in the objective's own units: %s is better)", s.Objective,
+		map[bool]string{true: "higher", false: "lower"}[maximize])}
+	if multi {
+		objective = kv{"objectives", objectiveWords(s.Objectives) + " (every number below is in its objective's own units and direction)"}
+		surrogateText = "one per objective, fitted to that objective's values: " + surrogateText
+	}
 	v.Summary = []kv{
 		{"source", s.Source},
-		{"objective", fmt.Sprintf("%s (every number below is in the objective's own units: %s is better)", s.Objective,
-			map[bool]string{true: "higher", false: "lower"}[maximize])},
+		objective,
 		{"hyperparameters", fmt.Sprintf("%d (%s)", len(s.Params), strings.Join(s.Params, ", "))},
 		{"usable trials", fmt.Sprint(s.Usable)},
 		{"trials without a usable value", fmt.Sprint(s.Skipped)},
-		{"best value", short(s.BestValue)},
-		{"best trial", fmt.Sprintf("#%d", s.BestTrial)},
-		{"surrogate", surrogateText},
-		{"PDP settings", pdpText},
-		{"computed in", fmt.Sprintf("%.1f s", rep.Seconds)},
 	}
+	if len(s.Constraints) > 0 {
+		v.Summary = append(v.Summary, kv{"constraints", strings.Join(s.Constraints, ", ") + " (a trial is feasible when every constraint value is ≤ 0; an infeasible trial is never best)"},
+			kv{"feasible usable trials", fmt.Sprint(s.Feasible)})
+	}
+	if multi {
+		// Several objectives have no single best value: the front instead.
+		v.Summary = append(v.Summary, kv{"Pareto front", fmt.Sprintf("%d trials (see below)", s.ParetoFront)})
+	} else {
+		v.Summary = append(v.Summary, kv{"best value", short(s.BestValue)}, kv{"best trial", fmt.Sprintf("#%d", s.BestTrial)})
+	}
+	v.Summary = append(v.Summary, kv{"surrogate", surrogateText}, kv{"PDP settings", pdpText}, kv{"computed in", fmt.Sprintf("%.1f s", rep.Seconds)})
 	for _, k := range sortedKeys(s.States) {
 		v.States = append(v.States, kv{k, fmt.Sprint(s.States[k])})
+	}
+	v.Nav = []kv{{"summary", "summary"}}
+	if multi {
+		v.Pareto = rep.paretoView()
+		v.Nav = append(v.Nav, kv{"pareto", "Pareto front"})
+		for k, sec := range rep.explained() {
+			ov, err := rep.objectiveView(sec, k, true)
+			if err != nil {
+				return nil, err
+			}
+			v.Objectives = append(v.Objectives, *ov)
+			v.Nav = append(v.Nav, kv{"importance" + ov.ID, sec.Objective})
+		}
+		v.Nav = append(v.Nav, kv{"bias", "sampling bias"})
+		v.biasView(rep)
+		if rep.Budgets != nil {
+			v.Budgets = budgetText(rep.Budgets, rep.Importance)
+			v.Nav = append(v.Nav, kv{"budgets", "budgets"})
+		}
+		return v, nil
 	}
 	bestRow := rep.bestRow()
 	for i, p := range sp.Params {
@@ -141,9 +225,13 @@ func (rep *Report) view() (*pageView, error) {
 	// Trace.
 	v.Trace = template.HTML(traceSVG(rep.Trace, maximize))
 	lastImp := 0
-	for i := 1; i < len(rep.Trace); i++ {
-		if rep.Trace[i].BestSoFar != rep.Trace[i-1].BestSoFar {
+	infeasible := 0
+	for i, p := range rep.Trace {
+		if i > 0 && !sameBest(p.BestSoFar, rep.Trace[i-1].BestSoFar) {
 			lastImp = i
+		}
+		if p.Infeasible {
+			infeasible++
 		}
 	}
 	improvement := fmt.Sprintf("The last improvement came at usable trial %d of %d, so the final %d trials found nothing better.", lastImp+1, s.Usable, s.Usable-1-lastImp)
@@ -151,14 +239,52 @@ func (rep *Report) view() (*pageView, error) {
 		improvement = "The last trial was still an improvement: the search had not levelled off."
 	}
 	v.TraceCap = fmt.Sprintf("Each dot is one of the %d usable trials, in trial order, at its objective value; "+
-		"the orange step line is the best value found so far. %s "+
+		"the orange step line is the best value found so far%s. %s "+
 		"%d trial(s) without a usable value (failed, pruned or unfinished) are not drawn. "+
 		"The trace is data, not a model: it carries no uncertainty of its own, but a single noisy evaluation can set the best value.",
-		s.Usable, improvement, s.Skipped)
+		s.Usable, infeasibleWords(infeasible), improvement, s.Skipped)
 
+	ov, err := rep.objectiveView(rep.explained()[0], 0, false)
+	if err != nil {
+		return nil, err
+	}
+	ov.Bias = true
+	v.Objectives = []objectiveView{*ov}
+	v.biasView(rep)
+	v.Nav = append(v.Nav, kv{"trace", "trace"}, kv{"importance", "importance"}, kv{"pdp", "partial dependence"}, kv{"bias", "sampling bias"}, kv{"shapley", "Shapley"})
+	if rep.Budgets != nil {
+		v.Budgets = budgetText(rep.Budgets, rep.Importance)
+		v.Nav = append(v.Nav, kv{"budgets", "budgets"})
+	}
+	return v, nil
+}
+
+// explained returns the section of every objective as the report's
+// exported fields hold it (the first objective's results are the
+// top-level ones), each with its objective's history.
+func (rep *Report) explained() []*ObjectiveSection {
+	first := *rep.sections[0]
+	first.Importance, first.PDPs, first.Shapley = rep.Importance, rep.PDPs, rep.Shapley
+	return append([]*ObjectiveSection{&first}, rep.Objectives...)
+}
+
+// objectiveView lays out the explanations of one objective (k of a study
+// with several when multi).
+func (rep *Report) objectiveView(sec *ObjectiveSection, k int, multi bool) (*objectiveView, error) {
+	usable := len(sec.data.Y)
+	ov := &objectiveView{ImpTitle: "Hyperparameter importance", PDPTitle: "Partial dependence with confidence bands",
+		CheckTitle: "How well the model predicts these trials", ShapTitle: "Why the best configuration is good: Shapley decomposition"}
+	if multi {
+		name := fmt.Sprintf("%s (%s)", sec.Objective, sec.Direction)
+		ov.ID = fmt.Sprintf("-%d", k)
+		ov.ImpTitle = "Objective " + name + ": hyperparameter importance"
+		ov.PDPTitle = "Objective " + name + ": partial dependence with confidence bands"
+		ov.CheckTitle = "Objective " + sec.Objective + ": how well its model predicts these trials"
+		ov.ShapTitle = fmt.Sprintf("Objective %s: why its best feasible configuration (trial #%d, %s) is good", sec.Objective, sec.BestTrial, short(sec.BestValue))
+	}
 	// Importance.
-	imp := rep.Importance
-	v.Importance = template.HTML(importanceSVG(imp.Ranking))
+	imp := sec.Importance
+	ov.Importance = template.HTML(importanceSVG(imp.Ranking))
 	sumMain := 0.0
 	for _, r := range imp.Ranking {
 		sumMain += r.Fraction
@@ -169,31 +295,31 @@ func (rep *Report) view() (*pageView, error) {
 		for i, r := range imp.RankedPairs() {
 			sumPairs += r.Fraction
 			if i < 5 {
-				v.Pairs = append(v.Pairs, kv{strings.Replace(r.Name, ",", " × ", 1), fmt.Sprintf("%.1f%% ± %.1f%%", 100*r.Fraction, 100*r.Std)})
+				ov.Pairs = append(ov.Pairs, kv{strings.Replace(r.Name, ",", " × ", 1), fmt.Sprintf("%.1f%% ± %.1f%%", 100*r.Fraction, 100*r.Std)})
 			}
 		}
 		pairsNote = fmt.Sprintf(" Pairwise interactions explain %.1f%% together (largest in the table below);", 100*sumPairs)
 	}
 	if imp.Method == explain.ImportanceGPSobol {
-		v.ImpCap = fmt.Sprintf("Sobol indices (method %s): each bar is the fraction of the variance of the GP's posterior mean over the whole space "+
+		ov.ImpCap = fmt.Sprintf("Sobol indices (method %s): each bar is the fraction of the variance of the GP's posterior mean over the whole space "+
 			"that one hyperparameter explains alone (its main effect), from %d usable trials; whiskers show the 95%% interval from posterior "+
 			"sample functions of the GP, the uncertainty about the objective's true index given the data. Main effects add up to %.1f%%;%s "+
 			"the rest is higher-order interaction. Importance is about variation over the whole space, not near the optimum.",
-			imp.Method, s.Usable, 100*sumMain, pairsNote)
+			imp.Method, usable, 100*sumMain, pairsNote)
 	} else {
-		v.ImpCap = fmt.Sprintf("fANOVA (paper 003, method %s): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
+		ov.ImpCap = fmt.Sprintf("fANOVA (paper 003, method %s): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
 			"the forest's prediction variance over the whole space that one hyperparameter explains alone (its main effect), averaged over trees; "+
 			"whiskers show ±1 standard deviation across trees. Main effects add up to %.1f%%;%s the rest is higher-order interaction. "+
 			"Two parameters whose whiskers overlap cannot be ranked apart with %d trials. Importance is about variation over the whole space, "+
-			"not near the optimum.", imp.Method, imp.Surrogate.Trees, s.Usable, 100*sumMain, pairsNote, s.Usable)
+			"not near the optimum.", imp.Method, imp.Surrogate.Trees, usable, 100*sumMain, pairsNote, usable)
 	}
 	if imp.Cap != "" {
-		v.ImpCap += " Here " + imp.Cap + "."
+		ov.ImpCap += " Here " + imp.Cap + "."
 	}
 
 	// PDPs: one shared vertical scale so that effect sizes compare by eye.
 	yr := [2]float64{math.Inf(1), math.Inf(-1)}
-	for _, p := range rep.PDPs {
+	for _, p := range sec.PDPs {
 		g := p.Global
 		for i := range g.Mean {
 			yr[0], yr[1] = math.Min(yr[0], g.Lower[i]), math.Max(yr[1], g.Upper[i])
@@ -208,38 +334,53 @@ func (rep *Report) view() (*pageView, error) {
 	for i, r := range imp.Ranking {
 		order[r.Param] = i
 	}
-	parts := append([]*explain.RegionalResult(nil), rep.PDPs...)
+	parts := append([]*explain.RegionalResult(nil), sec.PDPs...)
 	sort.SliceStable(parts, func(a, b int) bool { return order[parts[a].Param] < order[parts[b].Param] })
-	v.PDPIntro = fmt.Sprintf("One figure per hyperparameter, in order of importance. Every panel shares the same vertical scale (%s to %s), "+
+	ov.PDPIntro = fmt.Sprintf("One figure per hyperparameter, in order of importance. Every panel shares the same vertical scale (%s to %s), "+
 		"so a flat curve means a small effect compared with the others.", short(yr[0]), short(yr[1]))
 	for _, p := range parts {
-		pv, err := rep.pdpView(p, &yr)
+		pv, err := rep.pdpView(sec, p, &yr)
 		if err != nil {
 			return nil, err
 		}
-		v.PDPs = append(v.PDPs, *pv)
+		ov.PDPs = append(ov.PDPs, *pv)
 	}
 
 	// The model check of the surrogate the PDPs rest on.
-	if len(rep.PDPs) > 0 && rep.PDPs[0].ModelCheck != nil {
-		c := rep.PDPs[0].ModelCheck
-		v.Check = []kv{
+	if len(sec.PDPs) > 0 && sec.PDPs[0].ModelCheck != nil {
+		c := sec.PDPs[0].ModelCheck
+		ov.Check = []kv{
 			{"status", c.Status},
 			{"held-out 95% coverage", fmt.Sprintf("%d of %d trials (%s)", c.Trials-c.Misses, c.Trials, c.Method)},
 		}
 		if c.Spearman != nil {
-			v.Check = append(v.Check, kv{"rank correlation of held-out predictions", fmt.Sprintf("%.2f [%.2f, %.2f]", *c.Spearman, c.SpearmanCI[0], c.SpearmanCI[1])})
+			ov.Check = append(ov.Check, kv{"rank correlation of held-out predictions", fmt.Sprintf("%.2f [%.2f, %.2f]", *c.Spearman, c.SpearmanCI[0], c.SpearmanCI[1])})
 		}
 		if len(c.Outliers) > 0 {
 			trials := make([]string, len(c.Outliers))
 			for k, o := range c.Outliers {
 				trials[k] = fmt.Sprintf("%d (%s)", o.Trial, short(o.Value))
 			}
-			v.Check = append(v.Check, kv{"trials left out", strings.Join(trials, ", ")})
+			ov.Check = append(ov.Check, kv{"trials left out", strings.Join(trials, ", ")})
 		}
-		v.CheckReading = c.Reading
+		ov.CheckReading = c.Reading
 	}
 
+	// Shapley.
+	if sec.Shapley != nil {
+		var buf bytes.Buffer
+		if err := shapley.WriteDecompositionSVG(&buf, sec.Shapley.Explanation, sec.h.Space); err != nil {
+			return nil, err
+		}
+		ov.Shapley = template.HTML(buf.String())
+		ov.ShapCap, ov.ShapHead, ov.ShapRows = shapleyText(sec.Shapley, usable)
+	}
+	return ov, nil
+}
+
+// biasView lays out the sampling bias (the evaluated configurations
+// against a uniform sample: one measure for every objective).
+func (v *pageView) biasView(rep *Report) {
 	// Sampling bias.
 	if sb := rep.Bias.Bias; sb != nil {
 		v.MMD = []kv{
@@ -254,19 +395,17 @@ func (rep *Report) view() (*pageView, error) {
 		}
 	}
 
-	// Shapley.
-	if rep.Shapley != nil {
-		var buf bytes.Buffer
-		if err := shapley.WriteDecompositionSVG(&buf, rep.Shapley.Explanation, sp); err != nil {
-			return nil, err
-		}
-		v.Shapley = template.HTML(buf.String())
-		v.ShapCap, v.ShapHead, v.ShapRows = shapleyText(rep.Shapley, s.Usable)
+}
+
+// sameBest: two best-so-far values are equal (both absent, or the same).
+func sameBest(a, b *float64) bool { return a == nil && b == nil || a != nil && b != nil && *a == *b }
+
+// infeasibleWords says how the trace treats infeasible trials, if any.
+func infeasibleWords(n int) string {
+	if n == 0 {
+		return ""
 	}
-	if rep.Budgets != nil {
-		v.Budgets = budgetText(rep.Budgets, imp)
-	}
-	return v, nil
+	return fmt.Sprintf(" among the feasible trials (the %d infeasible ones, crossed, are never best)", n)
 }
 
 // budgetText lays out the section on budgets: the rank correlations between
@@ -343,19 +482,19 @@ func surrogateWords(si *explain.SurrogateInfo) string {
 	return fmt.Sprintf("%s fitted on all %d usable trials", kind, si.Trials)
 }
 
-func (rep *Report) pdpView(p *explain.RegionalResult, yr *[2]float64) (*pdpView, error) {
-	sp := rep.h.Space
+func (rep *Report) pdpView(sec *ObjectiveSection, p *explain.RegionalResult, yr *[2]float64) (*pdpView, error) {
+	sp := sec.h.Space
 	j, ok := sp.Index(p.Param)
 	if !ok {
 		return nil, fmt.Errorf("unknown parameter %q", p.Param)
 	}
 	param := sp.Params[j]
-	rows := rep.usableRows()
+	rows := sec.usableRows()
 	rug := make([]float64, 0, len(rows))
 	for _, r := range rows {
 		rug = append(rug, r[j])
 	}
-	best := rep.bestRow()[j]
+	best := sec.bestRow()[j]
 	mk := func(r *pdp.Result, title string) (pdp.Panel, error) {
 		panel, err := pdp.PanelOf(r, title)
 		if err != nil {
@@ -534,24 +673,34 @@ nav a { margin-right: 1em; }
 </head>
 <body>
 <h1>{{.Title}}</h1>
-<nav><a href="#summary">summary</a><a href="#trace">trace</a><a href="#importance">importance</a><a href="#pdp">partial dependence</a><a href="#bias">sampling bias</a><a href="#shapley">Shapley</a>{{if .Budgets}}<a href="#budgets">budgets</a>{{end}}</nav>
+<nav>{{range .Nav}}<a href="#{{.Key}}">{{.Value}}</a>{{end}}</nav>
 
 <h2 id="summary">Run summary</h2>
 <table>{{range .Summary}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 {{if .States}}<h3>Trials by state</h3>
 <table>{{range .States}}<tr><th>{{.Key}}</th><td class="num">{{.Value}}</td></tr>{{end}}</table>{{end}}
-<h3>Best configuration</h3>
-<table>{{range .BestConfig}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-
+{{if .BestConfig}}<h3>Best configuration</h3>
+<table>{{range .BestConfig}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>{{end}}
+{{if .Trace}}
 <h2 id="trace">Optimization trace</h2>
 <figure>{{.Trace}}<figcaption>{{.TraceCap}}</figcaption></figure>
-
-<h2 id="importance">Hyperparameter importance</h2>
+{{end}}{{with .Pareto}}
+<h2 id="pareto">Pareto front</h2>
+<figure>{{.Figure}}<figcaption>{{.Caption}}</figcaption></figure>
+{{if .HV}}<h3 id="hypervolume">Hypervolume over trials</h3>
+<figure>{{.HV}}<figcaption>{{.HVCap}}</figcaption></figure>{{end}}
+<h3 id="pareto-trials">Pareto-optimal trials</h3>
+<p>{{.TableIntro}}</p>
+<table id="pareto-table"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr data-trial="{{.Trial}}"><th>#{{.Trial}}</th>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td>{{.Config}}</td></tr>
+{{end}}</table>
+{{end}}{{range .Objectives}}
+<h2 id="importance{{.ID}}">{{.ImpTitle}}</h2>
 <figure>{{.Importance}}<figcaption>{{.ImpCap}}</figcaption></figure>
 {{if .Pairs}}<h3>Largest pairwise interactions</h3>
 <table>{{range .Pairs}}<tr><th>{{.Key}}</th><td class="num">{{.Value}}</td></tr>{{end}}</table>{{end}}
 
-<h2 id="pdp">Partial dependence with confidence bands</h2>
+<h2 id="pdp{{.ID}}">{{.PDPTitle}}</h2>
 <p>{{.PDPIntro}}</p>
 {{range .PDPs}}<section>
 <h3>{{.Param}}</h3>
@@ -559,20 +708,24 @@ nav a { margin-right: 1em; }
 {{if .Tree}}<figure>{{.Tree}}<figcaption>{{.TreeCap}}</figcaption></figure>{{end}}
 </section>
 {{end}}
-{{if .Check}}<h2 id="check">How well the model predicts these trials</h2>
+{{if .Check}}<h2 id="check{{.ID}}">{{.CheckTitle}}</h2>
 <table>{{range .Check}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
 <p class="reading">{{.CheckReading}}</p>
-{{end}}
+{{end}}{{if .Bias}}
 <h2 id="bias">Sampling bias</h2>
-<table>{{range .MMD}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
-<p class="reading">{{.MMDReading}}</p>
-
-<h2 id="shapley">Why the best configuration is good: Shapley decomposition</h2>
+<table>{{range $.MMD}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+<p class="reading">{{$.MMDReading}}</p>
+{{end}}
+<h2 id="shapley{{.ID}}">{{.ShapTitle}}</h2>
 {{if .Shapley}}<figure>{{.Shapley}}<figcaption>{{.ShapCap}}</figcaption></figure>
 <table><tr>{{range .ShapHead}}<th>{{.}}</th>{{end}}</tr>
 {{range .ShapRows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
 {{end}}</table>{{else}}<p>Not computed.</p>{{end}}
-{{with .Budgets}}
+{{end}}{{if .Pareto}}
+<h2 id="bias">Sampling bias</h2>
+<table>{{range .MMD}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+<p class="reading">{{.MMDReading}}</p>
+{{end}}{{with .Budgets}}
 <h2 id="budgets">Budgets: can the low-budget signal be trusted?</h2>
 {{if .Intro}}<p>{{.Intro}}</p>
 <p class="reading">{{.Reading}}</p>

@@ -12,6 +12,13 @@
 // ShapleyMBO decomposition of the best configuration (Croppi 2021, paper
 // 004, eq. 8).
 //
+// A study with several objectives has no single best value: its report
+// leads with the Pareto front (the feasible trials no other dominates, the
+// hypervolume after each trial against a stated reference point) instead
+// of a best-so-far trace, and explains every objective in turn, each with
+// a surrogate of its own values (history.History.ForObjective, the API's
+// objective=). A constrained study's best values are its feasible trials'.
+//
 // The package computes nothing itself: every number comes from the
 // explanation engine (package explain), so the report's JSON holds exactly
 // the results the API and the CLI give for the same requests. It only adds
@@ -23,11 +30,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"xbo/explain"
 	"xbo/history"
+	"xbo/space"
 )
 
 // Options tune the computation: the engine's requests for the PDPs (the
@@ -49,16 +56,42 @@ type Options struct {
 // Report holds every number of the report; it is what --json writes. Its
 // parts are the engine's results as the API serves them.
 type Report struct {
-	Summary    Summary                   `json:"summary"`
-	Trace      []TracePoint              `json:"trace"`
+	Summary Summary `json:"summary"`
+	// Trace is the best-so-far trace of a study with one objective.
+	Trace []TracePoint `json:"trace,omitempty"`
+	// Pareto is the front of a study with several objectives.
+	Pareto *ParetoSection `json:"pareto,omitempty"`
+	// Importance, PDPs and Shapley explain the (first) objective.
 	Importance *explain.ImportanceResult `json:"importance"`
 	PDPs       []*explain.RegionalResult `json:"pdps"`
 	Bias       *explain.BiasResult       `json:"sampling_bias"`
 	Shapley    *explain.ShapleyResult    `json:"shapley"`
+	// Objectives explains the other objectives of a study with several,
+	// each as the first is above.
+	Objectives []*ObjectiveSection `json:"objectives,omitempty"`
 	// Budgets is set when the study has intermediate values.
 	Budgets  *BudgetSection `json:"budgets,omitempty"`
 	Requests Options        `json:"requests"`
 	Seconds  float64        `json:"seconds"` // time spent computing
+
+	h    *history.History
+	data *history.Data
+	// sections are the explanations of every objective, the first's
+	// being the top-level fields.
+	sections []*ObjectiveSection
+}
+
+// ObjectiveSection explains one objective: its importance, a PDP of every
+// hyperparameter, and the Shapley decomposition of the best feasible
+// configuration on that objective.
+type ObjectiveSection struct {
+	Objective  string                    `json:"objective"`
+	Direction  space.Direction           `json:"direction"`
+	BestTrial  int64                     `json:"best_trial"`
+	BestValue  float64                   `json:"best_value"`
+	Importance *explain.ImportanceResult `json:"importance"`
+	PDPs       []*explain.RegionalResult `json:"pdps"`
+	Shapley    *explain.ShapleyResult    `json:"shapley"`
 
 	h    *history.History
 	data *history.Data
@@ -73,10 +106,18 @@ type Summary struct {
 	Usable    int            `json:"usable_trials"`
 	Skipped   int            `json:"skipped_trials"`
 	States    map[string]int `json:"states"`
-	// BestTrial is the number of the best usable trial.
+	// BestTrial is the number of the best usable feasible trial (on the
+	// first objective of a study with several).
 	BestTrial  int64          `json:"best_trial"`
 	BestValue  float64        `json:"best_value"`
 	BestConfig map[string]any `json:"best_config"`
+	// Objectives and Constraints are those of a study with several
+	// objectives or with constraints; Feasible counts the usable trials
+	// that keep every constraint, ParetoFront the Pareto-optimal ones.
+	Objectives  []space.Objective `json:"objectives,omitempty"`
+	Constraints []string          `json:"constraints,omitempty"`
+	Feasible    int               `json:"feasible_trials"`
+	ParetoFront int               `json:"pareto_front,omitempty"`
 }
 
 // BudgetSection is what the report says about budgets: whether the ranking
@@ -93,11 +134,14 @@ type BudgetSection struct {
 // maxBudgetImportances bounds the importances at budgets a report computes.
 const maxBudgetImportances = 3
 
-// TracePoint is one usable trial of the trace, in number order.
+// TracePoint is one usable trial of the trace, in number order. An
+// infeasible trial is never best: BestSoFar is the best feasible value up
+// to the trial (null before the first feasible one).
 type TracePoint struct {
-	Trial     int64   `json:"trial"`
-	Value     float64 `json:"value"`
-	BestSoFar float64 `json:"best_so_far"`
+	Trial      int64    `json:"trial"`
+	Value      float64  `json:"value"`
+	BestSoFar  *float64 `json:"best_so_far"`
+	Infeasible bool     `json:"infeasible,omitempty"`
 }
 
 // Build computes every part of the report with the engine. It checks ctx
@@ -115,7 +159,19 @@ func Build(ctx context.Context, e *explain.Engine, h *history.History, opts Opti
 		return nil, fmt.Errorf("report: %w", err)
 	}
 	sp := h.Space
-	total := 3 + sp.Dim() // importance, d PDPs, bias, Shapley
+	// The histories explained: the study's, or one per objective.
+	hs := []*history.History{h}
+	if sp.MultiObjective() {
+		hs = hs[:0]
+		for _, name := range sp.ObjectiveNames() {
+			hk, err := explain.Objective(h, name)
+			if err != nil {
+				return nil, fmt.Errorf("report: %w", err)
+			}
+			hs = append(hs, hk)
+		}
+	}
+	total := 1 + len(hs)*(2+sp.Dim()) // bias; importance, d PDPs and Shapley per objective
 	var budgets *BudgetSection
 	var importanceAt []int64
 	if len(h.Budgets()) > 0 {
@@ -133,39 +189,27 @@ func Build(ctx context.Context, e *explain.Engine, h *history.History, opts Opti
 		return ctx.Err()
 	}
 	rep := &Report{Requests: opts, h: h, data: data}
-	rep.summarize()
-
-	if rep.Importance, err = e.Importance(ctx, h, opts.Importance); err != nil {
-		return nil, fmt.Errorf("report: importance: %w", err)
-	}
-	if err := step("importance"); err != nil {
+	if err := rep.summarize(); err != nil {
 		return nil, err
 	}
-	for _, name := range sp.Names() {
-		req := opts.PDP
-		req.Param = name
-		part, err := e.Regional(ctx, h, req)
+
+	for _, hk := range hs {
+		sec, err := explainObjective(ctx, e, hk, opts, step)
 		if err != nil {
-			return nil, fmt.Errorf("report: PDP of %s: %w", name, err)
-		}
-		rep.PDPs = append(rep.PDPs, part)
-		if err := step("PDP " + name); err != nil {
 			return nil, err
 		}
+		rep.sections = append(rep.sections, sec)
+	}
+	first := rep.sections[0]
+	rep.Importance, rep.PDPs, rep.Shapley = first.Importance, first.PDPs, first.Shapley
+	rep.Objectives = rep.sections[1:]
+	if len(rep.Objectives) == 0 {
+		rep.Objectives = nil
 	}
 	if rep.Bias, err = e.SamplingBias(ctx, h); err != nil {
 		return nil, fmt.Errorf("report: sampling bias: %w", err)
 	}
 	if err := step("sampling bias"); err != nil {
-		return nil, err
-	}
-	shap := opts.Shapley
-	best := h.Trials[data.Index[data.Best]].Number
-	shap.Trial, shap.Point = &best, ""
-	if rep.Shapley, err = e.Shapley(ctx, h, shap); err != nil {
-		return nil, fmt.Errorf("report: Shapley: %w", err)
-	}
-	if err := step("Shapley"); err != nil {
 		return nil, err
 	}
 	for _, b := range importanceAt {
@@ -187,6 +231,53 @@ func Build(ctx context.Context, e *explain.Engine, h *history.History, opts Opti
 	rep.Budgets = budgets
 	rep.Seconds = time.Since(start).Seconds()
 	return rep, nil
+}
+
+// explainObjective computes the explanations of one objective's history
+// (a study's only objective, or one of several): importance, the PDP of
+// every hyperparameter, and the Shapley decomposition of the best feasible
+// trial on that objective.
+func explainObjective(ctx context.Context, e *explain.Engine, h *history.History, opts Options, step func(string) error) (*ObjectiveSection, error) {
+	data, err := h.Encode(explain.MinTrials)
+	if err != nil {
+		return nil, fmt.Errorf("report: %w", err)
+	}
+	of := ""
+	if h.Objective != "" {
+		of = " of " + h.Objective
+	}
+	bestTrial := h.Trials[data.Index[data.Best]]
+	sec := &ObjectiveSection{Objective: h.Objective, Direction: h.Direction(), BestTrial: bestTrial.Number, BestValue: bestTrial.Value, h: h, data: data}
+	if sec.Objective == "" {
+		sec.Objective = h.Space.ObjectiveNames()[0]
+	}
+	if sec.Importance, err = e.Importance(ctx, h, opts.Importance); err != nil {
+		return nil, fmt.Errorf("report: importance%s: %w", of, err)
+	}
+	if err := step("importance" + of); err != nil {
+		return nil, err
+	}
+	for _, name := range h.Space.Names() {
+		req := opts.PDP
+		req.Param = name
+		part, err := e.Regional(ctx, h, req)
+		if err != nil {
+			return nil, fmt.Errorf("report: PDP of %s%s: %w", name, of, err)
+		}
+		sec.PDPs = append(sec.PDPs, part)
+		if err := step("PDP " + name + of); err != nil {
+			return nil, err
+		}
+	}
+	shap := opts.Shapley
+	shap.Trial, shap.Point = &bestTrial.Number, ""
+	if sec.Shapley, err = e.Shapley(ctx, h, shap); err != nil {
+		return nil, fmt.Errorf("report: Shapley%s: %w", of, err)
+	}
+	if err := step("Shapley" + of); err != nil {
+		return nil, err
+	}
+	return sec, nil
 }
 
 // compareBudgets asks the engine for the comparison between budgets and
@@ -216,7 +307,7 @@ func compareBudgets(ctx context.Context, e *explain.Engine, h *history.History, 
 	return sec, steps, nil
 }
 
-func (rep *Report) summarize() {
+func (rep *Report) summarize() error {
 	h, data := rep.h, rep.data
 	sp := h.Space
 	counts := h.Counts()
@@ -227,12 +318,33 @@ func (rep *Report) summarize() {
 	bestTrial := h.Trials[data.Index[data.Best]]
 	rep.Summary = Summary{Source: h.Source, Study: h.Name, Objective: string(h.Direction()), Params: sp.Names(),
 		Usable: len(data.Y), Skipped: len(h.Trials) - len(data.Y), States: states, BestTrial: bestTrial.Number,
-		BestValue: bestTrial.Value, BestConfig: sp.ToMap(bestTrial.Params)}
-	run := math.NaN()
-	for k, y := range data.Y {
-		if k == 0 || h.Better(y, run) {
-			run = y
+		BestValue: bestTrial.Value, BestConfig: sp.ToMap(bestTrial.Params), Constraints: sp.Constraints}
+	for _, i := range data.Index {
+		if h.Feasible(&h.Trials[i]) {
+			rep.Summary.Feasible++
 		}
-		rep.Trace = append(rep.Trace, TracePoint{Trial: h.Trials[data.Index[k]].Number, Value: y, BestSoFar: run})
 	}
+	if sp.MultiObjective() {
+		// Several objectives: the front, not a best-so-far trace.
+		names, dirs := sp.ObjectiveNames(), sp.Directions()
+		for k := range names {
+			rep.Summary.Objectives = append(rep.Summary.Objectives, space.Objective{Name: names[k], Direction: dirs[k]})
+		}
+		var err error
+		if rep.Pareto, err = paretoSection(h); err != nil {
+			return fmt.Errorf("report: Pareto front: %w", err)
+		}
+		rep.Summary.ParetoFront = len(rep.Pareto.Front)
+		return nil
+	}
+	var run *float64
+	for k, y := range data.Y {
+		t := &h.Trials[data.Index[k]]
+		ok := h.Feasible(t)
+		if ok && (run == nil || h.Better(y, *run)) {
+			run = &y
+		}
+		rep.Trace = append(rep.Trace, TracePoint{Trial: t.Number, Value: y, BestSoFar: run, Infeasible: !ok})
+	}
+	return nil
 }

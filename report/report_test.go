@@ -188,8 +188,8 @@ func TestReportOnOptimizerRun(t *testing.T) {
 	for _, tr := range in.Trials {
 		bestV = math.Min(bestV, tr.Value)
 	}
-	if rep.Summary.BestValue != bestV || rep.Trace[len(rep.Trace)-1].BestSoFar != bestV || len(rep.Trace) != 50 {
-		t.Errorf("summary best %v, trace end %v, want %v", rep.Summary.BestValue, rep.Trace[len(rep.Trace)-1].BestSoFar, bestV)
+	if rep.Summary.BestValue != bestV || *rep.Trace[len(rep.Trace)-1].BestSoFar != bestV || len(rep.Trace) != 50 {
+		t.Errorf("summary best %v, trace end %v, want %v", rep.Summary.BestValue, *rep.Trace[len(rep.Trace)-1].BestSoFar, bestV)
 	}
 	// An optimizer concentrates its trials: the MMD must exceed what uniform
 	// samples of the same size show.

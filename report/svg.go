@@ -38,16 +38,28 @@ func traceSVG(tr []TracePoint, maximize bool) string {
 	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="sans-serif" font-size="11">`+"\n", w, h, w, h)
 	b.WriteString(`<rect width="100%" height="100%" fill="white"/>` + "\n")
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%s" height="%s" fill="none" stroke="#999"/>`+"\n", ml, mt, num(pw), num(ph))
+	infeasible := false
 	for i, p := range tr {
+		if p.Infeasible {
+			// A cross: an infeasible trial is never best.
+			infeasible = true
+			fmt.Fprintf(&b, `<path d="M%s %sl6 6m0 -6l-6 6" stroke="#D55E00" stroke-width="1.5"><title>trial %d: %s (infeasible)</title></path>`+"\n",
+				num(px(i)-3), num(py(p.Value)-3), p.Trial, short(p.Value))
+			continue
+		}
 		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="#636363" fill-opacity="0.6"><title>trial %d: %s</title></circle>`+"\n",
 			num(px(i)), num(py(p.Value)), p.Trial, short(p.Value))
 	}
+	// The best-so-far line starts at the first feasible trial.
 	var pts []string
 	for i, p := range tr {
-		if i > 0 {
-			pts = append(pts, num(px(i))+","+num(py(tr[i-1].BestSoFar)))
+		if p.BestSoFar == nil {
+			continue
 		}
-		pts = append(pts, num(px(i))+","+num(py(p.BestSoFar)))
+		if i > 0 && tr[i-1].BestSoFar != nil {
+			pts = append(pts, num(px(i))+","+num(py(*tr[i-1].BestSoFar)))
+		}
+		pts = append(pts, num(px(i))+","+num(py(*p.BestSoFar)))
 	}
 	fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#e6550d" stroke-width="2"/>`+"\n", strings.Join(pts, " "))
 	for k := range 5 {
@@ -64,8 +76,11 @@ func traceSVG(tr []TracePoint, maximize bool) string {
 	if maximize {
 		best = "highest"
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#e6550d">— %s value so far</text>`+"\n", w-mr-8, mt+14, best)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#e6550d">— %s %svalue so far</text>`+"\n", w-mr-8, mt+14, best, map[bool]string{true: "feasible ", false: ""}[infeasible])
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#636363">● one trial</text>`+"\n", w-mr-8, mt+28)
+	if infeasible {
+		fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="end" fill="#D55E00">× an infeasible trial</text>`+"\n", w-mr-8, mt+42)
+	}
 	b.WriteString("</svg>\n")
 	return b.String()
 }

@@ -558,6 +558,8 @@ func TestDashboardEndToEnd(t *testing.T) {
 	}
 	h.screenshot("6-bobax")
 	checkNoObjective(t, h)
+	checkMultiObjective(t, h)
+	h.pageErrors()
 
 	checkBig(t, h)
 	h.pageErrors()

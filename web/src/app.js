@@ -6,11 +6,12 @@
 // Compare, and the view of one trial. The URL hash names the study, the
 // view and the trial (#study=s&view=history, #study=s&trial=7). Only the
 // shown view is drawn when trials arrive; the others are drawn when shown.
-import { $, api, esc, fmt, resizeCharts, sortedTrials, state, status, usable } from './core.js';
+import { $, api, esc, fillObjectiveSelects, fmt, resizeCharts, sortedTrials, state, status, usable } from './core.js';
 import { autoRecompute, forgetExplanations, renderAllFreshness } from './freshness.js';
 import { fillTableControls, renderTable } from './table.js';
 import { renderParallel, renderSummary, renderTrace } from './overview.js';
-import { fillParamSelects, followBudgets, loadBudgets, proposeTrial, refreshImportance, refreshPDP, renderBobax, resetBudget } from './explain.js';
+import { renderPareto } from './pareto.js';
+import { fillParamSelects, fillPathsPanel, followBudgets, loadBudgets, proposeTrial, refreshImportance, refreshPDP, renderBobax, resetBudget } from './explain.js';
 import { renderCurves, renderEDF, renderTimeline } from './history.js';
 import { renderCompare } from './compare.js';
 import { forgetTrialView, renderTrial } from './trial.js';
@@ -21,7 +22,7 @@ const VIEWS = ['overview', 'explain', 'history', 'compare', 'trial'];
 
 // What each view draws from the trials.
 const DRAW = {
-  overview: (all) => { renderTrace(all); renderTable(all); renderParallel(all); },
+  overview: (all) => { renderPareto(all); renderTrace(all); renderTable(all); renderParallel(all); },
   explain: (all) => { renderBobax(all); followBudgets(); },
   history: (all) => { renderTimeline(all); renderEDF(all); renderCurves(all); },
   compare: () => renderCompare(),
@@ -44,7 +45,9 @@ async function loadStudies() {
     const b = document.createElement('button');
     b.type = 'button';
     b.dataset.study = s.name;
-    b.innerHTML = `<strong>${esc(s.name)}</strong><br><small>${trialCount(s)} trials · best ${fmt(s.best)}</small>`;
+    // A study with several objectives has a front, not one best value.
+    const objectives = s.space && Array.isArray(s.space.objectives) ? s.space.objectives.length : 1;
+    b.innerHTML = `<strong>${esc(s.name)}</strong><br><small>${trialCount(s)} trials · ${objectives > 1 ? `${objectives} objectives` : `best ${fmt(s.best)}`}</small>`;
     b.setAttribute('aria-current', String(!!state.study && state.study.name === s.name));
     b.addEventListener('click', () => { location.hash = `study=${encodeURIComponent(s.name)}`; });
     li.appendChild(b);
@@ -142,6 +145,8 @@ async function openStudy(name) {
   $('paths-chart').hidden = true;
   for (const b of document.querySelectorAll('#studies button')) b.setAttribute('aria-current', String(b.dataset.study === name));
   fillParamSelects();
+  fillObjectiveSelects();
+  fillPathsPanel();
   fillTableControls();
   resetBudget();
   const ev = await api(`/api/studies/${encodeURIComponent(name)}/events?since=0`);

@@ -113,6 +113,82 @@ export function param(name) { return params().find((p) => p.name === name); }
 export function minimize() { return !state.space || state.space.objective !== 'maximize'; }
 export function better(a, b) { return minimize() ? a < b : a > b; }
 export function valueName() { return `objective value (${minimize() ? 'minimized' : 'maximized'}; study units)`; }
+
+// Several objectives and constraints (docs/api.md): a study's space may name
+// its objectives ({name, direction}, at most four) and constraints (a trial
+// is feasible when every constraint value is ≤ 0). A trial's `value` is the
+// first objective, `values` every objective (multi-objective studies only),
+// `constraints` its constraint values. A study with one objective is
+// described here as one objective called "value", so code that handles
+// several objectives handles one too.
+export function objectives() {
+  const sp = state.space;
+  if (sp && Array.isArray(sp.objectives) && sp.objectives.length) {
+    return sp.objectives.map((o, k) => ({ name: o.name || `objective_${k}`, direction: o.direction === 'maximize' ? 'maximize' : 'minimize' }));
+  }
+  return [{ name: 'value', direction: minimize() ? 'minimize' : 'maximize' }];
+}
+export function multiObjective() { return objectives().length > 1; }
+export function constraintNames() { return state.space && Array.isArray(state.space.constraints) ? state.space.constraints : []; }
+export function constrained() { return constraintNames().length > 0; }
+// objectiveValues is a trial's value of every objective (null when it has none).
+export function objectiveValues(t) {
+  if (Array.isArray(t.values) && t.values.length) return t.values;
+  return Number.isFinite(t.value) ? [t.value] : null;
+}
+// usableAll: complete with a finite value of every objective (the trials a
+// front and the explanations are made of; history.Trial.Usable).
+export function usableAll(t) {
+  if (!usable(t)) return false;
+  const v = objectiveValues(t);
+  return v !== null && v.length === objectives().length && v.every(Number.isFinite);
+}
+// feasible is history.History.Feasible: every constraint value ≤ 0; in a
+// constrained study a trial that reported no constraint values is
+// infeasible (nothing shows it keeps the limits).
+export function feasible(t, n = constraintNames().length) {
+  if (n === 0) return true;
+  const c = t.constraints;
+  return Array.isArray(c) && c.length === n && c.every((x) => x <= 0);
+}
+// violated names the constraints a trial breaks (all of them when it reported none).
+export function violated(t) {
+  const names = constraintNames();
+  const c = t.constraints;
+  if (!Array.isArray(c) || c.length !== names.length) return names.slice();
+  return names.filter((_, j) => !(c[j] <= 0));
+}
+// directionWord is how an axis or a column says which way is better.
+export function directionWord(o) { return o.direction === 'maximize' ? 'maximized: higher is better' : 'minimized: lower is better'; }
+export function betterIn(o, a, b) { return o.direction === 'maximize' ? a > b : a < b; }
+// objectiveName is the name of objective k for labels: the study's own
+// name of it, or "objective value" for a single unnamed objective.
+export function objectiveLabel(k) {
+  const o = objectives()[k];
+  return multiObjective() ? `${o.name} (${directionWord(o)})` : valueName();
+}
+// bestFeasible is the best usable feasible trial on objective k (the
+// earliest among equals), null when there is none: what GET …/best gives
+// for k = 0.
+export function bestFeasible(all, k = 0) {
+  const o = objectives()[k];
+  let best = null;
+  for (const t of all) {
+    if (!usableAll(t) || !feasible(t)) continue;
+    if (best === null || preferred(t, best, k)) best = t;
+  }
+  return best;
+}
+// preferred: a is better than b on objective k, or equal on it and better
+// on the others in order (history's tie-break, which keeps the best trial
+// of the first objective on the Pareto front).
+function preferred(a, b, k) {
+  const os = objectives(), va = objectiveValues(a), vb = objectiveValues(b);
+  for (const j of [k, ...os.keys()]) {
+    if (va[j] !== vb[j]) return betterIn(os[j], va[j], vb[j]);
+  }
+  return false;
+}
 export function axisName(p) {
   if (!p) return '';
   if (p.type === 'categorical') return `${p.name} (categorical)`;
@@ -187,12 +263,43 @@ export function errorBars(name, data) {
 
 // bestSoFar is the step line of the best value after each complete trial,
 // in the direction of minimizeIt; the last point closes the line at the last trial.
-export function bestSoFar(done, minimizeIt) {
+// Only the trials keep(t) accepts can be best (the feasible ones of a
+// constrained study); the line still runs to the last trial of done.
+export function bestSoFar(done, minimizeIt, keep = () => true) {
   const out = [];
   let b = null;
   for (const t of done) {
+    if (!keep(t)) continue;
     if (b === null || (minimizeIt ? t.value < b : t.value > b)) { b = t.value; out.push([t.number, b]); }
   }
-  if (done.length) out.push([done[done.length - 1].number, b]);
+  if (out.length) out.push([done[done.length - 1].number, b]);
   return { line: out, best: b };
 }
+
+// The objective selectors of the per-objective panels (explanations, EDF):
+// shown only for a study with several objectives, whose explanations take
+// objective=<name> (each objective is explained with its own surrogate);
+// a study with one objective sends no parameter and looks as it always did.
+export function fillObjectiveSelects() {
+  const os = objectives();
+  const multi = os.length > 1;
+  const opts = os.map((o) => `<option value="${esc(o.name)}">${esc(o.name)} (${o.direction === 'maximize' ? 'maximize' : 'minimize'})</option>`).join('');
+  for (const sel of document.querySelectorAll('select.objective-select')) {
+    sel.innerHTML = opts;
+    sel.value = os[0].name;
+    sel.closest('.objective-choice').hidden = !multi;
+  }
+}
+// objectiveIndex is the objective a panel's selector names (0 without one).
+export function objectiveIndex(panel) {
+  const sel = $(`${panel}-objective`);
+  const k = sel ? objectives().findIndex((o) => o.name === sel.value) : -1;
+  return k < 0 ? 0 : k;
+}
+// withObjective appends the panel's objective to an explanation's path.
+export function withObjective(panel, path) {
+  if (!multiObjective()) return path;
+  return path + (path.includes('?') ? '&' : '?') + `objective=${encodeURIComponent(objectives()[objectiveIndex(panel)].name)}`;
+}
+// unitsOf names the units of the numbers a panel shows for objective k.
+export function unitsOf(k) { return multiObjective() ? `${objectives()[k].name}'s units` : 'study units'; }

@@ -3,8 +3,8 @@
 // desirability paths of the whole run, and a-BOBAX's band width. Every
 // explanation is the API's document (GET explain/…), drawn as it is.
 import {
-  $, C, EDGE_AXIS, api, SERIES_COLOURS, VIRIDIS, axisName, chart, chartIf, errorBars, esc, fmt, fmtValue, minimize, param, paramAxis, params, setNote,
-  sortedTrials, state, studyURL, trialNote, usable,
+  $, C, EDGE_AXIS, api, SERIES_COLOURS, VIRIDIS, axisName, bestFeasible, constrained, chart, chartIf, errorBars, esc, fmt, fmtValue, multiObjective, objectiveIndex,
+  objectives, param, paramAxis, params, setNote, sortedTrials, state, studyURL, trialNote, usable, withObjective,
 } from './core.js';
 import { explainGET, freshPanel } from './freshness.js';
 import { explainTrial } from './shapley.js';
@@ -69,7 +69,7 @@ export async function loadBudgets() {
   const gen = state.gen;
   setNote('budgets-note', 'computing…');
   try {
-    const r = await api(studyURL('explain/budgets'));
+    const r = await api(studyURL(withObjective('budgets', 'explain/budgets')));
     if (gen !== state.gen) return;
     window.xbo.budgets = r;
     const sel = $('explain-budget'), current = sel.value;
@@ -97,6 +97,7 @@ export async function loadBudgets() {
   }
 }
 $('budgets-refresh').addEventListener('click', loadBudgets);
+$('budgets-objective').addEventListener('change', loadBudgets);
 $('explain-budget').addEventListener('change', () => { refreshPDP(); refreshImportance(); });
 
 // ---------------------------------------------------------------- PDP
@@ -117,7 +118,7 @@ export async function refreshPDP() {
   setNote('pdp-note', 'computing…');
   try {
     if (pdpMode() === 'regional') {
-      const r = await explainGET('pdp', withBudget(`explain/regional?param=${encodeURIComponent(a)}`));
+      const r = await explainGET('pdp', withObjective('pdp', withBudget(`explain/regional?param=${encodeURIComponent(a)}`)));
       if (!r || gen !== state.gen) return;
       state.regional = r;
       state.leaf = null;
@@ -127,7 +128,7 @@ export async function refreshPDP() {
     } else {
       $('tree').innerHTML = '';
       const q = `param=${encodeURIComponent(a)}` + (b && b !== a ? `&param=${encodeURIComponent(b)}` : '') + (ice && !(b && b !== a) ? '&ice=true' : '');
-      const r = await explainGET('pdp', withBudget(`explain/pdp?${q}`));
+      const r = await explainGET('pdp', withObjective('pdp', withBudget(`explain/pdp?${q}`)));
       if (!r || gen !== state.gen) return;
       drawPDP(r, r.budget ? `global PDP at budget ${r.budget.step}` : 'global PDP');
       setNote('pdp-note', `${Math.round(r.level * 100)}% band (${r.band}), ${r.samples} Monte Carlo samples; ${r.units}${r.budget ? '; ' + budgetText(r) : ''}${r.note ? '. ' + r.note : ''}`);
@@ -168,7 +169,10 @@ function drawPDP(r, title) {
   const p = param(r.param);
   const c = chart('pdp-chart');
   const complete = sortedTrials().filter(usable);
-  const best = state.best;
+  // The objective the curve explains: its direction, units and best trial.
+  const k = objectiveIndex('pdp');
+  const minimize = () => objectives()[k].direction !== 'maximize';
+  const best = multiObjective() ? bestFeasible(complete, k) : state.best;
   const labelOf = (p, v, labels, i) => (p.type === 'categorical' ? (labels ? labels[i] : p.choices[v]) : v);
   if (r.param2) {
     const p2 = param(r.param2);
@@ -221,7 +225,8 @@ function drawPDP(r, title) {
       legend: { data: cat ? ['PD mean'] : ['PD mean', `${Math.round(r.level * 100)}% band`, ...(forest ? ['forest'] : []), 'evaluated (rug)', ...(r.ice ? ['ICE'] : [])], top: 22 },
       grid: { left: 70, right: 20, top: 56, bottom: 55 },
       xAxis: cat ? { type: 'category', data: xs, name: axisName(p), nameLocation: 'middle', nameGap: 30, ...EDGE_AXIS } : paramAxis(p, EDGE_AXIS),
-      yAxis: { type: 'value', name: `partial dependence (study units, ${minimize() ? 'lower' : 'higher'} is better)`, nameLocation: 'middle', nameGap: 50, min: lo - 0.02 * (hi - lo), max: hi + 0.02 * (hi - lo), axisLabel: { formatter: fmt } },
+      // With several objectives the axis names the objective (its units).
+      yAxis: { type: 'value', name: multiObjective() ? `partial dependence of ${objectives()[k].name} (${minimize() ? 'lower' : 'higher'} is better)` : `partial dependence (study units, ${minimize() ? 'lower' : 'higher'} is better)`, nameLocation: 'middle', nameGap: 50, min: lo - 0.02 * (hi - lo), max: hi + 0.02 * (hi - lo), axisLabel: { formatter: fmt } },
       series,
     }, true);
   }
@@ -235,7 +240,7 @@ function drawPDP(r, title) {
   $('pdp-data').innerHTML = `<thead><tr><th scope="col">${esc(r.param)}${r.param2 ? ', ' + esc(r.param2) : ''}</th><th scope="col">mean</th><th scope="col">lower</th><th scope="col">upper</th></tr></thead><tbody>${rows}</tbody>`;
 }
 
-for (const id of ['pdp-param', 'pdp-param2', 'pdp-ice', 'pdp-refresh']) $(id).addEventListener(id === 'pdp-refresh' ? 'click' : 'change', refreshPDP);
+for (const id of ['pdp-objective', 'pdp-param', 'pdp-param2', 'pdp-ice', 'pdp-refresh']) $(id).addEventListener(id === 'pdp-refresh' ? 'click' : 'change', refreshPDP);
 for (const r of document.querySelectorAll('input[name="pdp-mode"]')) r.addEventListener('change', refreshPDP);
 
 // ---------------------------------------------------------------- importance
@@ -246,7 +251,7 @@ export async function refreshImportance() {
   const gen = state.gen;
   setNote('importance-note', 'computing…');
   try {
-    const r = await explainGET('importance', withBudget('explain/importance' + (good ? '?cap_quantile=0.25' : '')));
+    const r = await explainGET('importance', withObjective('importance', withBudget('explain/importance' + (good ? '?cap_quantile=0.25' : ''))));
     if (!r || gen !== state.gen) return;
     window.xbo.importance = r;
     const main = Object.entries(r.main).map(([k, e]) => ({ k, ...e })).sort((a, b) => b.fraction - a.fraction);
@@ -279,6 +284,7 @@ export async function refreshImportance() {
   }
 }
 $('good-region').addEventListener('change', refreshImportance);
+$('importance-objective').addEventListener('change', refreshImportance);
 $('importance-refresh').addEventListener('click', refreshImportance);
 
 // ---------------------------------------------------------------- proposal
@@ -298,6 +304,7 @@ async function refreshShapley() {
   if (r) window.xbo.shapley = r;
 }
 $('proposal-go').addEventListener('click', refreshShapley);
+$('proposal-objective').addEventListener('change', refreshShapley);
 $('proposal-trial').addEventListener('keydown', (e) => { if (e.key === 'Enter') refreshShapley(); });
 
 // ------------------------------------------------------- desirability paths
@@ -324,7 +331,7 @@ async function loadPaths() {
   } catch (e) {
     setNote('paths-note', `desirability paths: ${e.message}`, true);
   } finally {
-    $('paths-go').disabled = false;
+    $('paths-go').disabled = multiObjective() || constrained();
   }
 }
 
@@ -385,6 +392,19 @@ function drawPaths() {
       a.phi.map((v, j) => `<td data-v="phi" data-param="${esc(r.params[j])}">${v}</td>`).join('') + '</tr>'; }).join('') + '</tbody>';
 }
 $('paths-go').addEventListener('click', loadPaths);
+
+// Desirability paths replay the single-objective optimizer's proposals
+// (the API refuses them for a study with several objectives or
+// constraints, whose proposals came from ParEGO or ranked infeasible
+// trials apart): such a study's panel says so instead of offering the button.
+export function fillPathsPanel() {
+  const off = multiObjective() || constrained();
+  $('paths-go').disabled = off;
+  for (const el of document.querySelectorAll('input[name="paths-output"]')) el.disabled = off;
+  setNote('paths-note', off
+    ? `Not available for a study with ${multiObjective() ? 'several objectives' : 'constraints'}: desirability paths replay a single-objective optimizer's proposals.`
+    : 'Shapley values of every model-chosen proposal, each with the surrogate of its own iteration (costlier: loaded on demand).');
+}
 for (const el of document.querySelectorAll('input[name="paths-output"]')) el.addEventListener('change', drawPaths);
 
 // ---------------------------------------------------------------- a-BOBAX

@@ -81,6 +81,8 @@ export function renderFreshness(panel) {
   const parts = [a.budget
     ? `describes the values at budget ${a.budget.step} of ${a.budget.trials} trials, ${a.budget.pruned} of them pruned (study version ${e.version})`
     : `describes ${e.trials} usable trials (study version ${e.version})`];
+  // The API names the objective explained in a study with several.
+  if (a.objective) parts.push(`objective ${a.objective}`);
   if (a.surrogate) parts.push(surrogateText(a.surrogate));
   const check = a.model_check;
   if (check) parts.push(`model check: ${check.status}`);

@@ -3,8 +3,8 @@
 // how trials progressed (every trial's intermediate values, pruned trials
 // marked).
 import {
-  $, C, EDGE_AXIS, chart, chartIf, onChart, durationMs, esc, fmt, fmtDuration, fmtInstant, openTrial, setNote, state, stateColour, timeMs, usable,
-  valueName,
+  $, C, EDGE_AXIS, bestFeasible, chart, chartIf, onChart, durationMs, esc, fmt, fmtDuration, fmtInstant, multiObjective, objectiveIndex, objectiveLabel,
+  objectiveValues, objectives, openTrial, setNote, sortedTrials, state, stateColour, timeMs, usable, usableAll,
 } from './core.js';
 
 const EDF_POINTS = 2000; // points drawn of the distribution function
@@ -133,8 +133,12 @@ onChart('timeline-chart', (c) => {
 
 // --------------------------------------------------------------------- EDF
 
+// With several objectives the selector picks the objective whose values
+// are drawn (each in its own units).
 export function renderEDF(all) {
-  const vals = all.filter(usable).map((t) => t.value).sort((a, b) => a - b);
+  const multi = multiObjective();
+  const k = objectiveIndex('edf');
+  const vals = (multi ? all.filter(usableAll).map((t) => objectiveValues(t)[k]) : all.filter(usable).map((t) => t.value)).sort((a, b) => a - b);
   const n = vals.length;
   // Above EDF_POINTS values, evenly spaced order statistics (the first and
   // the last included) keep the curve's shape.
@@ -142,13 +146,15 @@ export function renderEDF(all) {
   const data = idx.map((i) => [vals[i], (i + 1) / n]);
   const median = n ? (n % 2 ? vals[(n - 1) / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2) : null;
   window.xbo.edf = { n, drawn: data.length, median };
-  setNote('edf-note', n ? `${n} complete trials; median ${fmt(median)}, best ${fmt(state.best ? state.best.value : null)}; the curve gives the fraction of trials with a value at most x` +
+  const best = multi ? bestFeasible(all, k) : state.best;
+  const bestText = multi ? `best feasible ${objectives()[k].name} ${fmt(best ? objectiveValues(best)[k] : null)}` : `best ${fmt(best ? best.value : null)}`;
+  setNote('edf-note', n ? `${n} complete trials; median ${fmt(median)}, ${bestText}; the curve gives the fraction of trials with a value at most x` +
     (n > EDF_POINTS ? ` (drawn through ${data.length} order statistics)` : '') : 'no complete trials yet');
   chart('edf-chart').setOption({
     aria: { enabled: true }, animation: false,
     tooltip: { trigger: 'axis', valueFormatter: fmt },
     grid: { left: 70, right: 20, top: 20, bottom: 50 },
-    xAxis: { type: 'value', name: valueName(), nameLocation: 'middle', nameGap: 30, scale: true, axisLabel: { formatter: fmt }, ...EDGE_AXIS },
+    xAxis: { type: 'value', name: objectiveLabel(k), nameLocation: 'middle', nameGap: 30, scale: true, axisLabel: { formatter: fmt }, ...EDGE_AXIS },
     yAxis: { type: 'value', name: 'fraction of trials ≤ x', nameLocation: 'middle', nameGap: 45, min: 0, max: 1, ...EDGE_AXIS },
     series: [{
       name: 'EDF', type: 'line', step: 'end', showSymbol: false, color: C.blue, data, lineStyle: { width: 2 },
@@ -209,4 +215,5 @@ export function renderCurves(all) {
   }, true);
 }
 
+$('edf-objective').addEventListener('change', () => renderEDF(sortedTrials()));
 onChart('curves-chart', (c) => c.on('click', (p) => { if (p.value && Number.isInteger(p.value[2])) openTrial(p.value[2]); }));

@@ -2,22 +2,33 @@
 // parallel coordinates (the trials table is in table.js). A point of the
 // trace or a line of the parallel coordinates opens its trial.
 import {
-  $, C, EDGE_AXIS, VIRIDIS, axisValue, bestSoFar, better, chart, esc, fmt, minimize, onChart, openTrial, paramAxis, params,
-  setNote, state, usable, valueName,
+  $, C, EDGE_AXIS, VIRIDIS, axisValue, bestFeasible, bestSoFar, chart, constraintNames, esc, feasible, fmt, minimize, multiObjective, objectiveValues,
+  objectives, onChart, openTrial, paramAxis, params, setNote, state, usable, usableAll, valueName,
 } from './core.js';
+import { classify } from './pareto.js';
 
 const TRACE_POINTS = 2000; // points drawn per series in the trace
 const PARALLEL_LINES = 2000;
 
+// The summary line names the direction and the best value; a study with
+// several objectives has no single best, so its line names the objectives
+// and the size of the front instead. state.best is the best feasible trial
+// on the first objective (GET …/best): the trial the explanations start from.
 export function renderSummary(all) {
   const counts = {};
-  let best = null;
-  for (const t of all) {
-    counts[t.state] = (counts[t.state] || 0) + 1;
-    if (usable(t) && (best === null || better(t.value, best.value))) best = t;
-  }
+  for (const t of all) counts[t.state] = (counts[t.state] || 0) + 1;
+  const best = bestFeasible(all);
   state.best = best;
   const parts = Object.entries(counts).map(([k, v]) => `${v} ${k}`).join(', ');
+  if (multiObjective()) {
+    const cl = classify(all);
+    const cs = constraintNames();
+    $('summary').innerHTML = `<h2>${esc(state.study.name)}</h2><p>${objectives().map((o) => `${o.direction} ${esc(o.name)}`).join(', ')}` +
+      (cs.length ? ` subject to ${cs.map(esc).join(', ')} ≤ 0` : '') + ` · ${all.length} trials (${esc(parts)})` +
+      ` · Pareto front: <strong id="front-size">${cl.front.length}</strong> trial${cl.front.length === 1 ? '' : 's'}` +
+      (cs.length ? `, ${cl.infeasible.length} infeasible` : '') + '</p>';
+    return;
+  }
   $('summary').innerHTML = `<h2>${esc(state.study.name)}</h2><p>${minimize() ? 'minimize' : 'maximize'} · ${all.length} trials (${esc(parts)})` +
     (best ? ` · best <strong id="best-value">${fmt(best.value)}</strong> at trial ${best.number}` : '') + '</p>';
 }
@@ -40,12 +51,19 @@ function downsample(xs, ys, points) {
   return out;
 }
 
+// The trace is of one objective's best so far: a study with several
+// objectives shows its front (pareto.js) instead.
 export function renderTrace(all) {
+  $('trace-panel').hidden = multiObjective();
+  if (multiObjective()) { window.xbo.trace = null; return; }
   const done = all.filter(usable);
   const xs = done.map((t) => t.number), ys = done.map((t) => t.value);
-  const { line, best: b } = bestSoFar(done, minimize());
+  // An infeasible trial is never best (GET …/best): the line skips them.
+  const { line, best: b } = bestSoFar(done, minimize(), (t) => feasible(t));
+  const infeasible = constraintNames().length ? done.filter((t) => !feasible(t)).length : 0;
   const pts = downsample(xs, ys, TRACE_POINTS);
-  setNote('trace-note', (xs.length > TRACE_POINTS ? `${xs.length} complete trials, drawn as ${pts.length} points (min and max of each stretch)` : `${xs.length} complete trials`) + '; click a point for its trial');
+  setNote('trace-note', (xs.length > TRACE_POINTS ? `${xs.length} complete trials, drawn as ${pts.length} points (min and max of each stretch)` : `${xs.length} complete trials`) +
+    (constraintNames().length ? `; best so far among the feasible ones (${infeasible} infeasible)` : '') + '; click a point for its trial');
   window.xbo.trace = { n: xs.length, best: b, drawn: pts.length };
   chart('trace-chart').setOption({
     aria: { enabled: true },
@@ -68,25 +86,59 @@ export function renderTrace(all) {
 // ---------------------------------------------------------------- parallel coordinates
 
 export function renderParallel(all) {
-  let done = all.filter(usable);
+  const multi = multiObjective();
+  // With two objectives the panel spans the view (the front and the
+  // hypervolume share the row above); with three or four the front's
+  // scatter matrix spans it and this panel shares the row below.
+  $('parallel-panel').classList.toggle('wide', objectives().length === 2);
+  let done = all.filter(multi ? usableAll : usable);
   const n = done.length;
   if (n > PARALLEL_LINES) { // evenly spaced subset, always with the best trial
     const step = n / PARALLEL_LINES;
     const keep = [];
     for (let i = 0; i < PARALLEL_LINES; i++) keep.push(done[Math.floor(i * step)]);
-    if (state.best && !keep.includes(state.best)) keep.push(state.best);
-    done = keep;
+    // The best trial, or with several objectives the whole front, is always drawn.
+    const kept = new Set(keep);
+    for (const t of multi ? classify(all).front : [state.best]) if (t && !kept.has(t)) { keep.push(t); kept.add(t); }
+    done = multi ? keep.sort((a, b) => a.number - b.number) : keep;
   }
-  setNote('parallel-note', (n > PARALLEL_LINES ? `${done.length} of ${n} complete trials drawn (evenly spaced, best included)` : `${n} complete trials`) + '; click a line for its trial');
+  setNote('parallel-note', (n > PARALLEL_LINES ? `${done.length} of ${n} complete trials drawn (evenly spaced, ${multi ? 'the Pareto front' : 'best'} included)` : `${n} complete trials`) + '; click a line for its trial');
   const ps = params();
   // Full names, never truncated; they alternate in height so neighbours do
   // not overlap.
   const nameStyle = (i) => ({ nameTruncate: { maxWidth: 10000 }, // null would mean the space between axes
     nameTextStyle: { padding: [0, 0, i % 2 ? 14 : 0, 0] } });
   const axes = ps.map((p, i) => ({ dim: i, ...paramAxis(p), nameLocation: 'end', nameGap: 12, name: p.name + (p.log ? ' (log)' : ''), ...nameStyle(i) }));
+  const os = objectives();
+  const row = (t) => [...ps.map((p) => axisValue(p, t.params[p.name])), ...(multi ? objectiveValues(t) : [t.value])];
+  const opacity = Math.max(0.08, Math.min(0.45, 60 / Math.max(1, done.length)));
+  if (multi) {
+    // An axis per objective; the lines are coloured by where the trial
+    // stands (front, dominated, infeasible), not by one objective's value.
+    os.forEach((o, k) => axes.push({ dim: ps.length + k, name: `${o.name} (${o.direction === 'maximize' ? 'max' : 'min'})`, type: 'value', scale: true,
+      nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length + k) }));
+    const cl = classify(all);
+    const kinds = new Map(done.map((t) => [t.number, null]));
+    for (const kind of ['front', 'dominated', 'infeasible']) for (const t of cl[kind]) if (kinds.has(t.number)) kinds.set(t.number, kind);
+    const groups = [
+      { kind: 'dominated', name: 'dominated', color: C.blue, width: 1, opacity },
+      { kind: 'infeasible', name: 'infeasible', color: C.red, width: 1, opacity, type: 'dashed' },
+      { kind: 'front', name: 'Pareto front', color: C.orange, width: 2, opacity: 0.9 },
+    ].filter((g) => g.kind !== 'infeasible' || constraintNames().length);
+    parallelTrials = groups.map((g) => done.filter((t) => kinds.get(t.number) === g.kind).map((t) => t.number));
+    chart('parallel-chart').setOption({
+      aria: { enabled: true }, animation: false, color: groups.map((g) => g.color),
+      legend: { data: groups.map((g) => g.name), top: 0 },
+      parallelAxis: axes,
+      parallel: { left: Math.max(50, 4 * (axes[0] ? axes[0].name.length : 0)), right: 60, top: 70, bottom: 30 },
+      series: groups.map((g, i) => ({ name: g.name, type: 'parallel', data: parallelTrials[i].map((n) => row(state.trials.get(n))),
+        lineStyle: { width: g.width, opacity: g.opacity, type: g.type || 'solid', color: g.color }, progressive: 500, smooth: false })),
+    }, true);
+    return;
+  }
   axes.push({ dim: ps.length, name: 'value', type: 'value', scale: true, nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length) });
-  const data = done.map((t) => [...ps.map((p) => axisValue(p, t.params[p.name])), t.value]);
-  parallelTrials = done.map((t) => t.number);
+  const data = done.map(row);
+  parallelTrials = [done.map((t) => t.number)];
   const vals = done.map((t) => t.value);
   chart('parallel-chart').setOption({
     aria: { enabled: true },
@@ -101,11 +153,11 @@ export function renderParallel(all) {
       text: ['high', 'low'], itemHeight: 160, precision: 3,
     },
     // Many lines fade, so the ticks stay readable at 10,000 trials.
-    series: [{ type: 'parallel', data, lineStyle: { width: 1, opacity: Math.max(0.08, Math.min(0.45, 60 / Math.max(1, done.length))) }, progressive: 500, smooth: false }],
+    series: [{ type: 'parallel', data, lineStyle: { width: 1, opacity }, progressive: 500, smooth: false }],
   }, true);
 }
 
-// The trial of each line of the parallel coordinates, in drawing order.
+// The trial of each line of the parallel coordinates, per series in drawing order.
 let parallelTrials = [];
-onChart('parallel-chart', (c) => c.on('click', (p) => { const n = parallelTrials[p.dataIndex]; if (n !== undefined) openTrial(n); }));
+onChart('parallel-chart', (c) => c.on('click', (p) => { const n = (parallelTrials[p.seriesIndex] || [])[p.dataIndex]; if (n !== undefined) openTrial(n); }));
 onChart('trace-chart', (c) => c.on('click', (p) => { if (p.seriesName === 'value' && p.value) openTrial(p.value[0]); }));

@@ -1,6 +1,6 @@
 // The Shapley explanation of one configuration (GET explain/shapley,
 // ShapleyMBO, paper 004), drawn by the Proposal panel and the trial view.
-import { $, C, chart, esc, fmt, fmtValue, setNote, state } from './core.js';
+import { $, C, chart, esc, fmt, fmtValue, multiObjective, objectiveIndex, objectiveValues, objectives, setNote, state, unitsOf, withObjective } from './core.js';
 import { explainGET } from './freshness.js';
 
 const OUTPUT_COLOURS = [C.blue, C.orange, C.green, C.purple];
@@ -15,7 +15,7 @@ export async function explainTrial(panel, n, stillWanted) {
   const gen = state.gen;
   setNote(`${panel}-note`, `explaining trial ${n}…`);
   try {
-    const r = await explainGET(panel, `explain/shapley?trial=${n}`);
+    const r = await explainGET(panel, withObjective(panel, `explain/shapley?trial=${n}`));
     if (!r || gen !== state.gen || !stillWanted()) return null;
     drawShapley(panel, r);
     return r;
@@ -30,7 +30,11 @@ function drawShapley(panel, r) {
   const outs = ex.outputs;
   const n = r.trial;
   const t = state.trials.get(n);
-  setNote(`${panel}-note`, `trial ${n}${t ? ` (${t.state}${t.value !== undefined ? ', value ' + fmt(t.value) : ''}, ${t.acquisition || ''})` : ''}: ${ex.method} Shapley values, ${Math.round(ex.level * 100)}% intervals; ` +
+  // With several objectives the values explain the chosen one: its value is quoted.
+  const k = objectiveIndex(panel);
+  const vals = t && objectiveValues(t);
+  const valueText = !t || t.value === undefined ? '' : multiObjective() ? (vals ? `, ${objectives()[k].name} ${fmt(vals[k])}` : '') : ', value ' + fmt(t.value);
+  setNote(`${panel}-note`, `trial ${n}${t ? ` (${t.state}${valueText}, ${t.acquisition || ''})` : ''}: ${ex.method} Shapley values, ${Math.round(ex.level * 100)}% intervals; ` +
     outs.map((o) => `${o.output}: prediction ${fmt(o.prediction)} = average ${fmt(o.average)} + ${fmt(o.payout)}`).join('; ') +
     (t && NOT_PROPOSALS.has(t.acquisition) ? `. No surrogate chose this configuration (${t.acquisition}): the values say how the surrogate sees it now, not why it was proposed.` : ''));
   const series = outs.map((o, k) => ({ name: o.output, type: 'bar', data: o.phi, color: OUTPUT_COLOURS[k % OUTPUT_COLOURS.length] }));
@@ -60,7 +64,7 @@ function drawShapley(panel, r) {
     // Every parameter, with the explained configuration's value.
     xAxis: { type: 'category', data: ex.params.map((name) => (r.point && r.point[name] !== undefined && r.point[name] !== null ? `${name}=${fmtValue(r.point[name])}` : `${name} (off)`)),
       axisLabel: { interval: 0, rotate: many ? 30 : 0 }, name: 'parameter = value', nameLocation: 'middle', nameGap: many ? 58 : 28 },
-    yAxis: { type: 'value', name: 'Shapley value (study units)', nameLocation: 'middle', nameGap: 50, axisLabel: { formatter: fmt } },
+    yAxis: { type: 'value', name: `Shapley value (${unitsOf(k)})`, nameLocation: 'middle', nameGap: 50, axisLabel: { formatter: fmt } },
     series,
   }, true);
   $(`${panel}-data`).innerHTML = `<caption class="sr-only">Shapley values of trial ${n} with their intervals</caption><thead><tr><th scope="col">output</th>` +

@@ -2,17 +2,23 @@
 // by any column, filtered by state, value range and one parameter, with a
 // column chooser; a row opens the trial view.
 import {
-  $, KNOWN_STATES, choiceIndex, durationMs, esc, fmt, fmtDuration, fmtValue, openTrial, param, params,
-  sortedTrials, state, stateColour,
+  $, KNOWN_STATES, choiceIndex, constrained, durationMs, esc, feasible, fmt, fmtDuration, fmtValue, multiObjective, objectiveValues, objectives,
+  openTrial, param, params, sortedTrials, state, stateColour, violated,
 } from './core.js';
 
 const PAGE = 50;
 const hidden = new Set(); // column keys the user switched off
 
-// Columns; text ones are aligned left, numbers right.
+// Columns; text ones are aligned left, numbers right. A study with several
+// objectives has a column per objective instead of "value"; a constrained
+// study a feasibility column.
 function columns() {
+  const values = multiObjective()
+    ? objectives().map((o, k) => ({ key: `o:${k}`, label: `${o.name} (${o.direction === 'maximize' ? 'max' : 'min'})` }))
+    : [{ key: 'value', label: 'value' }];
   return [
-    { key: 'number', label: '#' }, { key: 'state', label: 'state', text: true }, { key: 'value', label: 'value' },
+    { key: 'number', label: '#' }, { key: 'state', label: 'state', text: true }, ...values,
+    ...(constrained() ? [{ key: 'feasible', label: 'feasible', text: true }] : []),
     { key: 'duration', label: 'duration' },
     ...params().map((p) => ({ key: 'p:' + p.name, label: p.name + (p.log ? ' (log)' : ''), text: p.type === 'categorical' })),
     { key: 'acquisition', label: 'chosen by', text: true }, { key: 'worker', label: 'worker', text: true }, { key: 'fail_reason', label: 'fail reason', text: true },
@@ -20,8 +26,16 @@ function columns() {
 }
 function cell(t, key) {
   if (key.startsWith('p:')) return t.params[key.slice(2)];
+  if (key.startsWith('o:')) { const v = objectiveValues(t); return v ? v[Number(key.slice(2))] : undefined; }
   if (key === 'duration') return durationMs(t);
+  if (key === 'feasible') return feasibility(t);
   return t[key];
+}
+// feasibility is "yes", or "no" and the constraints broken, for a complete
+// trial or one that reported constraint values; nothing before a result.
+function feasibility(t) {
+  if (t.state !== 'complete' && !Array.isArray(t.constraints)) return undefined;
+  return feasible(t) ? 'yes' : `no: ${violated(t).join(', ')}`;
 }
 // compareCells orders numbers, then booleans, then text; missing values last.
 const typeRank = (v) => ({ number: 0, boolean: 1, string: 2 }[typeof v] ?? 3);
@@ -85,6 +99,8 @@ export function fillTableControls() {
   $('param-filter').innerHTML = '<option value="">none</option>' + params().map((p) => `<option value="${esc(p.name)}">${esc(p.name)}</option>`).join('');
   for (const id of ['value-min', 'value-max', 'param-min', 'param-max']) $(id).value = '';
   $('state-filter').value = '';
+  // The value range filters the first objective's value.
+  for (const el of document.querySelectorAll('.value-word')) el.textContent = multiObjective() ? objectives()[0].name : 'Value';
   showParamFilter();
   $('column-chooser').innerHTML = '<legend>Columns shown</legend>' + columns().map((c) =>
     `<label><input type="checkbox" data-col="${esc(c.key)}" checked${c.key === 'number' ? ' disabled' : ''}> ${esc(c.label)}</label>`).join('');
@@ -106,6 +122,7 @@ function cellHTML(t, c) {
   if (c.key === 'state') return `<td${cls}>${stateCell(v)}</td>`;
   if (c.key === 'duration') return `<td data-ms="${v ?? ''}">${fmtDuration(v)}</td>`;
   if (c.key === 'fail_reason') return v ? `<td class="text reason" title="${esc(v)}">${esc(v)}</td>` : '<td></td>';
+  if (c.key === 'feasible') return v === undefined ? '<td class="text"></td>' : `<td class="text" data-feasible="${v === 'yes'}">${esc(v)}</td>`;
   return `<td${cls}>${esc(c.key.startsWith('p:') ? fmtValue(v) : fmt(v))}</td>`;
 }
 

@@ -3,9 +3,10 @@
 // timestamps and duration, worker, what chose it and its note — its
 // intermediate-value curve, and the Shapley explanation of its proposal.
 import {
-  $, EDGE_AXIS, chart, chartIf, durationMs, esc, fmt, fmtDuration, fmtTime, fmtValue, jsonType, openTrial, params, setNote,
-  better, sortedTrials, state, stateColour, trialNote, usable,
+  $, EDGE_AXIS, chart, chartIf, constrained, constraintNames, directionWord, durationMs, esc, feasible, fmt, fmtDuration, fmtTime, fmtValue, jsonType,
+  multiObjective, objectiveValues, objectives, openTrial, params, setNote, better, sortedTrials, state, stateColour, trialNote, usable, usableAll, violated,
 } from './core.js';
+import { classify } from './pareto.js';
 import { freshPanel } from './freshness.js';
 import { explainTrial } from './shapley.js';
 
@@ -22,16 +23,54 @@ function inactiveText(p) {
   return c && c.parent ? `inactive (active when ${c.parent} is ${(c.values || []).map(fmtValue).join(' or ')})` : 'inactive';
 }
 
-// rankText places a complete trial among the others: 1 is the best.
+// rankText places a complete trial among the others: 1 is the best. Only
+// feasible trials are ranked (an infeasible one is never best); with
+// several objectives there is no rank, only the front.
 function rankText(t) {
   if (!usable(t)) return '';
+  if (!feasible(t)) return ` — infeasible (breaks ${violated(t).join(', ')})`;
+  if (multiObjective()) return frontText(t);
   let rank = 1, n = 0;
   for (const x of state.trials.values()) {
-    if (!usable(x)) continue;
+    if (!usable(x) || !feasible(x)) continue;
     n++;
     if (better(x.value, t.value)) rank++;
   }
-  return rank === 1 ? ` — the best of ${n} complete trials` : `, rank ${rank} of ${n} complete trials`;
+  const of = constrained() ? 'complete feasible trials' : 'complete trials';
+  return rank === 1 ? ` — the best of ${n} ${of}` : `, rank ${rank} of ${n} ${of}`;
+}
+
+// frontText says whether a feasible trial is on the Pareto front, and if
+// not, which Pareto-optimal trial dominates it (the first in number order).
+function frontText(t) {
+  if (!usableAll(t)) return '';
+  const { front } = classify(sortedTrials());
+  if (front.includes(t)) return ` — on the Pareto front (one of ${front.length})`;
+  const os = objectives(), v = objectiveValues(t);
+  const by = front.find((f) => {
+    const w = objectiveValues(f);
+    return os.every((o, k) => (o.direction === 'maximize' ? w[k] >= v[k] : w[k] <= v[k])) && w.some((x, k) => x !== v[k]);
+  });
+  return by ? ` — dominated by trial ${by.number}` : ' — dominated';
+}
+
+// outcomeTable lists every objective's value and every constraint's, with
+// whether the trial keeps it (a study with several objectives or any
+// constraint; otherwise the facts' value row says all).
+function outcomeTable(t) {
+  const el = $('trial-outcome');
+  const os = objectives(), cs = constraintNames();
+  el.hidden = !(multiObjective() || cs.length);
+  if (el.hidden) { el.innerHTML = ''; return; }
+  const v = objectiveValues(t);
+  const c = Array.isArray(t.constraints) ? t.constraints : null;
+  el.innerHTML = '<caption>Objectives and constraints</caption><tbody>' +
+    (multiObjective() ? os.map((o, k) => `<tr data-objective="${esc(o.name)}"><th scope="row">${esc(o.name)}</th><td>` +
+      (v && Number.isFinite(v[k]) ? `<span data-x="${v[k]}">${fmt(v[k])}</span> (${esc(directionWord(o))})` : '—') + '</td></tr>').join('') : '') +
+    cs.map((name, j) => `<tr data-constraint="${esc(name)}"><th scope="row">${esc(name)} ≤ 0</th><td>` +
+      (c ? `<span data-x="${c[j]}">${fmt(c[j])}</span> — ${c[j] <= 0 ? 'kept' : 'violated'}` : '— (not reported)') + '</td></tr>').join('') +
+    (cs.length && (c || t.state === 'complete') ? `<tr data-k="feasible"><th scope="row">feasible</th><td>${feasible(t) ? 'yes' : `no: breaks ${violated(t).map(esc).join(', ')}`}</td></tr>` : '') +
+    '</tbody>';
 }
 
 function row(label, html, key) { return `<tr data-k="${key}"><th scope="row">${esc(label)}</th><td>${html}</td></tr>`; }
@@ -49,17 +88,22 @@ export function renderTrial(n) {
   $('trial-next').disabled = at < 0 || at >= numbers.length - 1;
   if (!t) {
     setNote('trial-summary', `This study has no trial ${n} (yet).`, true);
-    for (const id of ['trial-facts', 'trial-params', 'trial-attrs', 'trial-meta', 'trial-curve-data']) $(id).innerHTML = '';
+    for (const id of ['trial-facts', 'trial-params', 'trial-attrs', 'trial-outcome', 'trial-meta', 'trial-curve-data']) $(id).innerHTML = '';
+    $('trial-outcome').hidden = true;
     $('trial-curve-panel').hidden = true;
     $('trial-shapley-panel').hidden = true;
     return;
   }
-  setNote('trial-summary', `${t.state}${Number.isFinite(t.value) ? `, value ${fmt(t.value)}` : ''}${rankText(t)}`);
+  const vals = objectiveValues(t);
+  const valueText = !Number.isFinite(t.value) ? '' : multiObjective() && vals
+    ? ', ' + objectives().map((o, k) => `${o.name} ${fmt(vals[k])}`).join(', ') : `, value ${fmt(t.value)}`;
+  setNote('trial-summary', `${t.state}${valueText}${rankText(t)}`);
   const dur = durationMs(t);
   const note = trialNote(t);
   $('trial-facts').innerHTML = '<caption>Facts</caption><tbody>' + [
     row('state', `<span class="dot" style="background:${stateColour(t.state)}" aria-hidden="true"></span>${esc(t.state)}`, 'state'),
-    row('value', Number.isFinite(t.value) ? `<span data-x="${t.value}">${fmt(t.value)}</span>` : '—', 'value'),
+    // With several objectives the outcome table has every value.
+    multiObjective() ? '' : row('value', Number.isFinite(t.value) ? `<span data-x="${t.value}">${fmt(t.value)}</span>` : '—', 'value'),
     t.fail_reason ? row('fail reason', esc(t.fail_reason), 'fail_reason') : '',
     row('chosen by', esc(t.acquisition || '—'), 'acquisition'),
     note ? row('optimizer note', esc(note), 'note') : '',
@@ -80,6 +124,7 @@ export function renderTrial(n) {
       const type = p.type === 'categorical' ? `categorical (${jsonType(v)})` : `${p.type}${p.log ? ', log' : ''}`;
       return `<tr data-param="${esc(p.name)}"><th scope="row">${esc(p.name)}</th><td>${esc(type)}</td><td data-json="${esc(JSON.stringify(v ?? null))}">${v === undefined ? esc(inactiveText(p)) : esc(fmtValue(v))}</td></tr>`;
     }).join('') + '</tbody>';
+  outcomeTable(t);
   const attrs = Object.entries(t.user_attrs || {});
   $('trial-attrs').innerHTML = '<caption>User attributes</caption>' + (attrs.length
     ? '<thead><tr><th scope="col">name</th><th scope="col">value</th></tr></thead><tbody>' +
@@ -141,3 +186,4 @@ $('trial-next').addEventListener('click', () => step(1));
 $('trial-go').addEventListener('click', () => { const n = Number($('trial-number').value); if (Number.isInteger(n)) openTrial(n); });
 $('trial-number').addEventListener('keydown', (e) => { if (e.key === 'Enter') $('trial-go').click(); });
 $('trial-shapley-go').addEventListener('click', explainShown);
+$('trial-shapley-objective').addEventListener('change', explainShown);
