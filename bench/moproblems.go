@@ -95,10 +95,20 @@ func MOProblems() []*MOProblem {
 	return []*MOProblem{zdt(1), zdt(2), zdt(3), dtlz2(), bnh(), boostingSize()}
 }
 
-// MOProblemByName returns one of MOProblems.
+// MOHeldOut returns the held-out problems: never run while xbo's
+// optimizer for several objectives was developed, and reported apart.
+// ZDT6 (d = 6: a front whose density is biased along f1), DTLZ4 (DTLZ2's
+// sphere with the position variables raised to the 100th power, which
+// crowds random samples at the front's edges) and SRN (Srinivas and Deb
+// 1994: two constraints, part of the front on a constraint's boundary).
+func MOHeldOut() []*MOProblem {
+	return []*MOProblem{zdt6(), dtlz4(), srn()}
+}
+
+// MOProblemByName returns one of MOProblems or MOHeldOut.
 func MOProblemByName(name string) (*MOProblem, error) {
 	var names []string
-	for _, p := range MOProblems() {
+	for _, p := range slices.Concat(MOProblems(), MOHeldOut()) {
 		if p.Name == name {
 			return p, nil
 		}
@@ -224,21 +234,120 @@ func dtlz2() *MOProblem {
 	}
 }
 
+func zdt6() *MOProblem {
+	f1Of := func(x1 float64) float64 { return 1 - math.Exp(-4*x1)*math.Pow(math.Sin(6*math.Pi*x1), 6) }
+	// The smallest f1 on the Pareto set (x1 ∈ [0, 1]), found on a fine grid.
+	f1Min := 1.0
+	for i := 0; i <= 200000; i++ {
+		f1Min = math.Min(f1Min, f1Of(float64(i)/200000))
+	}
+	p := &MOProblem{
+		Name:       "zdt6",
+		Space:      unitSpace(zdtDim),
+		Directions: minimizeAll(2),
+		Reference:  []float64{zdtRef, zdtRef},
+		Eval: func(x []float64) ([]float64, []float64) {
+			g := 0.0
+			for _, v := range x[1:] {
+				g += v
+			}
+			g = 1 + 9*math.Pow(g/float64(len(x)-1), 0.25)
+			f1 := f1Of(x[0])
+			return []float64{f1, g * (1 - (f1/g)*(f1/g))}, nil
+		},
+	}
+	p.Front = func(n int) [][]float64 {
+		out := make([][]float64, n)
+		for i := range out {
+			f1 := f1Min + (1-f1Min)*float64(i)/float64(max(n-1, 1))
+			out[i] = []float64{f1, 1 - f1*f1}
+		}
+		return out
+	}
+	// Left of f1Min nothing is attainable; from f1Min to 1 the area above
+	// 1 − f1² up to the reference, beyond 1 the strip up to the reference.
+	p.closedHV = (1-f1Min)*zdtRef - ((1 - f1Min) - (1-f1Min*f1Min*f1Min)/3) + (zdtRef-1)*zdtRef
+	return p
+}
+
+func dtlz4() *MOProblem {
+	p := dtlz2()
+	p.Name = "dtlz4"
+	eval := p.Eval
+	p.Eval = func(x []float64) ([]float64, []float64) {
+		y := slices.Clone(x)
+		y[0], y[1] = math.Pow(x[0], 100), math.Pow(x[1], 100)
+		return eval(y)
+	}
+	return p
+}
+
+func srnObjectives(x1, x2 float64) []float64 {
+	return []float64{2 + (x1-2)*(x1-2) + (x2-1)*(x2-1), 9*x1 - (x2-1)*(x2-1)}
+}
+
+// srnTop is the largest x2 on SRN's Pareto set, where x1 = −2.5 meets the
+// circle x1² + x2² = 225.
+var srnTop = math.Sqrt(225 - 6.25)
+
+// srnParetoSet is a point of SRN's Pareto set, t ∈ [0, 1]. Inside the
+// feasible region a point is optimal only where no move of x1 and of
+// s = (x2 − 1)² improves both objectives: f1 = 2 + (x1 − 2)² + s and f2 =
+// 9x1 − s change by (2(x1 − 2)dx + ds, 9dx − ds), so x1 = −2.5 (the
+// segment up to the circle). Along the boundary x2 = (x1 + 10)/3 of the
+// second constraint, f1 falls and f2 rises with x1 up to x1 = 1.1, where
+// df1/dx1 = 2(x1 − 2) + 2(x1 + 7)/9 = 0: that piece is optimal too. The
+// circle beyond x2 = srnTop lies past the reference point's f1 = 200.
+func srnParetoSet(t float64) (x1, x2 float64) {
+	const split = 0.3 // the boundary piece, then the x1 = −2.5 segment
+	if t < split {
+		x1 = 1.1 - 3.6*t/split
+		return x1, (x1 + 10) / 3
+	}
+	return -2.5, 2.5 + (srnTop-2.5)*(t-split)/(1-split)
+}
+
+// planeSpace is the box [lo1, hi1] × [lo2, hi2] of x1 and x2.
+func planeSpace(lo1, hi1, lo2, hi2 float64) *space.Space {
+	sp, err := space.New(space.Minimize, []space.Param{
+		{Name: "x1", Type: space.Float, Low: lo1, High: hi1},
+		{Name: "x2", Type: space.Float, Low: lo2, High: hi2},
+	})
+	if err != nil {
+		panic(err) // static definition
+	}
+	return sp
+}
+
+func srn() *MOProblem {
+	return &MOProblem{
+		Name:        "srn",
+		Space:       planeSpace(-20, 20, -20, 20),
+		Directions:  minimizeAll(2),
+		Reference:   []float64{200, 0},
+		Constraints: 2,
+		Eval: func(x []float64) ([]float64, []float64) {
+			x1, x2 := x[0], x[1]
+			return srnObjectives(x1, x2), []float64{x1*x1 + x2*x2 - 225, x1 - 3*x2 + 10}
+		},
+		Front: func(n int) [][]float64 {
+			out := make([][]float64, n)
+			for i := range out {
+				out[i] = srnObjectives(srnParetoSet(float64(i) / float64(max(n-1, 1))))
+			}
+			return out
+		},
+	}
+}
+
 func bnhObjectives(x1, x2 float64) []float64 {
 	return []float64{4*x1*x1 + 4*x2*x2, (x1-5)*(x1-5) + (x2-5)*(x2-5)}
 }
 
 func bnh() *MOProblem {
-	sp, err := space.New(space.Minimize, []space.Param{
-		{Name: "x1", Type: space.Float, Low: 0, High: 5},
-		{Name: "x2", Type: space.Float, Low: 0, High: 3},
-	})
-	if err != nil {
-		panic(err) // static definition
-	}
 	return &MOProblem{
 		Name:        "bnh",
-		Space:       sp,
+		Space:       planeSpace(0, 5, 0, 3),
 		Directions:  minimizeAll(2),
 		Reference:   []float64{140, 50},
 		Constraints: 2,

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"runtime"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -20,12 +21,19 @@ import (
 // through scripts/peers.py.
 var MOMethods = []string{"xbo", "random", "nsga2", "tpe"}
 
+// moMethodsKnown adds to MOMethods xbo's two proposers for several
+// objectives on their own, to compare them.
+var moMethodsKnown = append(slices.Clone(MOMethods), "xbo-parego", "xbo-ehvi")
+
 // MOOptions configure MultiObjective.
 type MOOptions struct {
 	Problems []string // default every MOProblems name
 	Methods  []string // default MOMethods
 	Workers  []int    // trials kept pending, default {1, 8}
-	Seeds    int      // seeds 1..Seeds, default 10
+	Seeds    int      // seeds FirstSeed..FirstSeed+Seeds−1, default 10
+	// FirstSeed is the first seed (default 1); a held-out set of seeds
+	// starts elsewhere.
+	FirstSeed int
 	// Budget is the evaluations per run; 0: 100, 200 for DTLZ2.
 	Budget   int
 	Python   string // interpreter with Optuna (default DefaultPython)
@@ -104,6 +112,9 @@ func multiObjective(ctx context.Context, o MOOptions) (*MOResult, error) {
 	if o.Seeds == 0 {
 		o.Seeds = 10
 	}
+	if o.FirstSeed == 0 {
+		o.FirstSeed = 1
+	}
 	if o.Python == "" {
 		o.Python = DefaultPython()
 	}
@@ -113,7 +124,10 @@ func multiObjective(ctx context.Context, o MOOptions) (*MOResult, error) {
 	if o.Seeds < 1 || o.Jobs < 1 || o.Budget < 0 || o.Budget > 10_000 {
 		return nil, fmt.Errorf("seeds %d and jobs %d must be positive, budget %d in 0..10000", o.Seeds, o.Jobs, o.Budget)
 	}
-	if err := checkMethods(o.Methods, MOMethods); err != nil {
+	if o.FirstSeed < 1 {
+		return nil, fmt.Errorf("first seed %d must be positive", o.FirstSeed)
+	}
+	if err := checkMethods(o.Methods, moMethodsKnown); err != nil {
 		return nil, err
 	}
 	if err := checkWorkers(o.Workers); err != nil {
@@ -140,18 +154,19 @@ func multiObjective(ctx context.Context, o MOOptions) (*MOResult, error) {
 	err := parallelDo(ctx, len(jobs), o.Jobs, o.Progress, func(k int) error {
 		j := jobs[k]
 		p, method, workers := problems[j.problem], o.Methods[j.method], o.Workers[j.workers]
-		run := MORun{Problem: p.Name, Method: method, Workers: workers, Seed: j.seed}
+		seed := j.seed + o.FirstSeed - 1
+		run := MORun{Problem: p.Name, Method: method, Workers: workers, Seed: seed}
 		var err error
 		switch method {
 		case "random":
-			err = randomMORun(p, budgets[j.problem], uint64(j.seed), &run)
-		case "xbo":
-			err = xboMORun(p, budgets[j.problem], workers, uint64(j.seed), &run)
+			err = randomMORun(p, budgets[j.problem], uint64(seed), &run)
+		case "xbo", "xbo-parego", "xbo-ehvi":
+			err = xboMORun(p, method, budgets[j.problem], workers, uint64(seed), &run)
 		default:
-			err = optunaMORun(ctx, p, method, budgets[j.problem], workers, uint64(j.seed), o.Python, &run)
+			err = optunaMORun(ctx, p, method, budgets[j.problem], workers, uint64(seed), o.Python, &run)
 		}
 		if err != nil {
-			return fmt.Errorf("%s, %s, %d workers, seed %d: %w", p.Name, method, workers, j.seed, err)
+			return fmt.Errorf("%s, %s, %d workers, seed %d: %w", p.Name, method, workers, seed, err)
 		}
 		runs[k] = run
 		return nil
@@ -220,10 +235,24 @@ func (t *moTracker) told(values, constraints []float64) error {
 	return nil
 }
 
-// xboMORun runs opt.ParEGO with the optimizer's defaults, keeping workers
-// trials pending and telling the oldest first.
-func xboMORun(p *MOProblem, budget, workers int, seed uint64, run *MORun) error {
-	o, err := opt.NewParEGO(opt.Config{Space: p.Space, Seed: seed, Workers: 1}, p.Directions)
+// xboMORun runs xbo's optimizer for several objectives with its defaults
+// (xbo: opt.NewMultiObjective's choice; xbo-parego, xbo-ehvi: that one),
+// keeping workers trials pending and telling the oldest first.
+func xboMORun(p *MOProblem, method string, budget, workers int, seed uint64, run *MORun) error {
+	cfg := opt.Config{Space: p.Space, Seed: seed, Workers: 1}
+	var o interface {
+		Ask() (opt.Trial, error)
+		Tell(id int64, values, constraints []float64) error
+	}
+	var err error
+	switch method {
+	case "xbo-parego":
+		o, err = opt.NewParEGO(cfg, p.Directions)
+	case "xbo-ehvi":
+		o, err = opt.NewEHVI(cfg, p.Directions)
+	default:
+		o, err = opt.NewMultiObjective(cfg, p.Directions)
+	}
 	if err != nil {
 		return err
 	}

@@ -328,3 +328,62 @@ func BenchmarkParEGOAskT200D6(b *testing.B) {
 	}
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
+
+// BenchmarkEHVIAskT200D6 is BenchmarkParEGOAskT200D6 for EHVI, with two
+// objectives (the value and the parameters' sum) and with three (and the
+// sum of squares), as in a study: each ask is followed by the tell of its
+// trial (its value the nearest training row's), so the models are
+// refitted on their schedule (ehviFit) from T = 200 on, the first ask
+// with three starts.
+func BenchmarkEHVIAskT200D6(b *testing.B) {
+	for _, m := range []int{2, 3} {
+		b.Run(fmt.Sprintf("objectives=%d", m), func(b *testing.B) {
+			x, y := readTrainCSV(b, sklearnTrainData)
+			hist := steadyStateHistory(b, x, y, 3)
+			e, err := NewEHVI(Config{Space: unitSpace(b, 6), Seed: 1}, slices.Repeat([]space.Direction{space.Minimize}, m))
+			if err != nil {
+				b.Fatal(err)
+			}
+			objectives := func(u []float64, v float64) []float64 {
+				sum, sq := 0.0, 0.0
+				for _, c := range u {
+					sum += c
+					sq += c * c
+				}
+				return []float64{v, sum, sq}[:m]
+			}
+			p := e.p
+			for i, t := range hist {
+				t.ID, t.Completion = int64(i+1), i
+				p.trials = append(p.trials, t)
+				p.values[t.ID] = objectives(t.Params, t.Value)
+			}
+			b.ReportAllocs()
+			var cpu time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				cpu0 := processCPU()
+				tr, err := e.Ask()
+				cpu += processCPU() - cpu0
+				if err != nil {
+					b.Fatal(err)
+				}
+				if tr.Acquisition != "ehvi" {
+					b.Fatalf("Ask proposed by %q (%s)", tr.Acquisition, tr.Note)
+				}
+				b.StopTimer()
+				nearest, best := 0, math.Inf(1)
+				for i, row := range x {
+					if d := unitDistance(row, tr.U); d < best {
+						nearest, best = i, d
+					}
+				}
+				if err := e.Tell(tr.ID, objectives(tr.Params, y[nearest]), nil); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -42,6 +42,7 @@ type ParEGO struct {
 	trials []Trial
 	values map[int64][]float64 // complete trials' objective values
 	viol   map[int64]float64   // complete trials' total constraint violation
+	cons   map[int64][]float64 // complete trials' constraint values (nil: none reported)
 }
 
 // ParEGORho is the augmentation weight ρ of the scalarization.
@@ -80,7 +81,7 @@ func NewParEGO(cfg Config, dirs []space.Direction) (*ParEGO, error) {
 	if _, err := New(cfg); err != nil {
 		return nil, fmt.Errorf("opt: parego: %w", err)
 	}
-	p := &ParEGO{cfg: cfg, dirs: slices.Clone(dirs), values: map[int64][]float64{}, viol: map[int64]float64{}}
+	p := &ParEGO{cfg: cfg, dirs: slices.Clone(dirs), values: map[int64][]float64{}, viol: map[int64]float64{}, cons: map[int64][]float64{}}
 	ids := map[int64]bool{}
 	var next int64
 	for _, t := range hist {
@@ -102,6 +103,7 @@ func NewParEGO(cfg Config, dirs []space.Direction) (*ParEGO, error) {
 			}
 			p.values[t.ID] = t.Values
 			p.viol[t.ID] = pareto.Violation(t.Constraints)
+			p.cons[t.ID] = t.Constraints
 			t.Completion = len(p.values) - 1
 		}
 		t.Values, t.Constraints = nil, nil
@@ -143,6 +145,11 @@ func (p *ParEGO) AskBatch(n int) ([]Trial, error) {
 func (p *ParEGO) Ask() (Trial, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	return p.ask()
+}
+
+// ask is Ask with p.mu held.
+func (p *ParEGO) ask() (Trial, error) {
 	lambda := p.weights(len(p.trials))
 	cfg := p.cfg
 	cfg.History = p.scalarized(lambda)
@@ -176,6 +183,7 @@ func (p *ParEGO) Tell(id int64, values, constraints []float64) error {
 	t.Completion = len(p.values)
 	p.values[id] = slices.Clone(values)
 	p.viol[id] = pareto.Violation(constraints)
+	p.cons[id] = slices.Clone(constraints)
 	return nil
 }
 

@@ -109,19 +109,19 @@ func (c Settings) New(sp *space.Space, history []Trial, workers int) (*Optimizer
 	return New(c.Config(sp, history, workers))
 }
 
-// NewParEGO builds the optimizer these settings describe for a study with
-// several objectives or constraints (sp's Objectives and Constraints):
-// ParEGO over sp's directions, each ask proposed by the optimizer the
-// settings describe. A resumed history's complete trials carry Values
-// and Constraints.
-func (c Settings) NewParEGO(sp *space.Space, history []Trial, workers int) (*ParEGO, error) {
+// NewMultiObjective builds the optimizer these settings describe for a
+// study with several objectives or constraints (sp's Objectives and
+// Constraints): NewMultiObjective over sp's directions, its models and
+// candidate search configured by the settings. A resumed history's
+// complete trials carry Values and Constraints.
+func (c Settings) NewMultiObjective(sp *space.Space, history []Trial, workers int) (MultiObjective, error) {
 	if sp == nil {
 		return nil, errors.New("opt: no space")
 	}
 	if c.Resource != nil {
 		return nil, errors.New("opt: a resource (the configuration × budget model) is for one objective; a study with several objectives or constraints learns from final values only")
 	}
-	return NewParEGO(c.Config(sp, history, workers), sp.Directions())
+	return NewMultiObjective(c.Config(sp, history, workers), sp.Directions())
 }
 
 // Config is the optimizer configuration these settings describe over sp

@@ -105,7 +105,8 @@ func (m *mirror) optimizer(workers int) (*opt.Optimizer, map[int64]int64, map[in
 }
 
 // proposer builds the optimizer of the asks: the study's optimizer for
-// one objective, ParEGO over it for several objectives or constraints.
+// one objective, opt.NewMultiObjective's for several objectives or
+// constraints.
 func (m *mirror) proposer(workers int) (proposer, map[int64]int64, map[int64]store.State, error) {
 	if !m.sp.MultiObjective() && len(m.sp.Constraints) == 0 {
 		o, optID, state, err := m.optimizer(workers)
@@ -118,7 +119,7 @@ func (m *mirror) proposer(workers int) (proposer, map[int64]int64, map[int64]sto
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	o, err := m.cfg.NewParEGO(m.sp, hist, workers)
+	o, err := m.cfg.NewMultiObjective(m.sp, hist, workers)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("rebuild optimizer: %w", err)
 	}

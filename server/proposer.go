@@ -7,8 +7,8 @@ import (
 )
 
 // proposer is a study's optimizer as the asks' cache drives it: package
-// opt's Optimizer for one objective, its ParEGO for several objectives or
-// constraints (opt.Settings.NewParEGO). Both take the cache's changes in
+// opt's Optimizer for one objective, its EHVI or ParEGO for several
+// objectives or constraints (opt.Settings.NewMultiObjective). Both take the cache's changes in
 // place, so neither is rebuilt on every ask.
 type proposer interface {
 	AskBatch(n int) ([]opt.Trial, error)
@@ -25,9 +25,10 @@ type singleObjective struct{ *opt.Optimizer }
 
 func (o singleObjective) Complete(id int64, t *store.Trial) error { return o.Tell(id, *t.Value) }
 
-// multiObjective drives ParEGO, which learns from final values only: a
-// curve is not used, and a pruned trial counts as one without values.
-type multiObjective struct{ *opt.ParEGO }
+// multiObjective drives an optimizer of several objectives, which learns
+// from final values only: a curve is not used, and a pruned trial counts
+// as one without values.
+type multiObjective struct{ opt.MultiObjective }
 
 func (o multiObjective) Report(int64, []history.Intermediate) error { return nil }
 

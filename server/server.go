@@ -566,7 +566,7 @@ func NewStudyRecord(name string, spaceDoc, optimizer, pruner json.RawMessage, no
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
 	if sp.MultiObjective() || len(sp.Constraints) > 0 {
-		if _, err := cfg.NewParEGO(sp, nil, 0); err != nil {
+		if _, err := cfg.NewMultiObjective(sp, nil, 0); err != nil {
 			return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 		}
 	}

@@ -149,7 +149,7 @@ func closeTo(a, b float64) bool {
 }
 
 // checkMultiObjective: a study with two objectives and a constraint,
-// optimized over HTTP (ParEGO), with one dominated and one infeasible
+// optimized over HTTP (EHVI), with one dominated and one infeasible
 // trial added: the overview leads with the front (the right trials in each
 // class, the boundary, the hypervolume after each trial against the stated
 // reference point, all as the API and Go's package pareto give them), the

@@ -25,7 +25,8 @@ func runBenchMultiObjective(ctx context.Context, args []string, env *cliEnv) err
 	problems := fs.String("problems", "", "comma-separated problems (default all: "+strings.Join(names, ",")+")")
 	methods := fs.String("methods", "", "comma-separated methods (default all: "+strings.Join(bench.MOMethods, ",")+")")
 	workers := fs.String("workers", "1,8", "comma-separated numbers of simulated parallel workers (trials kept pending)")
-	seeds := fs.Int("seeds", 10, "repetitions (seeds 1..N)")
+	seeds := fs.Int("seeds", 10, "repetitions (seeds first-seed..first-seed+N−1)")
+	firstSeed := fs.Int("first-seed", 1, "first seed (a held-out set of seeds starts elsewhere, e.g. 101)")
 	budget := fs.Int("budget", 0, "evaluations per run (0: 100, 200 for three objectives)")
 	python := fs.String("python", bench.DefaultPython(), "Python interpreter with Optuna (Debian python3-optuna)")
 	jobs := fs.Int("jobs", 0, "runs at once (0: one per CPU); hypervolumes do not depend on it, ask times do")
@@ -33,10 +34,10 @@ func runBenchMultiObjective(ctx context.Context, args []string, env *cliEnv) err
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
-	if *seeds < 1 || *jobs < 0 || *budget < 0 {
-		return usagef("need --seeds ≥ 1, --jobs ≥ 0 and --budget ≥ 0")
+	if *seeds < 1 || *firstSeed < 1 || *jobs < 0 || *budget < 0 {
+		return usagef("need --seeds ≥ 1, --first-seed ≥ 1, --jobs ≥ 0 and --budget ≥ 0")
 	}
-	o := bench.MOOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, Budget: *budget, Python: *python, Jobs: *jobs}
+	o := bench.MOOptions{Problems: splitList(*problems), Methods: splitList(*methods), Seeds: *seeds, FirstSeed: *firstSeed, Budget: *budget, Python: *python, Jobs: *jobs}
 	var err error
 	if o.Workers, err = parseInts(*workers); err != nil {
 		return usagef("--workers: %v", err)
