@@ -80,8 +80,13 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 	case "budgets":
 		req = BudgetsRequest{Budgets: p.budgets(), Level: p.float("level")}
 	case "tradeoff":
-		req = TradeoffRequest{Params: p.params(), Grid: p.int("grid"), Samples: p.int("samples"), Alpha: p.float("alpha"),
+		r := TradeoffRequest{Params: p.params(), Grid: p.int("grid"), Samples: p.int("samples"), Alpha: p.float("alpha"),
 			Method: p.str("method")}
+		if p.has("trial") {
+			n := p.int64("trial")
+			r.Trial = &n
+		}
+		req = r
 	default:
 		return nil, invalidf("unknown explanation kind %q (known: %s)", kind, strings.Join(Kinds, ", "))
 	}

@@ -68,6 +68,10 @@ type TradeoffRequest struct {
 	Alpha   float64 `json:"alpha"`
 	// Method is the importance method (ImportanceRequest.Method).
 	Method string `json:"method"`
+	// Trial, when set, adds that trial's Shapley values of every
+	// objective's surrogate mean, side by side (e.g. of a Pareto-optimal
+	// trial: what each parameter contributes to each objective there).
+	Trial *int64 `json:"trial,omitempty"`
 }
 
 // Trade-off verdicts.
@@ -85,8 +89,25 @@ type TradeoffResult struct {
 	// Front lists the Pareto-optimal trials (history.ParetoFront).
 	Front  []int64         `json:"front"`
 	Params []TradeoffParam `json:"params"`
+	// Shapley holds the requested trial's Shapley values of each
+	// objective's mean, in the objectives' order.
+	Shapley []TradeoffShapley `json:"shapley,omitempty"`
 	// Reading says in words which parameters trade which objectives.
 	Reading string `json:"reading"`
+}
+
+// TradeoffShapley is a trial's Shapley decomposition of one objective's
+// surrogate mean (kind shapley, output mean): φ_j in the objective's
+// units, summing to Prediction − Average, with the intervals at the
+// explanation's level.
+type TradeoffShapley struct {
+	Objective  string             `json:"objective"`
+	Trial      int64              `json:"trial"`
+	Prediction float64            `json:"prediction"`
+	Average    float64            `json:"average"`
+	Phi        map[string]float64 `json:"phi"`
+	Lower      map[string]float64 `json:"lower"`
+	Upper      map[string]float64 `json:"upper"`
 }
 
 // TradeoffParam is one parameter's part in the trade-offs.
@@ -183,6 +204,24 @@ func (e *Engine) Tradeoff(ctx context.Context, h *history.History, req TradeoffR
 			}
 		}
 		out.Params = append(out.Params, tradeoffOf(name, names, dirs, imps, curves))
+	}
+	if req.Trial != nil {
+		for k := range m {
+			r, err := e.Shapley(ctx, per[k], ShapleyRequest{Trial: req.Trial})
+			if err != nil {
+				return nil, fmt.Errorf("objective %s, Shapley values of trial %d: %w", names[k], *req.Trial, err)
+			}
+			mean, ok := r.Explanation.Output("mean")
+			if !ok {
+				return nil, fmt.Errorf("objective %s: the Shapley explanation has no mean", names[k])
+			}
+			sh := TradeoffShapley{Objective: names[k], Trial: *req.Trial, Prediction: mean.Prediction, Average: mean.Average,
+				Phi: map[string]float64{}, Lower: map[string]float64{}, Upper: map[string]float64{}}
+			for j, p := range r.Explanation.Params {
+				sh.Phi[p], sh.Lower[p], sh.Upper[p] = mean.Phi[j], mean.Lower[j], mean.Upper[j]
+			}
+			out.Shapley = append(out.Shapley, sh)
+		}
 	}
 	out.Reading = tradeoffReading(out)
 	return out, nil

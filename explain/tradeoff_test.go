@@ -114,6 +114,34 @@ func TestTradeoffKnownAnswer(t *testing.T) {
 	if len(r.Params) != 4 || len(r.Front) == 0 || r.Objectives[1].Direction != space.Maximize {
 		t.Errorf("%d parameters, front %v, objectives %+v", len(r.Params), r.Front, r.Objectives)
 	}
+
+	// Shapley values of a Pareto-optimal trial for both objectives at once.
+	// Both objectives are additive, so under the uniform background each
+	// φ_j is the parameter's own term minus its mean: error: φ_x = x − ½,
+	// φ_a = 2(a − 0.3)² − 2·E(a − 0.3)², φ_b = φ_z = 0; speed: φ_x = x − ½,
+	// φ_b = −2(b − 0.7)² + 2·E(b − 0.7)², φ_a = φ_z = 0. The GP's mean,
+	// fitted to 80 trials, is held to 0.03.
+	n := r.Front[len(r.Front)/2]
+	withShapley, err := e.Tradeoff(ctx, h, TradeoffRequest{Samples: 300, Trial: &n})
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, a, b := h.Trials[n].Params[0], h.Trials[n].Params[1], h.Trials[n].Params[2]
+	m2 := (math.Pow(0.7, 3) + math.Pow(0.3, 3)) / 3
+	truth := []map[string]float64{
+		{"x": x - 0.5, "a": 2*(a-0.3)*(a-0.3) - 2*m2, "b": 0, "z": 0},
+		{"x": x - 0.5, "a": 0, "b": -2*(b-0.7)*(b-0.7) + 2*m2, "z": 0},
+	}
+	if len(withShapley.Shapley) != 2 {
+		t.Fatalf("%d Shapley decompositions, want one per objective", len(withShapley.Shapley))
+	}
+	for k, sh := range withShapley.Shapley {
+		for p, want := range truth[k] {
+			if math.Abs(sh.Phi[p]-want) > 0.03 {
+				t.Errorf("trial %d, %s: φ_%s = %.4f, analytic %.4f", n, sh.Objective, p, sh.Phi[p], want)
+			}
+		}
+	}
 	// With noise (sd 0.05, a twentieth of x's range) and fewer trials, on
 	// other draws, the verdicts stand.
 	for seed := uint64(10); seed < 13; seed++ {

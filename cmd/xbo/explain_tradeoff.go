@@ -26,6 +26,7 @@ func runExplainTradeoff(ctx context.Context, args []string, env *cliEnv) error {
 	mc := fs.Int("mc", 0, "Monte Carlo points of each PDP (default 1000)")
 	alpha := fs.Float64("alpha", 0, "PDP bands at level 1−alpha (default 0.05)")
 	method := fs.String("method", "", "importance method: gp-sobol or forest-fanova (default as explain importance)")
+	trial := fs.Int64("trial", -1, "also give this trial's Shapley values of every objective's mean, side by side (e.g. a Pareto-optimal trial)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
@@ -34,6 +35,9 @@ func runExplainTradeoff(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	req := explain.TradeoffRequest{Grid: *grid, Samples: *mc, Alpha: *alpha, Method: *method}
+	if *trial >= 0 {
+		req.Trial = trial
+	}
 	if *params != "" {
 		for _, p := range strings.Split(*params, ",") {
 			req.Params = append(req.Params, strings.TrimSpace(p))
@@ -71,6 +75,20 @@ func runExplainTradeoff(ctx context.Context, args []string, env *cliEnv) error {
 		w.printf(" %10.3f  %s\n", worst, p.Verdict)
 	}
 	w.printf("%s\n", res.Reading)
+	if len(res.Shapley) > 0 {
+		w.printf("\nShapley values of trial %d (each objective's surrogate mean, in its units):\n%-16s", res.Shapley[0].Trial, "parameter")
+		for _, sh := range res.Shapley {
+			w.printf(" %14s", sh.Objective)
+		}
+		w.printf("\n")
+		for _, p := range res.Params {
+			w.printf("%-16s", p.Param)
+			for _, sh := range res.Shapley {
+				w.printf(" %14.4g", sh.Phi[p.Param])
+			}
+			w.printf("\n")
+		}
+	}
 	w.printf("conflict: the part of the objectives' (sign-aligned) correlation over the space carried by the parameter's main effects, > 0 trading them; the verdict rests on the PDP bands (docs/explanations.md, Trade-offs)\n")
 	if w.err != nil {
 		return fmt.Errorf("writing: %w", w.err)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"path/filepath"
 	"strings"
@@ -55,8 +56,8 @@ func TestExplainTradeoffAndObjective(t *testing.T) {
 	if verdicts["x"] != explain.AlongFront || verdicts["a"] != explain.OneObjective || verdicts["b"] != explain.OneObjective {
 		t.Errorf("verdicts %v", verdicts)
 	}
-	code, out, errOut = runCLI(t, "explain", "tradeoff", "--study", "mo", "--db", db, "--mc", "300")
-	if code != 0 || !strings.Contains(out, "moves along the front: x") {
+	code, out, errOut = runCLI(t, "explain", "tradeoff", "--study", "mo", "--db", db, "--mc", "300", "--trial", fmt.Sprint(res.Front[0]))
+	if code != 0 || !strings.Contains(out, "moves along the front: x") || !strings.Contains(out, fmt.Sprintf("Shapley values of trial %d", res.Front[0])) {
 		t.Errorf("text output (exit %d, %s):\n%s", code, errOut, out)
 	}
 
