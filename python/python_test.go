@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"xbo/client"
+	"xbo/store/storetest"
 )
 
 const token = "python-test-token"
@@ -78,6 +79,22 @@ func TestPythonClient(t *testing.T) {
 	})
 
 	t.Run("worker-example", func(t *testing.T) { workerExample(t, venvPython, url) })
+
+	// Studies with several objectives and constraints use the stores'
+	// newest columns and checks: their tests run against PostgreSQL too.
+	t.Run("objectives-postgres", func(t *testing.T) {
+		pgURL := serveDB(t, bin, t.TempDir(), storetest.PostgresDSN(t))
+		cmd := exec.Command(venvPython, "-m", "unittest", "-v", "test_objectives")
+		cmd.Dir = filepath.Join(here(), "tests")
+		cmd.Env = append(os.Environ(), "XBO_TEST_URL="+pgURL, "XBO_TEST_TOKEN="+token, "PYTHONDONTWRITEBYTECODE=1")
+		out, err := runFor(cmd, 10*time.Minute)
+		if err != nil {
+			t.Fatalf("python -m unittest test_objectives on PostgreSQL: %v\n%s", err, out)
+		}
+		if !strings.Contains(out, "test_optimize_two_objectives_with_a_constraint") {
+			t.Fatalf("the objectives tests did not run:\n%s", out)
+		}
+	})
 }
 
 // install creates a virtual environment that sees the system's packages
@@ -189,6 +206,13 @@ func buildXBO(t *testing.T, dir string) string {
 // returns its URL once it answers; the server is stopped at the test's end.
 func serve(t *testing.T, bin, dir string) string {
 	t.Helper()
+	return serveDB(t, bin, dir, filepath.Join(dir, "xbo.db"))
+}
+
+// serveDB is serve with the given database (a SQLite file or a PostgreSQL
+// DSN); dir holds the server's log.
+func serveDB(t *testing.T, bin, dir, db string) string {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -199,7 +223,7 @@ func serve(t *testing.T, bin, dir string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "serve", "--addr", addr, "--db", filepath.Join(dir, "xbo.db"), "--token", token, "--log-level", "warn")
+	cmd := exec.Command(bin, "serve", "--addr", addr, "--db", db, "--token", token, "--log-level", "warn")
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
