@@ -88,8 +88,12 @@ func referencePoint(vals [][]float64, dirs []space.Direction) []float64 {
 }
 
 // paretoSection classifies the usable trials and measures the front as it
-// grew. The hypervolume is recomputed only when a trial joins the front
-// (a trial some front member is at least as good as leaves it unchanged).
+// grew. A trial some front member is at least as good as leaves the
+// hypervolume unchanged; one that joins the front adds its box (between
+// it and the reference point) less the part of the box the front already
+// covers: the front clipped to the box, whose non-dominated part is small.
+// Measuring the whole front again at every change would cost seconds with
+// four objectives and a few hundred trials on the front.
 func paretoSection(h *history.History) (*ParetoSection, error) {
 	sp := h.Space
 	dirs := h.Directions()
@@ -132,16 +136,58 @@ func paretoSection(h *history.History) (*ParetoSection, error) {
 		if h.Feasible(t) {
 			v := h.ObjectiveValues(t)
 			if !slices.ContainsFunc(cur, func(f []float64) bool { return atLeastAsGood(f, v, dirs) }) {
-				cur = slices.DeleteFunc(cur, func(f []float64) bool { return atLeastAsGood(v, f, dirs) })
-				cur = append(cur, v)
-				if hv, err = pareto.Hypervolume(cur, sec.Reference, dirs); err != nil {
+				add, err := addedVolume(cur, v, sec.Reference, dirs)
+				if err != nil {
 					return nil, err
 				}
+				hv += add
+				cur = slices.DeleteFunc(cur, func(f []float64) bool { return atLeastAsGood(v, f, dirs) })
+				cur = append(cur, v)
 			}
 		}
 		sec.Hypervolume = append(sec.Hypervolume, HypervolumePoint{Trial: t.Number, Hypervolume: hv, FrontSize: len(cur)})
 	}
 	return sec, nil
+}
+
+// addedVolume is the hypervolume v adds to the front: the volume of its
+// box up to ref less the front's hypervolume within that box (each member
+// moved to v wherever it is better than v).
+func addedVolume(front [][]float64, v, ref []float64, dirs []space.Direction) (float64, error) {
+	box := 1.0
+	for k := range v {
+		box *= math.Abs(ref[k] - v[k])
+	}
+	clipped := make([][]float64, len(front))
+	for i, f := range front {
+		c := make([]float64, len(f))
+		for k, d := range dirs {
+			if d == space.Maximize {
+				c[k] = math.Min(f[k], v[k])
+			} else {
+				c[k] = math.Max(f[k], v[k])
+			}
+		}
+		clipped[i] = c
+	}
+	if len(clipped) == 0 {
+		return box, nil
+	}
+	// Only the clipped members no other is at least as good as count; they
+	// are few, so one pass that keeps them is cheaper than a sort.
+	var inner [][]float64
+	for _, c := range clipped {
+		if slices.ContainsFunc(inner, func(q []float64) bool { return atLeastAsGood(q, c, dirs) }) {
+			continue
+		}
+		inner = slices.DeleteFunc(inner, func(q []float64) bool { return atLeastAsGood(c, q, dirs) })
+		inner = append(inner, c)
+	}
+	covered, err := pareto.Hypervolume(inner, ref, dirs)
+	if err != nil {
+		return 0, err
+	}
+	return box - covered, nil
 }
 
 // atLeastAsGood: a is no worse than b in every objective.

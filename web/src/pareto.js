@@ -86,10 +86,27 @@ export function referencePoint(vals, os) {
   });
 }
 
+// insertFront adds gain vector p to a set of mutually non-dominated gain
+// vectors (larger is better, the first m coordinates compared): unchanged
+// when a member is at least as good as p in every coordinate, else p
+// joins and the members it is at least as good as leave.
+function insertFront(set, p, m) {
+  for (const q of set) {
+    let ge = true;
+    for (let k = 0; k < m && ge; k++) ge = q[k] >= p[k];
+    if (ge) return set;
+  }
+  const out = set.filter((q) => { for (let k = 0; k < m; k++) if (q[k] > p[k]) return true; return false; });
+  out.push(p);
+  return out;
+}
+
 // volume is the hypervolume of gain vectors (larger is better, the
-// reference point at the origin, every coordinate positive): a sweep in
-// two dimensions, slices along the last coordinate above (exact, as
-// package pareto; fronts of three or four objectives stay small).
+// reference point at the origin, every coordinate positive) in their first
+// m coordinates: a sweep in two dimensions; above, slices along the last
+// coordinate, each the volume of the non-dominated projection of the
+// vectors above it (exact, as package pareto; keeping only the projection's
+// front is what keeps three and four objectives fast).
 function volume(pts, m) {
   if (!pts.length) return 0;
   if (m === 1) return Math.max(...pts.map((p) => p[0]));
@@ -100,10 +117,11 @@ function volume(pts, m) {
     return v;
   }
   const s = pts.slice().sort((a, b) => b[m - 1] - a[m - 1]);
-  let v = 0;
+  let v = 0, set = [];
   for (let i = 0; i < s.length; i++) {
+    set = insertFront(set, s[i], m - 1);
     const depth = s[i][m - 1] - (i + 1 < s.length ? s[i + 1][m - 1] : 0);
-    if (depth > 0) v += depth * volume(s.slice(0, i + 1), m - 1);
+    if (depth > 0) v += depth * volume(set, m - 1);
   }
   return v;
 }
@@ -130,9 +148,13 @@ export function hypervolumeTrace(done, ref, os, isFeasible = (t) => feasible(t))
       const g = gains(objectiveValues(t), ref, s);
       const covered = !g.every((x) => x > 0) || front.some((f) => f.every((x, k) => x >= g[k]));
       if (!covered) {
-        front = front.filter((f) => !(g.every((x, k) => x >= f[k])));
-        front.push(g);
-        hv = volume(front, m);
+        // What g adds: its box less the part the front already covers
+        // (the front clipped to g's box), rather than the whole volume
+        // again, which costs as much as the front is large.
+        let clipped = [];
+        for (const f of front) clipped = insertFront(clipped, f.map((x, k) => Math.min(x, g[k])), m);
+        hv += g.reduce((a, x) => a * x, 1) - volume(clipped, m);
+        front = insertFront(front, g, m);
       }
     }
     out.push([t.number, hv, front.length]);
