@@ -16,7 +16,8 @@ import (
 )
 
 // MOMethods are the methods `xbo bench multiobjective` compares: xbo's
-// ParEGO (opt.ParEGO with the optimizer's defaults), uniform random search
+// optimizer for several objectives (opt.NewMultiObjective with the
+// optimizer's defaults: EHVI up to three objectives), uniform random search
 // and Optuna's NSGA-II and (multi-objective, multivariate) TPE, run
 // through scripts/peers.py.
 var MOMethods = []string{"xbo", "random", "nsga2", "tpe"}

@@ -143,8 +143,8 @@ func (e *Engine) Paths(ctx context.Context, h *history.History, req PathsRequest
 	var settings opt.Settings
 	return explainAs(ctx, e, h, "paths", nil, func(p *prepared) (any, error) {
 		if p.h.Objective != "" || len(h.Space.Constraints) > 0 {
-			return nil, invalidf("paths replays a single-objective optimizer's proposals; a study with several objectives or constraints is optimized by ParEGO, " +
-				"whose every proposal is for a random scalarization of the objectives (explain one objective's proposal with shapley instead)")
+			return nil, invalidf("paths replays a single-objective optimizer's proposals; a study with several objectives or constraints is optimized for all of them at once " +
+				"(expected hypervolume improvement, or ParEGO's random scalarizations), so no one surrogate made its proposals (explain a proposal for each objective with shapley instead)")
 		}
 		if err := req.normalize(h.Space); err != nil {
 			return nil, err
