@@ -52,7 +52,8 @@ import (
 // does not carry over.
 //
 // Pending trials are handled as the single-objective optimizer's believer:
-// each GP is conditioned on them at its own mean. The initial design, a
+// each GP is conditioned on them at its own mean, and those means join the
+// front (when the constraints' means are met), so a batch spreads. The initial design, a
 // study without a feasible trial's model (fewer trials than the design),
 // and any failure of the model-based step fall back to ParEGO, which also
 // keeps the trials.
@@ -243,6 +244,22 @@ func (e *EHVI) propose() (Trial, error) {
 				fv, fu = append(fv, v), append(fu, x[i])
 			}
 		}
+		// The believer: a pending trial counts as observed at the models'
+		// means, and so joins the front when its constraints' means are
+		// met. Without it the region around a pending trial keeps the
+		// improvement its mean promises, and the next proposal of a batch
+		// lands next to it.
+		if len(pending) > 0 {
+			believed, err := believe(models, cmodels, pending)
+			if err != nil {
+				return Trial{}, err
+			}
+			for i, v := range believed {
+				if v != nil {
+					fv, fu = append(fv, v), append(fu, pending[i])
+				}
+			}
+		}
 		if len(fv) > 0 {
 			dirs := make([]space.Direction, m)
 			for k := range dirs {
@@ -301,6 +318,37 @@ func (e *EHVI) propose() (Trial, error) {
 		Note: fmt.Sprintf("EHVI %.3g of the scaled front (%d Pareto-optimal of %d trials)", res.Score, len(front), n)}
 	p.trials = append(p.trials, t.Clone())
 	return t, nil
+}
+
+// believe returns each pending point's predicted objectives (the models'
+// means), nil for a point whose constraints' predicted means are not all
+// ≤ 0.
+func believe(models, cmodels []surrogate.Model, pending [][]float64) ([][]float64, error) {
+	n := len(pending)
+	mean, variance := make([]float64, n), make([]float64, n)
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = make([]float64, len(models))
+	}
+	for k, mod := range models {
+		if err := mod.Predict(pending, mean, variance); err != nil {
+			return nil, err
+		}
+		for i := range out {
+			out[i][k] = mean[i]
+		}
+	}
+	for _, c := range cmodels {
+		if err := c.Predict(pending, mean, variance); err != nil {
+			return nil, err
+		}
+		for i := range out {
+			if mean[i] > 0 {
+				out[i] = nil
+			}
+		}
+	}
+	return out, nil
 }
 
 // fit fits one GP on the schedule of ehviFit and conditions it on the

@@ -217,3 +217,40 @@ func TestEHVIResumes(t *testing.T) {
 		t.Errorf("four objectives get %T, want ParEGO", o)
 	}
 }
+
+// A batch spreads: with the believer, the proposals of one AskBatch after
+// the design are at least 0.02 apart in the unit cube (without the
+// pending trials' means in the front, the second lands next to the first).
+func TestEHVIBatchSpreads(t *testing.T) {
+	dirs := []space.Direction{space.Minimize, space.Minimize}
+	for seed := range uint64(3) {
+		e, err := NewEHVI(Config{Space: unitSpace(t, 3), Seed: seed, InitialSize: 8}, dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 12 {
+			tr, err := e.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			x := tr.Params
+			if err := e.Tell(tr.ID, []float64{x[0] + 2*(x[1]-0.3)*(x[1]-0.3), 1 - x[0] + 2*(x[2]-0.7)*(x[2]-0.7)}, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		batch, err := e.AskBatch(4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range batch {
+			if batch[i].Acquisition != "ehvi" {
+				t.Fatalf("seed %d: proposal %d by %q", seed, i, batch[i].Acquisition)
+			}
+			for j := range i {
+				if d := unitDistance(batch[i].U, batch[j].U); d < 0.02 {
+					t.Errorf("seed %d: proposals %d and %d are %.4f apart: %v, %v", seed, j, i, d, batch[j].Params, batch[i].Params)
+				}
+			}
+		}
+	}
+}
