@@ -37,20 +37,42 @@ import (
 // negative that it improves both together; its size is at most
 // √(F_Aj·F_Bj). A parameter that acts on one objective only has none.
 //
-// The estimate alone could show conflict where the data do not; the
-// verdict rests on the bands instead. A move of j from grid point g to g'
-// improves objective k significantly when k's band at g' lies entirely on
-// the better side of its band at g. Then j
-//   - moves along the front when some move improves one objective
-//     significantly and worsens another significantly;
-//   - improves objectives together when some move improves two
-//     significantly (and none trades them);
-//   - acts on one objective when only one objective changes significantly;
-//   - has no clear effect otherwise.
+// The estimate alone could show conflict where the data do not, so the
+// verdict asks for evidence. Parameter j affects objective k when the 95%
+// interval of its main-effect fraction lies above AffectShare (the
+// importance method's interval; for a method without one, the fraction
+// less two standard deviations), or when the PD band shows a significant
+// move: from grid point g to g′ k's band at g′ lies entirely on the better
+// side of its band at g. For two objectives both affected, the sign of the
+// relation is ρ_j: at most −RelationCorrelation trades them (opposed), at
+// least +RelationCorrelation improves them together (joint); the bands
+// back a relation on their own when one move improves one objective
+// significantly and worsens (or improves) the other significantly. Then j
+//   - moves along the front when it trades some pair;
+//   - improves objectives together when it improves some pair together and
+//     trades none;
+//   - affects objectives in no consistent direction when it affects two or
+//     more but |ρ| is below RelationCorrelation for every such pair (a
+//     non-monotone relation);
+//   - is established on one objective only when it affects one only (its
+//     effect on the others is not established, which is not to say it
+//     has none);
+//   - has no effect established otherwise.
 //
-// Bands of one PD at two grid points have positively correlated errors,
-// so requiring disjoint bands is conservative: a verdict of a trade-off is
-// backed at least at the bands' level.
+// The intervals come from posterior samples of the surrogate (gp-sobol),
+// so they hold on the optimizer's concentrated data too, where the
+// calibrated PD bands, made wide enough to cover the model-class doubt,
+// rarely separate. Bands of one PD at two grid points have positively
+// correlated errors, so disjoint bands are conservative evidence.
+
+// AffectShare is the main-effect fraction above which a parameter's
+// effect on an objective counts as established (one per cent of the
+// objective's variance).
+const AffectShare = 0.01
+
+// RelationCorrelation is the |ρ| from which two affected objectives'
+// PD curves are read as moving against each other or together.
+const RelationCorrelation = 0.5
 
 // MaxTradeoffParams bounds the parameters a trade-off explanation draws
 // PDPs for (each costs one PDP per objective).
@@ -78,8 +100,9 @@ type TradeoffRequest struct {
 const (
 	AlongFront   = "moves along the front"
 	Together     = "improves objectives together"
-	OneObjective = "acts on one objective"
-	NoClearEff   = "no clear effect"
+	Mixed        = "affects objectives in no consistent direction"
+	OneObjective = "established on one objective only"
+	NoClearEff   = "no effect established"
 )
 
 // TradeoffResult is the trade-off explanation.
@@ -132,11 +155,15 @@ type TradeoffPair struct {
 	Conflict float64 `json:"conflict"`
 	// Correlation is ρ, the correlation of the sign-aligned PD curves.
 	Correlation float64 `json:"correlation"`
-	// Opposed: some move of the parameter improves one of the two
-	// significantly and worsens the other significantly; Joint: some move
-	// improves both significantly.
+	// Opposed: the parameter trades the two (both affected and ρ ≤
+	// −RelationCorrelation, or shown by the bands alone); Joint: it
+	// improves both together (ρ ≥ RelationCorrelation, or the bands).
 	Opposed bool `json:"opposed"`
 	Joint   bool `json:"joint"`
+	// BandBacked: the PD bands alone show the relation (a move that
+	// improves one objective significantly and worsens, or improves, the
+	// other significantly).
+	BandBacked bool `json:"band_backed"`
 }
 
 // Tradeoff explains how the parameters trade the objectives of a study with
@@ -274,20 +301,27 @@ func tradeoffOf(name string, names []string, dirs []space.Direction, imps []*Imp
 		eff := imps[k].Main[name]
 		tp.Importance = append(tp.Importance, RankedEffect{Param: names[k], Fraction: eff.Fraction, Std: eff.Std, CI95: eff.CI95})
 	}
-	// better[k][g][g'] : moving from g to g' improves k significantly.
+	// better(k, g, h): moving from g to h improves k significantly.
 	better := func(k, g, h int) bool { return al[k].hi[h] < al[k].lo[g] }
 	grid := len(al[0].mean)
-	significant := make([]bool, m)
+	affects := make([]bool, m)
 	for k := range m {
-		for g := 0; g < grid && !significant[k]; g++ {
+		eff := imps[k].Main[name]
+		if len(eff.CI95) == 2 {
+			affects[k] = eff.CI95[0] >= AffectShare
+		} else {
+			affects[k] = eff.Fraction-2*eff.Std >= AffectShare
+		}
+		for g := 0; g < grid && !affects[k]; g++ {
 			for h := range grid {
 				if better(k, g, h) {
-					significant[k] = true
+					affects[k] = true
 					break
 				}
 			}
 		}
 	}
+	mixed := false
 	for a := range m {
 		for b := a + 1; b < m; b++ {
 			pair := TradeoffPair{A: a, B: b}
@@ -297,20 +331,32 @@ func tradeoffOf(name string, names []string, dirs []space.Direction, imps []*Imp
 			for g := range grid {
 				for h := range grid {
 					if better(a, g, h) && better(b, h, g) || better(b, g, h) && better(a, h, g) {
-						pair.Opposed = true
+						pair.Opposed, pair.BandBacked = true, true
 					}
 					if better(a, g, h) && better(b, g, h) {
-						pair.Joint = true
+						pair.Joint, pair.BandBacked = true, true
 					}
+				}
+			}
+			if affects[a] && affects[b] {
+				switch {
+				case pair.Correlation <= -RelationCorrelation:
+					pair.Opposed = true
+				case pair.Correlation >= RelationCorrelation:
+					pair.Joint = true
+				case !pair.Opposed && !pair.Joint:
+					mixed = true
 				}
 			}
 			tp.Pairs = append(tp.Pairs, pair)
 		}
 	}
 	var opposed, joint []string
+	bands := false
 	for _, p := range tp.Pairs {
 		if p.Opposed {
 			opposed = append(opposed, names[p.A]+" against "+names[p.B])
+			bands = bands || p.BandBacked
 		}
 		if p.Joint {
 			joint = append(joint, names[p.A]+" with "+names[p.B])
@@ -318,23 +364,30 @@ func tradeoffOf(name string, names []string, dirs []space.Direction, imps []*Imp
 	}
 	var moved []string
 	for k := range m {
-		if significant[k] {
+		if affects[k] {
 			moved = append(moved, names[k])
 		}
+	}
+	evidence := "its effect on each is established by the importance intervals; the direction is that of the PD curves"
+	if bands {
+		evidence = "the PD bands alone show it"
 	}
 	switch {
 	case len(opposed) > 0:
 		tp.Verdict = AlongFront
-		tp.Reading = fmt.Sprintf("%s trades %s: some change of it improves one and worsens the other beyond both bands", name, strings.Join(opposed, ", "))
+		tp.Reading = fmt.Sprintf("%s trades %s: changing it improves one as it worsens the other (%s)", name, strings.Join(opposed, ", "), evidence)
 	case len(joint) > 0:
 		tp.Verdict = Together
 		tp.Reading = fmt.Sprintf("%s improves %s together: a good setting of it is good for both, so it moves a configuration towards the front, not along it", name, strings.Join(joint, ", "))
-	case len(moved) > 0:
+	case mixed:
+		tp.Verdict = Mixed
+		tp.Reading = fmt.Sprintf("%s affects %s, but its PD curves neither rise nor fall together (|ρ| < %.1f): where it trades them depends on its range", name, strings.Join(moved, ", "), RelationCorrelation)
+	case len(moved) == 1:
 		tp.Verdict = OneObjective
-		tp.Reading = fmt.Sprintf("%s changes %s only: its best setting costs no other objective, so it only pushes a configuration off (or onto) the front", name, strings.Join(moved, ", "))
+		tp.Reading = fmt.Sprintf("%s changes %s only (no other objective's main effect is established): its best setting costs nothing elsewhere, so it only pushes a configuration off (or onto) the front", name, moved[0])
 	default:
 		tp.Verdict = NoClearEff
-		tp.Reading = fmt.Sprintf("no change of %s moves any objective beyond its band", name)
+		tp.Reading = fmt.Sprintf("no main effect of %s on any objective is established (interval above %.0f%% of the variance, or a move beyond the bands)", name, 100*AffectShare)
 	}
 	return tp
 }
@@ -367,13 +420,13 @@ func tradeoffReading(r *TradeoffResult) string {
 		by[p.Verdict] = append(by[p.Verdict], p.Param)
 	}
 	var parts []string
-	for _, v := range []string{AlongFront, Together, OneObjective} {
+	for _, v := range []string{AlongFront, Together, Mixed, OneObjective} {
 		if len(by[v]) > 0 {
 			parts = append(parts, fmt.Sprintf("%s: %s", v, strings.Join(by[v], ", ")))
 		}
 	}
 	if len(parts) == 0 {
-		return "no parameter moves any objective beyond its band yet; more trials would tell"
+		return "no parameter's effect on any objective is established yet; more trials would tell"
 	}
 	return strings.Join(parts, "; ") + "."
 }

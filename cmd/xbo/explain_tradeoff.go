@@ -89,7 +89,7 @@ func runExplainTradeoff(ctx context.Context, args []string, env *cliEnv) error {
 			w.printf("\n")
 		}
 	}
-	w.printf("conflict: the part of the objectives' (sign-aligned) correlation over the space carried by the parameter's main effects, > 0 trading them; the verdict rests on the PDP bands (docs/explanations.md, Trade-offs)\n")
+	w.printf("conflict: the part of the objectives' (sign-aligned) correlation over the space carried by the parameter's main effects, > 0 trading them; a verdict needs each effect's importance interval above 1%% of the variance (or the PD bands), and |ρ| ≥ 0.5 for its direction (docs/explanations.md, Trade-offs)\n")
 	if w.err != nil {
 		return fmt.Errorf("writing: %w", w.err)
 	}
