@@ -34,8 +34,10 @@ type pageView struct {
 	BestConfig []kv
 	Trace      template.HTML
 	TraceCap   string
-	// Pareto leads the report of a study with several objectives.
-	Pareto *paretoView
+	// Pareto leads the report of a study with several objectives, and
+	// Tradeoff follows it.
+	Pareto   *paretoView
+	Tradeoff *tradeoffView
 	// Objectives are the explanations of each objective (one for a study
 	// with one).
 	Objectives []objectiveView
@@ -193,6 +195,10 @@ func (rep *Report) view() (*pageView, error) {
 	if multi {
 		v.Pareto = rep.paretoView()
 		v.Nav = append(v.Nav, kv{"pareto", "Pareto front"})
+		if rep.Tradeoff != nil {
+			v.Tradeoff = rep.tradeoffView()
+			v.Nav = append(v.Nav, kv{"tradeoff", "trade-offs"})
+		}
 		for k, sec := range rep.explained() {
 			ov, err := rep.objectiveView(sec, k, true)
 			if err != nil {
@@ -668,6 +674,14 @@ figure { margin: 0.8em 0 1.6em 0; }
 figure svg { max-width: 100%; height: auto; display: block; }
 figcaption { font-size: 0.9em; color: #444; margin-top: 0.4em; }
 .reading { background: #f6f6f0; border-left: 3px solid #b5b58a; padding: 0.5em 0.8em; }
+td.verdict { border-left: 4px solid transparent; padding-left: 0.4em; }
+td.verdict.along { border-left-color: #E69F00; font-weight: bold; }
+td.verdict.together { border-left-color: #009E73; }
+td.verdict.mixed { border-left-color: #CC79A7; }
+td.verdict.one { border-left-color: #56B4E9; }
+td.verdict.none { border-left-color: #ccc; color: #666; }
+p.caption, ul.caption { font-size: 0.9em; color: #444; }
+td small { color: #555; }
 nav a { margin-right: 1em; }
 </style>
 </head>
@@ -694,6 +708,20 @@ nav a { margin-right: 1em; }
 <table id="pareto-table"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr data-trial="{{.Trial}}"><th>#{{.Trial}}</th>{{range .Cells}}<td class="num">{{.}}</td>{{end}}<td>{{.Config}}</td></tr>
 {{end}}</table>
+{{end}}{{with .Tradeoff}}
+<h2 id="tradeoff">Trade-offs between objectives</h2>
+<p class="reading">{{.Reading}}</p>
+<p>{{.Intro}}</p>
+<table id="tradeoff-table"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr data-param="{{.Param}}"><th>{{.Param}}</th>{{range .Cells}}<td class="num">{{.Value}}{{if .Note}}<br><small>{{.Note}}</small>{{end}}</td>{{end}}<td class="verdict {{.Class}}">{{.Verdict}}</td></tr>
+{{end}}</table>
+<p class="caption">{{.Caption}}</p>
+<ul class="caption">{{range .Rows}}<li>{{.Reading}}.</li>{{end}}</ul>
+{{if .ShapRows}}<h3 id="tradeoff-shapley">{{.ShapTitle}}</h3>
+<p class="caption">{{.ShapCap}}</p>
+<table id="tradeoff-shapley-table"><tr>{{range .ShapHead}}<th>{{.}}</th>{{end}}</tr>
+{{range .ShapRows}}<tr>{{range $i, $c := .}}{{if $i}}<td class="num">{{$c}}</td>{{else}}<th>{{$c}}</th>{{end}}{{end}}</tr>
+{{end}}</table>{{else}}<p>{{.ShapNote}}</p>{{end}}
 {{end}}{{range .Objectives}}
 <h2 id="importance{{.ID}}">{{.ImpTitle}}</h2>
 <figure>{{.Importance}}<figcaption>{{.ImpCap}}</figcaption></figure>

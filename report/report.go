@@ -15,9 +15,12 @@
 // A study with several objectives has no single best value: its report
 // leads with the Pareto front (the feasible trials no other dominates, the
 // hypervolume after each trial against a stated reference point) instead
-// of a best-so-far trace, and explains every objective in turn, each with
-// a surrogate of its own values (history.History.ForObjective, the API's
-// objective=). A constrained study's best values are its feasible trials'.
+// of a best-so-far trace, says which hyperparameters trade the objectives
+// against each other (the engine's kind tradeoff, with the Shapley values
+// of one Pareto-optimal trial for every objective), and explains every
+// objective in turn, each with a surrogate of its own values
+// (history.History.ForObjective, the API's objective=). A constrained
+// study's best values are its feasible trials'.
 //
 // The package computes nothing itself: every number comes from the
 // explanation engine (package explain), so the report's JSON holds exactly
@@ -39,7 +42,10 @@ import (
 
 // Options tune the computation: the engine's requests for the PDPs (the
 // regional request of every parameter: grid, samples, band, splits), the
-// importance and the Shapley decomposition of the best configuration. Zero
+// importance and the Shapley decomposition of the best configuration. The
+// trade-offs of a study with several objectives take the PDPs' grid,
+// samples and level and the importance's method, so that they rest on the
+// same curves and fractions as the sections of each objective. Zero
 // values are the engine's defaults.
 type Options struct {
 	PDP        explain.RegionalRequest
@@ -61,6 +67,10 @@ type Report struct {
 	Trace []TracePoint `json:"trace,omitempty"`
 	// Pareto is the front of a study with several objectives.
 	Pareto *ParetoSection `json:"pareto,omitempty"`
+	// Tradeoff is the engine's trade-off explanation of a study with
+	// several objectives, with the Shapley values of one Pareto-optimal
+	// trial for every objective (the best feasible on the first).
+	Tradeoff *explain.TradeoffResult `json:"tradeoff,omitempty"`
 	// Importance, PDPs and Shapley explain the (first) objective.
 	Importance *explain.ImportanceResult `json:"importance"`
 	PDPs       []*explain.RegionalResult `json:"pdps"`
@@ -172,6 +182,9 @@ func Build(ctx context.Context, e *explain.Engine, h *history.History, opts Opti
 		}
 	}
 	total := 1 + len(hs)*(2+sp.Dim()) // bias; importance, d PDPs and Shapley per objective
+	if sp.MultiObjective() {
+		total++ // the trade-offs
+	}
 	var budgets *BudgetSection
 	var importanceAt []int64
 	if len(h.Budgets()) > 0 {
@@ -205,6 +218,14 @@ func Build(ctx context.Context, e *explain.Engine, h *history.History, opts Opti
 	rep.Objectives = rep.sections[1:]
 	if len(rep.Objectives) == 0 {
 		rep.Objectives = nil
+	}
+	if rep.Pareto != nil {
+		if err := buildTradeoff(ctx, e, rep, opts); err != nil {
+			return nil, err
+		}
+		if err := step("trade-offs"); err != nil {
+			return nil, err
+		}
 	}
 	if rep.Bias, err = e.SamplingBias(ctx, h); err != nil {
 		return nil, fmt.Errorf("report: sampling bias: %w", err)

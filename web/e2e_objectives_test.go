@@ -15,6 +15,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xbo/client"
+	"xbo/explain"
 	"xbo/pareto"
 	"xbo/space"
 )
@@ -454,8 +455,23 @@ func checkObjectiveSelectors(t *testing.T, h *harness) {
 	h.wait("importance of size_mb", `xbo.importance && xbo.importance.objective === 'size_mb'`, 60*time.Second)
 	setControl(h, "proposal-objective", "size_mb", "change")
 	h.wait("Shapley of size_mb", `xbo.shapley && xbo.shapley.objective === 'size_mb' && document.getElementById('proposal-fresh').textContent.includes('objective size_mb')`, 60*time.Second)
+
+	// Trade-offs: the panel's table and the Shapley values of a
+	// Pareto-optimal trial are the API's; another front trial chosen in
+	// the selector, or opened (as a click on the front does), is explained.
+	first := checkTradeoff(t, h, "mo", -1)
+	var options []int64
+	h.eval(`[...document.getElementById('tradeoff-trial').options].map(o => Number(o.value))`, &options)
+	other := options[(slices.Index(options, first)+1)%len(options)]
+	setControl(h, "tradeoff-trial", strconv.FormatInt(other, 10), "change")
+	checkTradeoff(t, h, "mo", other)
+	opened := options[(slices.Index(options, other)+1)%len(options)]
+	h.run("open a front trial", 5*time.Second, chromedp.Navigate(h.base+fmt.Sprintf("/#study=mo&trial=%d", opened)))
+	openedTrial(t, h, opened)
+	h.run("back to the explanations", 5*time.Second, chromedp.Navigate(h.base+"/#study=mo&view=explain"))
+	checkTradeoff(t, h, "mo", opened)
 	h.audit("multi-objective explanations")
-	h.reachable("multi-objective explanations", "pdp-objective", "importance-objective", "proposal-objective")
+	h.reachable("multi-objective explanations", "pdp-objective", "importance-objective", "proposal-objective", "tradeoff-trial", "tradeoff-refresh")
 	h.shoot("mo-explain")
 }
 
@@ -566,6 +582,13 @@ func checkThreeObjectives(t *testing.T, h *harness) {
 	}
 	h.audit("three objectives")
 	h.shoot("mo3-overview")
+
+	// Its trade-offs: a column per objective and one per pair (three),
+	// throughput maximized (its conflicts are of the sign-aligned curves).
+	h.show("explain")
+	checkTradeoff(t, h, "mo3", -1)
+	h.audit("three objectives' trade-offs")
+	h.shoot("mo3-tradeoff")
 }
 
 // checkConstrainedSingle: a study with one objective and a constraint
@@ -588,16 +611,197 @@ func checkConstrainedSingle(t *testing.T, h *harness) {
 	h.run("open so-c", 20*time.Second, chromedp.Navigate("about:blank"), chromedp.Navigate(h.base+"/#study=so-c"))
 	h.wait("so-c rendered", `document.body.dataset.ready === 'so-c'`, 15*time.Second)
 	var page struct {
-		Pareto, Trace bool
-		Best          float64
-		Cols          []string
-		Feasible      []string
+		Pareto, Trace, Tradeoff bool
+		Best                    float64
+		Cols                    []string
+		Feasible                []string
 	}
 	h.eval(`({pareto: !document.getElementById('pareto-panel').hidden, trace: !document.getElementById('trace-panel').hidden, best: xbo.trace.best,
+		tradeoff: !document.getElementById('tradeoff-panel').hidden,
 		cols: [...document.querySelectorAll('#trials-table th button')].map(b => b.dataset.key),
 		feasible: [...document.querySelectorAll('#trials-table tbody td[data-feasible]')].map(td => td.textContent)})`, &page)
-	if page.Pareto || !page.Trace || page.Best != *best.Value || *best.Value != 0.3 || !slices.Equal(page.Cols[:5], []string{"number", "state", "value", "feasible", "duration"}) ||
+	if page.Pareto || !page.Trace || page.Tradeoff || page.Best != *best.Value || *best.Value != 0.3 || !slices.Equal(page.Cols[:5], []string{"number", "state", "value", "feasible", "duration"}) ||
 		!slices.Equal(page.Feasible, []string{"yes", "no: memory", "yes", "yes", "yes"}) {
 		t.Fatalf("constrained single-objective study: %+v (API best %v)", page, *best.Value)
 	}
+}
+
+// tradeoffOrder is the order the Trade-offs table lists parameters in
+// (web/src/tradeoff.js): by verdict, along the front first; among those
+// moving along it, the largest conflict first; then the largest importance
+// on any objective; then the name.
+func tradeoffOrder(ps []explain.TradeoffParam) []string {
+	verdicts := []string{explain.AlongFront, explain.Together, explain.Mixed, explain.OneObjective, explain.NoClearEff}
+	rank := func(p explain.TradeoffParam) int {
+		if i := slices.Index(verdicts, p.Verdict); i >= 0 {
+			return i
+		}
+		return len(verdicts)
+	}
+	most := func(p explain.TradeoffParam) (conflict, importance float64) {
+		for _, q := range p.Pairs {
+			conflict = math.Max(conflict, q.Conflict)
+		}
+		for _, e := range p.Importance {
+			importance = math.Max(importance, e.Fraction)
+		}
+		return
+	}
+	sorted := slices.Clone(ps)
+	slices.SortStableFunc(sorted, func(a, b explain.TradeoffParam) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		ca, ia := most(a)
+		cb, ib := most(b)
+		switch {
+		case rank(a) == 0 && ca != cb:
+			return map[bool]int{true: -1, false: 1}[ca > cb]
+		case ia != ib:
+			return map[bool]int{true: -1, false: 1}[ia > ib]
+		}
+		return strings.Compare(a.Param, b.Param)
+	})
+	out := make([]string, len(sorted))
+	for i, p := range sorted {
+		out[i] = p.Param
+	}
+	return out
+}
+
+// tradeoffPage is what the Trade-offs panel shows: the table's rows (exact
+// numbers in data-x), its column heads, the reading, the trial selector and
+// the Shapley table.
+type tradeoffPage struct {
+	Hidden  bool   `json:"hidden"`
+	Reading string `json:"reading"`
+	Rows    []struct {
+		Param      string `json:"param"`
+		Importance []struct {
+			X, Lo, Hi *float64
+			Text      string `json:"text"`
+		} `json:"importance"`
+		Conflict []float64 `json:"conflict"`
+		Bands    []string  `json:"bands"`
+		Verdict  string    `json:"verdict"`
+	} `json:"rows"`
+	Objectives []string `json:"objectives"`
+	Pairs      []string `json:"pairs"`
+	Options    []int64  `json:"options"`
+	Selected   int64    `json:"selected"`
+	Shapley    []struct {
+		Param string    `json:"param"`
+		Phi   []float64 `json:"phi"`
+	} `json:"shapley"`
+	Prediction []float64 `json:"prediction"`
+	Heading    string    `json:"heading"`
+}
+
+const readTradeoffPage = `(() => { const num = (s) => (s === undefined ? null : Number(s));
+	return {hidden: document.getElementById('tradeoff-panel').hidden, reading: document.getElementById('tradeoff-reading').textContent,
+	rows: [...document.querySelectorAll('#tradeoff-data tbody tr')].map(tr => ({param: tr.dataset.param,
+		importance: [...tr.querySelectorAll('td[data-v=importance]')].map(td => ({x: num(td.dataset.x), lo: num(td.dataset.lo), hi: num(td.dataset.hi), text: td.textContent})),
+		conflict: [...tr.querySelectorAll('td[data-v=conflict]')].map(td => Number(td.dataset.x)),
+		bands: [...tr.querySelectorAll('td[data-v=conflict]')].map(td => (td.querySelector('.sub') || {}).textContent || ''),
+		verdict: tr.querySelector('td[data-v=verdict]').textContent})),
+	objectives: [...document.querySelectorAll('#tradeoff-data thead th[data-k]')].map(th => th.textContent),
+	pairs: [...document.querySelectorAll('#tradeoff-data thead th[data-pair]')].map(th => th.textContent),
+	options: [...document.getElementById('tradeoff-trial').options].map(o => Number(o.value)),
+	selected: Number(document.getElementById('tradeoff-trial').value),
+	shapley: [...document.querySelectorAll('#tradeoff-shapley-data tbody tr[data-param]')].map(tr => ({param: tr.dataset.param,
+		phi: [...tr.querySelectorAll('td[data-v=phi]')].map(td => Number(td.dataset.x))})),
+	prediction: [...document.querySelectorAll('#tradeoff-shapley-data tr[data-k=prediction] td')].map(td => Number(td.dataset.x)),
+	heading: document.getElementById('tradeoff-shapley-h').textContent}; })()`
+
+// checkTradeoff waits for the Trade-offs panel to explain trial n (any
+// Pareto-optimal trial when n < 0) and compares every number it shows with
+// the API's answer to the same request (explain/tradeoff?trial=n): the
+// verdicts in the documented order, each objective's importance with its
+// interval in the objectives' order, the conflict of each pair, the trial
+// selector's Pareto-optimal trials and the trial's Shapley values of every
+// objective. It returns the trial explained.
+func checkTradeoff(t *testing.T, h *harness, study string, n int64) int64 {
+	t.Helper()
+	cond := `xbo.tradeoff && xbo.tradeoff.shapley && xbo.tradeoff.shapley.length > 0 && xbo.explained.tradeoff && document.getElementById('tradeoff-data').rows.length > 2`
+	if n >= 0 {
+		cond += fmt.Sprintf(` && xbo.tradeoff.shapley[0].trial === %d`, n)
+	}
+	h.wait(study+" trade-offs", cond, 60*time.Second)
+	var page tradeoffPage
+	h.eval(readTradeoffPage, &page)
+	n = page.Selected
+	var api explain.TradeoffResult
+	if err := h.c.Explain(context.Background(), study, "tradeoff", url.Values{"trial": {strconv.FormatInt(n, 10)}}, &api); err != nil {
+		t.Fatal(err)
+	}
+	if page.Hidden || page.Reading != api.Reading || !slices.Equal(page.Options, api.Front) || !slices.Contains(api.Front, n) {
+		t.Fatalf("%s trade-offs: hidden %v, reading %q, trials offered %v (selected %d); API: %q, front %v", study, page.Hidden, page.Reading, page.Options, n, api.Reading, api.Front)
+	}
+	m := len(api.Objectives)
+	for k, o := range api.Objectives {
+		if want := fmt.Sprintf("%s (%s)", o.Name, map[space.Direction]string{space.Minimize: "min", space.Maximize: "max"}[o.Direction]); page.Objectives[k] != want {
+			t.Fatalf("%s trade-offs: objective column %d is %q, want %q", study, k, page.Objectives[k], want)
+		}
+	}
+	byParam := map[string]explain.TradeoffParam{}
+	for _, p := range api.Params {
+		byParam[p.Param] = p
+	}
+	order := tradeoffOrder(api.Params)
+	if len(page.Rows) != len(order) {
+		t.Fatalf("%s trade-offs: %d rows, the API explains %d parameters", study, len(page.Rows), len(order))
+	}
+	for i, r := range page.Rows {
+		p := byParam[order[i]]
+		if r.Param != p.Param || r.Verdict != p.Verdict || len(r.Importance) != m || len(r.Conflict) != len(p.Pairs) {
+			t.Fatalf("%s trade-offs: row %d is %s (%q), want %s (%q) in the order %v", study, i, r.Param, r.Verdict, p.Param, p.Verdict, order)
+		}
+		for k, e := range p.Importance {
+			got := r.Importance[k]
+			if e.Param != api.Objectives[k].Name || got.X == nil || *got.X != e.Fraction || len(e.CI95) == 2 && (got.Lo == nil || *got.Lo != e.CI95[0] || *got.Hi != e.CI95[1]) ||
+				!strings.HasPrefix(got.Text, fmtJS(e.Fraction)) {
+				t.Fatalf("%s trade-offs: %s's importance for %s on the page %+v (%q), API %+v", study, p.Param, api.Objectives[k].Name, got, got.Text, e)
+			}
+		}
+		for i, q := range p.Pairs {
+			want := map[bool]string{true: "trades"}[q.Opposed]
+			if !q.Opposed && q.Joint {
+				want = "improves both"
+			}
+			if want != "" && q.BandBacked {
+				want += " (bands)"
+			}
+			if r.Conflict[i] != q.Conflict || r.Bands[i] != want || page.Pairs[i] != api.Objectives[q.A].Name+" × "+api.Objectives[q.B].Name {
+				t.Fatalf("%s trade-offs: %s's conflict %d (%s) on the page %v %q, API %+v", study, p.Param, i, page.Pairs[i], r.Conflict[i], r.Bands[i], q)
+			}
+		}
+	}
+	// The study must tell a wrong column from the right one: some
+	// parameter matters more for one objective than for another, and
+	// some conflict is not nil.
+	distinct, conflict := false, false
+	for _, p := range api.Params {
+		distinct = distinct || math.Abs(p.Importance[0].Fraction-p.Importance[1].Fraction) > 0.01
+		for _, q := range p.Pairs {
+			conflict = conflict || math.Abs(q.Conflict) > 0.01
+		}
+	}
+	if !distinct || !conflict {
+		t.Fatalf("%s trade-offs: the answer cannot tell columns apart (importance differs: %v, a conflict: %v): %+v", study, distinct, conflict, api.Params)
+	}
+	// The Shapley values of trial n, a column per objective.
+	if len(api.Shapley) != m || len(page.Shapley) != len(order) || page.Heading != fmt.Sprintf("Shapley values of trial %d for every objective", n) {
+		t.Fatalf("%s trade-offs: %d Shapley decompositions, %d rows on the page, heading %q", study, len(api.Shapley), len(page.Shapley), page.Heading)
+	}
+	for i, r := range page.Shapley {
+		if r.Param != order[i] || len(r.Phi) != m {
+			t.Fatalf("%s trade-offs: Shapley row %d is %s with %d values, want %s with %d", study, i, r.Param, len(r.Phi), order[i], m)
+		}
+		for k, sh := range api.Shapley {
+			if sh.Objective != api.Objectives[k].Name || sh.Trial != n || r.Phi[k] != sh.Phi[r.Param] || page.Prediction[k] != sh.Prediction {
+				t.Fatalf("%s trade-offs: trial %d, φ of %s for %s: page %v (prediction %v), API %v (%v)", study, n, r.Param, sh.Objective, r.Phi[k], page.Prediction[k], sh.Phi[r.Param], sh.Prediction)
+			}
+		}
+	}
+	return n
 }

@@ -15,6 +15,7 @@ import { fillParamSelects, fillPathsPanel, followBudgets, loadBudgets, proposeTr
 import { renderCurves, renderEDF, renderTimeline } from './history.js';
 import { renderCompare } from './compare.js';
 import { forgetTrialView, renderTrial } from './trial.js';
+import { refreshTradeoff, resetTradeoff, tradeoffTrial } from './tradeoff.js';
 
 const POLL_MS = 1500;
 const EXPLAIN_AUTO_MAX = 10000; // above this many complete trials, explanations wait for a click
@@ -78,6 +79,7 @@ async function route() {
   if (trial !== null && trial !== state.selected) {
     state.selected = trial;
     proposeTrial(trial);
+    tradeoffTrial(trial); // a Pareto-optimal trial's Shapley values for every objective
     stale.add('trial');
     for (const tr of document.querySelectorAll('#trials-table tbody tr')) tr.setAttribute('aria-selected', String(Number(tr.dataset.number) === trial));
   }
@@ -149,6 +151,7 @@ async function openStudy(name) {
   fillPathsPanel();
   fillTableControls();
   resetBudget();
+  resetTradeoff();
   const ev = await api(`/api/studies/${encodeURIComponent(name)}/events?since=0`);
   if (gen !== state.gen) return;
   merge(ev);
@@ -166,11 +169,12 @@ async function openStudy(name) {
   if (complete >= 3 && complete <= EXPLAIN_AUTO_MAX) {
     refreshPDP();
     refreshImportance();
+    refreshTradeoff(); // several objectives only
     // The Proposal panel explains the best trial until another is chosen.
     if (state.selected === null && state.best) proposeTrial(state.best.number);
   } else {
     const why = complete < 3 ? `needs 3 complete trials (has ${complete})` : `${complete} complete trials: press Recompute (fitting a surrogate to this many is slow)`;
-    for (const id of ['pdp-note', 'importance-note', 'proposal-note']) $(id).textContent = why;
+    for (const id of ['pdp-note', 'importance-note', 'proposal-note', 'tradeoff-note']) $(id).textContent = why;
     if (state.best && state.selected === null) $('proposal-trial').value = String(state.best.number);
   }
   poll(gen);
