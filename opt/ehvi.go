@@ -274,7 +274,12 @@ func (e *EHVI) propose() (Trial, error) {
 			}
 		}
 	}
-	a := &ehviAcquisition{models: models, constraints: cmodels, boxes: newBoxes(front, ehviRef(front, m))}
+	// Configurations already evaluated or pending score 0: in a space of
+	// integers and categoricals the best candidate is often one of them
+	// (a noisy objective's mean there is better than its observation), and
+	// asking it again teaches nothing the trial has not.
+	taken := slices.Concat(x, pending)
+	a := &ehviAcquisition{models: models, constraints: cmodels, boxes: newBoxes(front, ehviRef(front, m)), taken: taken}
 	// Beside random candidates, small perturbations of the front's
 	// configurations, where the front is extended most cheaply: up to 8
 	// each, ehviLocal in all (a front of three objectives holds many
@@ -478,10 +483,12 @@ func newBoxes(front [][]float64, ref []float64) *boxes {
 	return b
 }
 
-// ehviAcquisition scores points by EHVI × probability of feasibility.
+// ehviAcquisition scores points by EHVI × probability of feasibility, 0 at
+// the configurations in taken.
 type ehviAcquisition struct {
 	models, constraints []surrogate.Model
 	boxes               *boxes
+	taken               [][]float64
 }
 
 func (a *ehviAcquisition) Name() string { return "ehvi" }
@@ -543,6 +550,12 @@ func (a *ehviAcquisition) Score(_ surrogate.Model, x [][]float64, out []float64)
 			total += prod
 		}
 		out[i] = total * feas[i]
+		for _, u := range a.taken {
+			if unitDistance(u, x[i]) < 1e-4 {
+				out[i] = 0
+				break
+			}
+		}
 	}
 	return nil
 }

@@ -254,3 +254,45 @@ func TestEHVIBatchSpreads(t *testing.T) {
 		}
 	}
 }
+
+// In a space of integers, where the best candidate is often a
+// configuration already evaluated (a noisy objective's mean there beats
+// its observation), EHVI proposes new ones: after the design every
+// proposal is its own and none repeats a trial.
+func TestEHVIDiscreteSpaceProposesNewConfigurations(t *testing.T) {
+	sp, err := space.New(space.Minimize, []space.Param{
+		{Name: "i", Type: space.Int, Low: 0, High: 5},
+		{Name: "j", Type: space.Int, Low: 0, High: 5},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dirs := []space.Direction{space.Minimize, space.Minimize}
+	rng := rand.New(rand.NewPCG(9, 9))
+	for seed := range uint64(3) {
+		e, err := NewEHVI(Config{Space: sp, Seed: seed, InitialSize: 6}, dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seen := map[[2]float64]bool{}
+		for k := range 24 {
+			tr, err := e.Ask()
+			if err != nil {
+				t.Fatal(err)
+			}
+			key := [2]float64{tr.Params[0], tr.Params[1]}
+			if seen[key] {
+				t.Errorf("seed %d, ask %d: configuration %v again", seed, k, key)
+			}
+			seen[key] = true
+			if k >= 6 && tr.Acquisition != "ehvi" {
+				t.Errorf("seed %d, ask %d: proposed by %q (%s)", seed, k, tr.Acquisition, tr.Note)
+			}
+			i, j := tr.Params[0], tr.Params[1]
+			v := []float64{i + 0.3*rng.NormFloat64(), (5 - i) + (j-2)*(j-2) + 0.3*rng.NormFloat64()}
+			if err := e.Tell(tr.ID, v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+}
