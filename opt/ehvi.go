@@ -53,10 +53,14 @@ import (
 //
 // Pending trials are handled as the single-objective optimizer's believer:
 // each GP is conditioned on them at its own mean, and those means join the
-// front (when the constraints' means are met), so a batch spreads. The initial design, a
-// study without a feasible trial's model (fewer trials than the design),
-// and any failure of the model-based step fall back to ParEGO, which also
-// keeps the trials.
+// front (when the constraints' means are met), so a batch spreads.
+//
+// The initial design and any failure of the model-based step fall back to
+// ParEGO, which also keeps the trials. So does a best candidate that
+// repeats a trial in a space with a float parameter: the models see
+// nothing better nearby, and a random scalarization explores (ZDT3's
+// disconnected front loses pieces without it). In a finite space the
+// trials' configurations are left out of the search instead.
 type EHVI struct {
 	p      *ParEGO
 	levels []int
@@ -274,11 +278,17 @@ func (e *EHVI) propose() (Trial, error) {
 			}
 		}
 	}
-	// Configurations already evaluated or pending score 0: in a space of
-	// integers and categoricals the best candidate is often one of them
-	// (a noisy objective's mean there is better than its observation), and
-	// asking it again teaches nothing the trial has not.
-	taken := slices.Concat(x, pending)
+	// In a finite space (integers and categoricals only) the configurations
+	// already evaluated or pending score 0: there the best candidate is
+	// often one of them (a noisy objective's mean beats its observation),
+	// and asking it again teaches nothing the trial has not. In a space
+	// with a float parameter a best candidate that repeats a trial means
+	// the models see nothing better nearby, and the ask explores instead
+	// (below).
+	var taken [][]float64
+	if finiteSpace(sp) {
+		taken = slices.Concat(x, pending)
+	}
 	a := &ehviAcquisition{models: models, constraints: cmodels, boxes: newBoxes(front, ehviRef(front, m)), taken: taken}
 	// Beside random candidates, small perturbations of the front's
 	// configurations, where the front is extended most cheaply: up to 8
@@ -398,6 +408,17 @@ func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64,
 		return nil, err
 	}
 	return g.ConditionAll(pending, mean)
+}
+
+// finiteSpace reports whether every parameter is an integer or a
+// categorical.
+func finiteSpace(sp *space.Space) bool {
+	for _, p := range sp.Params {
+		if p.Type == space.Float {
+			return false
+		}
+	}
+	return true
 }
 
 func cmpOr(a, b string) string {
