@@ -149,11 +149,64 @@ func Front(values [][]float64, dirs []space.Direction) ([]int, error) {
 		}
 		return front2(values, signs(dirs)), nil
 	}
-	fronts, err := Sort(values, dirs)
-	if err != nil || len(fronts) == 0 {
-		return nil, err
+	if err := checkSet(values, dirs); err != nil {
+		return nil, fmt.Errorf("pareto: front: %w", err)
 	}
-	return fronts[0], nil
+	return frontN(values, signs(dirs)), nil
+}
+
+// frontN is the first front of any number of objectives without the full
+// sort's O(n²) domination lists: in lexicographic order of the
+// (sign-aligned) objectives a vector can only be dominated by one before
+// it, and never dominates one before it, so each vector is checked against
+// the front found so far and kept when none of it dominates. Time
+// O(n log n + n·|front|·m), memory O(n): a study's front is computed on
+// every request for it.
+func frontN(values [][]float64, sign []float64) []int {
+	m := len(sign)
+	order := make([]int, len(values))
+	for i := range order {
+		order[i] = i
+	}
+	key := func(i, k int) float64 { return sign[k] * values[i][k] }
+	slices.SortStableFunc(order, func(a, b int) int {
+		for k := range m {
+			switch {
+			case key(a, k) < key(b, k):
+				return -1
+			case key(a, k) > key(b, k):
+				return 1
+			}
+		}
+		return 0
+	})
+	var out []int
+	for _, i := range order {
+		dominated := false
+		for _, j := range out {
+			better, worse := false, false
+			for k := range m {
+				switch {
+				case key(j, k) < key(i, k):
+					better = true
+				case key(j, k) > key(i, k):
+					worse = true
+				}
+				if worse {
+					break
+				}
+			}
+			if better && !worse {
+				dominated = true
+				break
+			}
+		}
+		if !dominated {
+			out = append(out, i)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // front2 is the first front of two objectives in O(n log n): sorted by the
