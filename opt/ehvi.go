@@ -1,6 +1,8 @@
 package opt
 
 import (
+	"cmp"
+	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -45,7 +47,10 @@ import (
 //
 // with ψ_k(−∞) = 0. ψ is evaluated once per point at each grid coordinate,
 // so a point costs O(boxes·m). Boxes grow as (front size)^(m−1), so EHVI
-// serves two and three objectives (MaxEHVIObjectives) and ParEGO the rest.
+// serves two and three objectives (MaxEHVIObjectives) and fronts of at
+// most MaxEHVIBoxes boxes, and ParEGO the rest. Beyond the configuration's
+// ExactPoints trials each model is a gp.Subset, as the single-objective
+// optimizer's is, so an ask's cost stops growing with the study.
 //
 // A resumed EHVI (NewEHVI with a history, as the service rebuilds one)
 // fits its models afresh; the warm starts of the running one are all it
@@ -79,6 +84,11 @@ type ehviFit struct {
 	hyper         gp.Hyper
 	fitAt, fullAt int
 }
+
+// MaxEHVIBoxes bounds the box decomposition a proposal scores every
+// candidate on (about (front size)²/2 boxes with three objectives); a
+// larger front is proposed for by ParEGO.
+const MaxEHVIBoxes = 20000
 
 // MaxEHVIObjectives is the most objectives EHVI proposes for.
 const MaxEHVIObjectives = 3
@@ -289,7 +299,11 @@ func (e *EHVI) propose() (Trial, error) {
 	if finiteSpace(sp) {
 		taken = slices.Concat(x, pending)
 	}
-	a := &ehviAcquisition{models: models, constraints: cmodels, boxes: newBoxes(front, ehviRef(front, m)), taken: taken}
+	bx := newBoxes(front, ehviRef(front, m))
+	if len(bx.cells) > MaxEHVIBoxes {
+		return Trial{}, fmt.Errorf("the front of %d trials cuts into %d boxes, more than %d", len(front), len(bx.cells), MaxEHVIBoxes)
+	}
+	a := &ehviAcquisition{models: models, constraints: cmodels, boxes: bx, taken: taken}
 	// Beside random candidates, small perturbations of the front's
 	// configurations, where the front is extended most cheaply: up to 8
 	// each, ehviLocal in all (a front of three objectives holds many
@@ -370,7 +384,7 @@ func believe(models, cmodels []surrogate.Model, pending [][]float64) ([][]float6
 // pending points at its own mean.
 func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64, rng *rand.Rand) (surrogate.Model, error) {
 	cfg := e.p.cfg
-	kernel, err := gp.ParseKernel(cmpOr(cfg.Kernel, DefaultKernel))
+	kernel, err := gp.ParseKernel(cmp.Or(cfg.Kernel, DefaultKernel))
 	if err != nil {
 		return nil, err
 	}
@@ -388,26 +402,53 @@ func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64,
 	default:
 		opts.Fixed = &last.hyper
 	}
-	g, err := gp.Fit(x, y, opts)
+	model, hyper, err := e.fitGP(x, y, opts)
 	if err != nil {
 		return nil, err
 	}
 	switch {
 	case opts.Fixed != nil:
 	case opts.Restarts == 3:
-		e.fits[role] = &ehviFit{hyper: g.Hyper(), fitAt: n, fullAt: n}
+		e.fits[role] = &ehviFit{hyper: hyper, fitAt: n, fullAt: n}
 	default:
-		last.hyper, last.fitAt = g.Hyper(), n
+		last.hyper, last.fitAt = hyper, n
 	}
 	if len(pending) == 0 {
-		return g, nil
+		return model, nil
 	}
 	mean := make([]float64, len(pending))
 	variance := make([]float64, len(pending))
-	if err := g.Predict(pending, mean, variance); err != nil {
+	if err := model.Predict(pending, mean, variance); err != nil {
 		return nil, err
 	}
-	return g.ConditionAll(pending, mean)
+	return model.ConditionOn(pending, mean)
+}
+
+// conditionable is a fitted GP that pending points can be added to.
+type conditionable interface {
+	surrogate.Model
+	ConditionOn(xs [][]float64, ys []float64) (surrogate.Model, error)
+}
+
+// fitGP fits an exact GP up to the configuration's ExactPoints trials and
+// a gp.Subset beyond (its hyperparameters and variance from ExactPoints
+// trials, its mean from MeanPoints), as the single-objective optimizer
+// does, so a long study's ask costs the same at any length.
+func (e *EHVI) fitGP(x [][]float64, y []float64, opts gp.Options) (conditionable, gp.Hyper, error) {
+	exact := cmp.Or(e.p.cfg.ExactPoints, gp.DefaultVariancePoints)
+	if len(x) > exact {
+		s, err := gp.FitSubset(context.Background(), x, y, gp.SubsetOptions{Options: opts, VariancePoints: exact,
+			MeanPoints: cmp.Or(e.p.cfg.MeanPoints, max(gp.DefaultMeanPoints, exact))})
+		if err != nil {
+			return nil, gp.Hyper{}, err
+		}
+		return s, s.Hyper(), nil
+	}
+	g, err := gp.Fit(x, y, opts)
+	if err != nil {
+		return nil, gp.Hyper{}, err
+	}
+	return g, g.Hyper(), nil
 }
 
 // finiteSpace reports whether every parameter is an integer or a
@@ -419,13 +460,6 @@ func finiteSpace(sp *space.Space) bool {
 		}
 	}
 	return true
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func unitDistance(a, b []float64) float64 {

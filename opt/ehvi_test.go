@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"xbo/pareto"
@@ -294,5 +295,53 @@ func TestEHVIDiscreteSpaceProposesNewConfigurations(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
+	}
+}
+
+// A long study stays within bounds: beyond ExactPoints trials the models
+// are subset GPs and EHVI still proposes; a three-objective front whose
+// box decomposition exceeds MaxEHVIBoxes is proposed for by ParEGO, which
+// says why.
+func TestEHVILongStudy(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 3))
+	build := func(m, n int, onFront bool) *EHVI {
+		dirs := slices.Repeat([]space.Direction{space.Minimize}, m)
+		var hist []Trial
+		for i := range n {
+			x := []float64{rng.Float64(), rng.Float64(), rng.Float64()}
+			var v []float64
+			if m == 2 {
+				v = []float64{x[0], 1 - math.Sqrt(x[0]) + x[1] + x[2]}
+			} else {
+				// On the unit sphere's octant, every point Pareto-optimal
+				// when onFront.
+				a, b := x[0]*math.Pi/2, x[1]*math.Pi/2
+				g := 1.0
+				if !onFront {
+					g += x[2]
+				}
+				v = []float64{g * math.Cos(a) * math.Cos(b), g * math.Cos(a) * math.Sin(b), g * math.Sin(a)}
+			}
+			hist = append(hist, Trial{ID: int64(i + 1), Params: x, State: Complete, Values: v, Completion: i})
+		}
+		e, err := NewEHVI(Config{Space: unitSpace(t, 3), Seed: 1, History: hist, Candidates: 200}, dirs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	tr, err := build(2, 270, false).Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Acquisition != "ehvi" {
+		t.Errorf("270 trials, two objectives: proposed by %q (%s)", tr.Acquisition, tr.Note)
+	}
+	tr, err = build(3, 230, true).Ask()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tr.Acquisition == "ehvi" || !strings.Contains(tr.Note, "boxes") {
+		t.Errorf("a front of 230 trials in three objectives: proposed by %q (%s)", tr.Acquisition, tr.Note)
 	}
 }
