@@ -88,6 +88,7 @@ var registry = map[string]functionEntry{
 	NameHyperEllipsoid: {0, hyperEllipsoid},
 	NameCosineMixture:  {0, cosineMixture},
 	NameConditional:    {4, func(int) *Function { return conditional() }},
+	NameCorner:         {3, func(int) *Function { return corner() }},
 }
 
 // maxDim bounds the dimension of the any-dimension functions so that a typo

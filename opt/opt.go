@@ -52,11 +52,16 @@
 // in 4 runs each of Branin, Hartmann3 and Hartmann6 (budget 30·d) 234 of
 // 1144 EI proposals fell within 1e-3 of an earlier trial in the unit cube
 // and 69 within 1e-4. A proposal within Config.DuplicateTolerance (1e-4) of
-// an earlier trial is replaced by a random configuration, as mlrMBO's
-// filter.proposed.points does. Over 10 seeds this lowered Branin's median
-// regret at 30·d from 2.6e-5 to 9.2e-6, Hartmann3's from 2.6e-6 to 2.2e-6 and
-// left Hartmann6's at 1.2e-4; a tolerance of 1e-3 cost precision instead
-// (Branin 9.8e-5, Hartmann3 7.9e-6).
+// an earlier trial is never made: the search runs again with every trial
+// walled off within the tolerance and its best candidate is proposed, and
+// only when no candidate is worth proposing (EI or PI 0 everywhere else) is
+// a random configuration proposed instead, as mlrMBO's
+// filter.proposed.points does (duplicate.go). Over 10 seeds the filter
+// lowered Branin's median regret at 30·d from 2.6e-5 to 9.2e-6, Hartmann3's
+// from 2.6e-6 to 2.2e-6 and left Hartmann6's at 1.2e-4; a tolerance of 1e-3
+// cost precision instead (Branin 9.8e-5, Hartmann3 7.9e-6). Proposing the
+// random configuration whenever the best candidate was a copy spent most
+// asks of a corner optimum on random search (docs/peers.md, Boundary optima).
 //
 // Failed trials (TellFailed) stay in the history but never enter the
 // hyperparameter fit, nor SurrogateAt; for proposals they are conditioned on
@@ -128,7 +133,8 @@ const (
 	AcqRandom        = "random"
 	// AcqRandomFallback marks a random proposal made because the surrogate
 	// could not be fitted, too few trials had completed, or the model's
-	// proposal was a near-copy of an earlier trial (see Trial.Note).
+	// proposal was a near-copy of an earlier trial with no other candidate
+	// worth proposing (see Trial.Note and duplicate.go).
 	AcqRandomFallback = "random-fallback"
 )
 
@@ -330,11 +336,12 @@ type Config struct {
 
 	// DuplicateTolerance is the Euclidean distance in the unit cube within
 	// which a model-based proposal counts as a near-copy of an earlier trial
-	// (complete, pending or failed) and is replaced by a uniform random
-	// configuration, recorded as "random-fallback" with a note: mlrMBO's
-	// filter.proposed.points (Bischl et al. 2017), with its tolerance.
-	// [1e-4]; negative turns it off. See the package doc for what it does
-	// to a run.
+	// (complete, pending, failed or pruned): the acquisition's best
+	// candidate outside it is proposed instead, and when none is worth
+	// proposing a uniform random configuration, recorded as
+	// "random-fallback" with a note: mlrMBO's filter.proposed.points
+	// (Bischl et al. 2017), with its tolerance. [1e-4]; negative turns it
+	// off. See the package doc and duplicate.go for what it does to a run.
 	DuplicateTolerance float64
 
 	// Workers bounds the goroutines one proposal uses (the GP fit and
@@ -908,14 +915,10 @@ func (o *Optimizer) propose(reuses *[2]fitted) (Trial, error) {
 	if err != nil {
 		return fallback("maximizing the acquisition", err)
 	}
-	if _, _, ok := o.nearCopy(res.U); ok && o.discrete() {
-		// The favourite is evaluated already, as is typical on grids: the
-		// best configuration not evaluated yet, by the same acquisition.
-		// (In an all-float space a copy means the search has converged on
-		// the incumbent, and the random configuration below explores; on
-		// Branin that keeps the median regret at 8.4e-6 where a second
-		// search gave 3.0e-5.)
-		if again, err := search(true); err == nil && !math.IsInf(again.Score, -1) {
+	if _, _, ok := o.nearCopy(res.U); ok {
+		// The favourite repeats a trial: the best configuration away from
+		// every trial, by the same acquisition (see duplicate.go).
+		if again, err := search(true); err == nil && o.worthProposing(a, again.Score) {
 			res = again
 		}
 	}
@@ -1341,14 +1344,14 @@ func (o *Optimizer) exclude(a acq.Acquisition, withDone bool, box *trustBox) acq
 			if o.cfg.MinDistance > 0 {
 				pts = append(pts, o.trials[i].U)
 			}
-		case Complete:
-			// With withDone an evaluated configuration is excluded too (see
-			// propose: only after a first answer was a copy, because walls
-			// around every evaluated point would stop the gradient climb
-			// that refines the incumbent in continuous spaces).
-			if withDone && o.cfg.DuplicateTolerance > 0 {
-				done = append(done, o.trials[i].U)
-			}
+		}
+		// With withDone every trial (evaluated, pending, failed or pruned)
+		// is excluded within the duplicate tolerance too, whatever
+		// MinDistance is (see propose: only after a first answer was a
+		// copy, because walls around every evaluated point would stop the
+		// gradient climb that refines the incumbent in continuous spaces).
+		if withDone && o.cfg.DuplicateTolerance > 0 {
+			done = append(done, o.trials[i].U)
 		}
 	}
 	if len(pts) == 0 && len(done) == 0 && box == nil {

@@ -25,6 +25,13 @@ type metrics struct {
 	// replays counts asks answered with the trial of an earlier ask with
 	// the same idempotency key: answers that clients lost.
 	replays prometheus.Counter
+	// fallbacks counts proposals that are uniform random configurations
+	// standing in for a model-based one (acquisition "random-fallback"):
+	// the surrogate could not be fitted or a step failed, or the
+	// acquisition's best candidate repeated a trial with no other worth
+	// proposing (package opt, duplicate.go). A rate that grows with a
+	// study's trials means its budget is going to random search.
+	fallbacks prometheus.Counter
 }
 
 // metricsScrapeTimeout bounds the store query a scrape makes.
@@ -46,8 +53,12 @@ func newMetrics(s *Server) *metrics {
 			Name: "xbo_ask_replays_total",
 			Help: "Asks answered with the trial an earlier ask with the same Idempotency-Key received (its answer was lost).",
 		}),
+		fallbacks: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "xbo_random_fallbacks_total",
+			Help: "Trials proposed as a random configuration in place of a model-based proposal (acquisition random-fallback; the trial's meta.note says why).",
+		}),
 	}
-	m.registry.MustRegister(m.latency, m.storeErrors, m.replays,
+	m.registry.MustRegister(m.latency, m.storeErrors, m.replays, m.fallbacks,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "xbo_explain_computations",

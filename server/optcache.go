@@ -359,6 +359,11 @@ func (s *Server) serveBatch(study string, c *studyCache, batch []*askWaiter) {
 				num := trials[first+k].Number
 				c.optID[num] = ot.ID
 				c.state[num] = store.Pending
+				// Counted once stored: proposals the store discarded
+				// never reached a worker.
+				if ot.Acquisition == opt.AcqRandomFallback {
+					s.metrics.fallbacks.Inc()
+				}
 			}
 		}
 		for i, t := range trials {
