@@ -16,7 +16,7 @@ import (
 )
 
 // ScaleSpace is the mixed ten-parameter space of the explanation-scale
-// benchmark (issue 16): log and linear floats, log and linear integers, two
+// benchmark: log and linear floats, log and linear integers, two
 // categoricals and a float active only for one optimizer.
 const ScaleSpace = `{"objective": "minimize", "params": [
   {"name": "lr", "type": "float", "low": 1e-5, "high": 1, "log": true},
@@ -157,7 +157,9 @@ func ExplainScale(ctx context.Context, n int, seed uint64, progress func(step st
 	return row, nil
 }
 
-// WriteScaleTable prints the rows as the table of issue 16's closing note.
+// WriteScaleTable prints the rows as a table, one line per size: the first
+// explanation's and the fit's seconds, every kind's further explanation,
+// the slowest of them and the peak memory.
 func WriteScaleTable(w io.Writer, rows []*ScaleRow) error {
 	if len(rows) == 0 {
 		return errors.New("bench: no rows")

@@ -14,13 +14,13 @@
 // hart6.html) and the axis-parallel hyper-ellipsoid Σ j·x_j², which the
 // library calls the sum squares function (sumsqu.html), on its restricted
 // domain [−5.12, 5.12]^d. Styblinski–Tang is ½Σ(x⁴ − 16x² + 5x) on [−5,5]^d as
-// in the library and DESIGN.md (paper 000, section 6.1, prints +16x², which
-// is not the Styblinski–Tang function). The cosine mixture, which the library
-// lacks, is the minimization form of problem CM in Ali, Khompatraporn and
-// Zabinsky, "A numerical evaluation of several stochastic algorithms on
-// selected continuous global optimization test problems", J. Global Optim.
-// 31 (2005) 635–672: f(x) = Σ x_i² − 0.1 Σ cos(5π x_i) on [−1,1]^d, minimum
-// −0.1·d at 0.
+// in the library and DESIGN.md (Moosbauer et al. 2021, section 6.1, prints
+// +16x², which is not the Styblinski–Tang function). The cosine mixture, which
+// the library lacks, is the minimization form of problem CM in Ali,
+// Khompatraporn and Zabinsky, "A numerical evaluation of several stochastic
+// algorithms on selected continuous global optimization test problems", J.
+// Global Optim. 31 (2005) 635–672: f(x) = Σ x_i² − 0.1 Σ cos(5π x_i) on
+// [−1,1]^d, minimum −0.1·d at 0.
 //
 // Optima are given to float64 precision, obtained by solving ∇f = 0 from the
 // published six-digit minimizers; the tests check them against the

@@ -18,7 +18,7 @@ import (
 	"xbo/space"
 )
 
-// ImportanceOptions configure the importance-accuracy benchmark (issue 17):
+// ImportanceOptions configure the importance-accuracy benchmark:
 // every importance method of the explanation engine against the true
 // variance-based indices of known functions.
 type ImportanceOptions struct {

@@ -21,7 +21,7 @@ import (
 	"xbo/space"
 )
 
-// The multi-fidelity comparison (issue 20, point 3) runs xbo with and
+// The multi-fidelity comparison runs xbo with and
 // without pruners, xbo's multi-fidelity proposals, and Optuna's TPE with its
 // median and Hyperband pruners on learning-curve problems whose final values
 // are known functions. Every method is sequential (one trial at a time), and
@@ -305,8 +305,8 @@ type MFRun struct {
 // record adds the regret after the latest completion to the trace when it
 // changed. It can rise: the best trial is the one with the best noisy
 // final value, and a new one may be truly worse than the one before.
-// (Until 2026-11-26 only falls were recorded, so the regret so far, and
-// the resource to target read from it, missed those rises.)
+// Recording only falls would miss those rises in the regret so far and in
+// the resource to target read from it.
 func (r *MFRun) record(regret float64) {
 	if n := len(r.Trace); n == 0 || r.Trace[n-1].Regret != regret {
 		r.Trace = append(r.Trace, MFPoint{Spent: r.Spent, Regret: regret})

@@ -51,7 +51,7 @@ const (
 // PeerMethods lists the methods in the order tables show them.
 var PeerMethods = []string{MethodXBO, MethodTPE, MethodTPEMultivariate, MethodCMAES, MethodRandom}
 
-// Peer problems (issue 18's suite).
+// Peer problems: the suite xbo is compared with Optuna's samplers on.
 const (
 	ProblemBranin        = "branin"
 	ProblemHartmann6     = "hartmann6"

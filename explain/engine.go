@@ -2,10 +2,10 @@
 // study's history (package history) and a request into an explanation, for
 // every surface — the CLI, the HTTP API, the report and (through the API)
 // the dashboard. The packages below it compute the methods: explain/pdp
-// (partial dependence with bands, Moosbauer et al. 2021, paper 000),
-// explain/regional (confidence splitting, paper 000 Algorithm 1),
-// explain/fanova (Hutter et al. 2014, paper 003) and explain/shapley
-// (ShapleyMBO, Croppi 2021, paper 004). The engine owns everything around
+// (partial dependence with bands, Moosbauer et al. 2021),
+// explain/regional (confidence splitting, the same paper's Algorithm 1),
+// explain/fanova (Hutter et al. 2014) and explain/shapley
+// (ShapleyMBO, Croppi 2021). The engine owns everything around
 // them that must not differ between surfaces:
 //
 //   - one convention: every number is in the objective's own units and

@@ -3,7 +3,7 @@
 //
 // Why our own forest: the Go random-forest libraries we could find are
 // classification-only or unmaintained, and functional ANOVA with exact
-// marginals (paper 003, Hutter et al. 2014, section 2.2, Theorem 6) needs
+// marginals (Hutter et al. 2014, section 2.2, Theorem 6) needs
 // every leaf's box in the input space, which no library exposes. Trees here
 // keep their structure read-only (Tree.Node) and give each leaf's box in the
 // unit cube (Tree.Leaves), so package explain/fanova can integrate them

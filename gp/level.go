@@ -25,14 +25,14 @@ import (
 // optimum counts as about one observation of the level, not as many. A GP
 // with the plain average as its mean reverts to that average far from the
 // data, which on an optimizer's trials is the level near the optimum (an
-// offset of a whole partial-dependence curve, measured 0.3–2.5 on Ackley
-// d = 5), and treats it as exact. r(x) is 0 at the data and 1 far from
+// offset of a whole partial-dependence curve; docs/calibration.md), and
+// treats it as exact. r(x) is 0 at the data and 1 far from
 // them, so the level's uncertainty enters exactly where the prediction
 // rests on it. For an average over points a_i, r is 1 − k̄ᵀK⁻¹1 with k̄ the
 // average of the k(a_i).
 //
 // The level is estimated once the hyperparameters are fitted (as DiceKriging
-// does for a constant trend, which mlrMBO and paper 000 use): the mean the
+// does for a constant trend, which mlrMBO and Moosbauer et al. 2021 use): the mean the
 // GP adds back to its standardized predictions becomes β̂, so every
 // prediction is the ordinary-kriging mean, and the log marginal likelihood
 // is that of the data centred at β̂ (the likelihood profiled over β).

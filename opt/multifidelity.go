@@ -49,25 +49,11 @@ import (
 // Hyperband), which decides from the curves; the optimizer chooses where to
 // look.
 //
-// Measured against BOHB's rule (Falkner, Klein & Hutter, ICML 2018: a model
-// at the largest budget that d + 1 trials reached, here a GP with d + 2),
-// with `xbo bench multifidelity --problems branin-curves,hartmann6-curves
-// --seeds 3` (median final regret at equal resource):
-//
-//	                                   branin  hartmann6
-//	BOHB rule, successive halving       0.195      0.525
-//	BOHB rule, Hyperband                0.813      1.13
-//	config × budget GP, succ. halving   0.100      0.0217
-//	config × budget GP, Hyperband       0.0742     0.0176
-//	same, read at BOHB's budget, SH     0.0584     0.134
-//	same, read at BOHB's budget, HB     0.0456     0.128
-//
-// (the BOHB rows conditioned on the pruned trials below the model's budget
-// with the worst value, and the benchmark did not yet pass complete trials'
-// curves to the optimizer; the four GP rows are alike but for where the
-// model is read). The BOHB rule's model at full budget has d + 2 points
-// while hundreds of low-budget values go unused; the GP over budgets uses
-// them all.
+// Why not BOHB's rule (Falkner, Klein & Hutter, ICML 2018: a model at the
+// largest budget that d + 1 trials reached, here a GP with d + 2): that
+// model rests on a few points while hundreds of low-budget values go
+// unused; the GP over budgets uses them all (the comparison is in
+// docs/multifidelity.md, "How the multi-fidelity model was chosen").
 
 // Resource is a study's budget dimension: the name of what its workers'
 // intermediate-value steps count, and its range. Max is the step at which a

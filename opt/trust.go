@@ -26,11 +26,10 @@ import (
 // incumbent, so a study never throws evaluations away.
 //
 // Confining every proposal traps a run in the basin of its first good point
-// (on the LCBench-phoneme surrogate half of the runs ended at 0.19–1.0 while
-// the other half reached below 0.04); the "alternate" rule confines every
-// other ask and lets the others search the whole space, where a better
-// basin found by a free ask becomes the next box's centre (docs/peers.md,
-// "Trust regions").
+// (bimodal results on the LCBench-phoneme surrogate); the "alternate" rule
+// confines every other ask and lets the others search the whole space,
+// where a better basin found by a free ask becomes the next box's centre
+// (docs/peers.md, "Trust regions", has the measurements).
 const (
 	trustInitial   = 0.8
 	trustMaximal   = 1.6
@@ -46,11 +45,10 @@ const (
 
 // trustDelay is the number of model-based completions before the first
 // confined ask: one of TuRBO's failure tolerances, max(4, d), of free asks
-// over the whole space first. Confining from the first model-based ask cost
-// Hartmann6 at a budget of 54 (24 design points, 20 seeds): median regret
-// 0.21 against 0.13 unconfined, 6 seeds better and 14 worse; after max(4, d)
-// completions 0.13 (9 to 11). Waiting twice as long gave back most of the
-// gain on Styblinski-Tang (docs/peers.md, "Trust regions").
+// over the whole space first: confining from the first model-based ask
+// did worse than no confinement on Hartmann6 at short budgets, and waiting
+// twice as long gave back most of the gain on Styblinski-Tang
+// (docs/peers.md, "Trust regions").
 func trustDelay(dim int) int { return trustFailTolerance(dim) }
 
 // trustFailTolerance is TuRBO's number of completions without an
@@ -74,10 +72,8 @@ func (o *Optimizer) confinable(n, observed int) bool {
 // trustMaxNoise bounds the GP's fitted noise variance, relative to its
 // signal variance, under which asks are confined. TuRBO counts an
 // improvement of the best observed value as a success; under noise the best
-// value is a lucky draw, and confining to a box around it cost noisy
-// problems at short budgets (noisy Hartmann6, budget 54, 20 seeds: 0.66
-// against 0.46 unconfined, 0.50 with this bound; docs/peers.md, "Trust
-// regions").
+// value is a lucky draw, and confining to a box around it costs noisy
+// problems at short budgets (docs/peers.md, "Trust regions").
 const trustMaxNoise = 0.01
 
 // trustRule says whether ask number n is confined to the trust region.

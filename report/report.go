@@ -3,14 +3,14 @@
 // scripts) and a JSON document with all of its numbers: the run summary, the
 // optimization trace, hyperparameter importance (Sobol indices of the GP
 // with posterior intervals, package explain/sobol, or on request fANOVA,
-// Hutter, Hoos and Leyton-Brown 2014, paper 003, eq. 6), a PDP with confidence band for every
-// hyperparameter (Moosbauer et al. 2021, paper 000, eq. 2–5) together with
-// the regional PDP of the confidence-splitting tree (paper 000, Algorithm 1,
-// eq. 6) and its relative improvement δ = (MC_global − MC_region)/MC_global,
+// Hutter, Hoos and Leyton-Brown 2014, eq. 6), a PDP with confidence band
+// for every hyperparameter (Moosbauer et al. 2021, eq. 2–5) together with
+// the regional PDP of the confidence-splitting tree (the same paper,
+// Algorithm 1, eq. 6) and its relative improvement δ = (MC_global − MC_region)/MC_global,
 // the sampling bias as the maximum mean discrepancy between the evaluated
 // configurations and a uniform sample (Gretton et al. 2012, eq. 5), and the
-// ShapleyMBO decomposition of the best configuration (Croppi 2021, paper
-// 004, eq. 8).
+// ShapleyMBO decomposition of the best configuration (Croppi 2021,
+// eq. 8).
 //
 // A study with several objectives has no single best value: its report
 // leads with the Pareto front (the feasible trials no other dominates, the

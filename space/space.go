@@ -18,8 +18,9 @@
 //
 // "Uniform over the space" therefore means uniform in u: log parameters are
 // log-uniform, every integer and every level equally likely. This is the
-// reference measure of partial dependence (paper 000, eq. 2), fANOVA (paper
-// 003, section 2) and Shapley backgrounds (paper 004).
+// reference measure of partial dependence (Moosbauer et al. 2021, eq. 2),
+// fANOVA (Hutter et al. 2014, section 2) and Shapley backgrounds (Croppi
+// 2021).
 package space
 
 import (

@@ -49,10 +49,9 @@ const checkpointEvery = 250 * time.Millisecond
 // complete checkpoint the next commit restarts the WAL, and SQLite syncs the
 // WAL header at a restart even with synchronous=NORMAL (an out-of-order
 // write after a restart could corrupt the database), so most of those commits
-// waited for an fsync. With the GP at T = 200 and 32 workers, commits within
-// 50 ms after a checkpoint had a median of 0.67 ms against 0.15 ms later;
-// counting writes took the tell's median from 1.8 to 1.1 ms (docs/api.md,
-// "Performance", 2026-11-23).
+// waited for an fsync. Counting writes makes that sync come once per
+// checkpointAfter writes (measured in docs/api.md, "Pending trials and the
+// SQLite checkpoint").
 const checkpointAfter = 200
 
 // checkpointer copies the WAL into the database file from a reader

@@ -1,4 +1,4 @@
-// Package web embeds the xbo dashboard (issue 8) that `xbo serve` shows at /.
+// Package web embeds the xbo dashboard that `xbo serve` shows at /.
 //
 // The sources are in this directory (src/, bundled by build.mjs with esbuild;
 // the charting library is Apache ECharts, pinned in package-lock.json). The
@@ -10,7 +10,8 @@
 // the first build, and Handler then answers 503 naming the build command.
 // The dashboard reads everything through the JSON API (docs/api.md): the
 // trials, their changes (GET …/events?since=v, polled) and the explanations
-// (GET …/explain/{pdp,regional,importance,shapley}; papers 000, 003, 004).
+// (GET …/explain/{pdp,regional,importance,shapley}: Moosbauer et al. 2021;
+// Hutter, Hoos and Leyton-Brown 2014; Croppi 2021).
 package web
 
 import (

@@ -121,9 +121,9 @@ var reserveOnce sync.Once
 // every processor runs proposal code waits for the scheduler's 10 ms
 // preemption (the network is then polled only by the runtime's monitor
 // thread); with one processor to spare it is served at once, and the OS
-// shares the cores. On 2 cores, a probe ask's p99 while GP proposals ran
-// back to back fell from 36–44 ms to 6.8–7.6 ms with one spare processor,
-// and no further with two (BenchmarkProbeDuringProposals in server).
+// shares the cores. One spare processor is enough: a second did not lower
+// the probe's latency further (BenchmarkProbeDuringProposals in server;
+// docs/api.md, "A spare Go processor for the handlers").
 func reserveProcessors(optimizerWorkers int) {
 	reserveOnce.Do(func() {
 		runtime.GOMAXPROCS(processors(runtime.GOMAXPROCS(0), optimizerWorkers, os.Getenv("GOMAXPROCS")))

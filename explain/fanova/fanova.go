@@ -1,9 +1,9 @@
 // Package fanova computes functional ANOVA importances of hyperparameters on
 // a random forest with exact marginals, after Hutter, Hoos and Leyton-Brown
 // (2014), "An Efficient Approach for Assessing Hyperparameter Importance"
-// (paper 003).
+// (shared/papers/003).
 //
-// Marginals (paper 003, eq. 1 and Theorem 6). Each tree partitions the space
+// Marginals (eq. 1 and Theorem 6). Each tree partitions the space
 // into leaf boxes with constant values c_i. The marginal prediction of a
 // partial instantiation λ_U, averaged uniformly over the other dimensions T,
 // is â_U(λ_U) = Σ_i c_i·1[λ_U ∈ box_i,U]·μ_T(box_i,T), where μ_T is the
@@ -12,7 +12,7 @@
 // which is uniform on each hyperparameter's own scale (log-uniform for log
 // parameters) and uniform over the levels of a categorical.
 //
-// Variance decomposition (paper 003, section 3.1–3.2, eq. 6). Per tree:
+// Variance decomposition (section 3.1–3.2, eq. 6). Per tree:
 // f_∅ = mean, f_j = â_j − f_∅, f_jk = â_jk − f_j − f_k − f_∅,
 // V_U = Var(f_U) under the uniform measure, V = Var(tree), fraction V_U/V.
 // â_j and â_jk are piecewise constant on the cells cut out by the tree's own
@@ -34,7 +34,7 @@
 // equivalent splits the trees chose, and shows up as their interaction. Read
 // conditional parameters' fractions together with their parent's.
 //
-// Good regions (paper 003, section 3.3): fit the forest on targets capped at
+// Good regions (section 3.3): fit the forest on targets capped at
 // y_max (CapQuantile, Cap) so that only variation among configurations better
 // than y_max remains.
 package fanova

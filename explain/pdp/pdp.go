@@ -16,7 +16,7 @@
 // and level equally likely, and conditional parameters switched on or off by
 // their parents as the sampled parents dictate. When S holds a conditional
 // parameter, the sample is restricted to configurations where it is active,
-// because its effect is only defined there (paper 000, appendix B).
+// because its effect is only defined there (the paper's appendix B).
 //
 // Explainers take a fitted surrogate and a space only; they never look into
 // the optimizer that produced the data.

@@ -5,7 +5,7 @@
 //
 // Players are the hyperparameters. For an explicand θ̃ the worth of a
 // coalition S is the conditional-expectation game under independence
-// (paper 004, eq. 7)
+// (eq. 7 of the thesis)
 //
 //	v(S) = (1/n) Σ_i f(θ̃_S, z⁽ⁱ⁾_{−S}),
 //
