@@ -615,7 +615,7 @@ func (r *BOBAXResult) WriteTable(w io.Writer) error {
 	if r.AllVariables {
 		target = "all variables jointly"
 	}
-	fmt.Fprintf(w, "BOBAX benchmark (paper 002): %s; %d seeds; budget %d·d; EIG_PDP %s on the PD of the %s\n\n",
+	fmt.Fprintf(w, "BOBAX benchmark (Moosbauer et al. 2022): %s; %d seeds; budget %d·d; EIG_PDP %s on the PD of the %s\n\n",
 		strings.Join(r.Functions, ", "), r.Seeds, r.BudgetPerDim, r.Estimator, target)
 	fmt.Fprintln(w, "Table 1 — relative d_L1(PDP of x1) vs RS | relative regret vs BO-EI (mean of per-run ratios); paper in brackets")
 	fmt.Fprintln(tw, "method\tL1 25%\tL1 50%\tL1 75%\tL1 100%\t\tregret 25%\tregret 50%\tregret 75%\tregret 100%\t")

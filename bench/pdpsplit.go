@@ -588,7 +588,7 @@ func (r *PDPSplitResult) WriteTable(w io.Writer) error {
 	if r.SplitOnSD {
 		leaves += ", split on the ICE curves of the sd"
 	}
-	_, err := fmt.Fprintf(w, "%sδ in %% (mean ± sd over %d seeds), leaf holding the best configuration vs global PDP of x1; eq. 5 bands; n = %d, G = %d; %s with a 4·d-point %s design; Matérn-3/2 GP, noise floor %g; %s acquisition search; n_sp = tree depth, %s; MMD with a Gaussian kernel of bandwidth √(d/6) against %d uniform points. Paper columns: Table 1 of paper 000.\n",
+	_, err := fmt.Fprintf(w, "%sδ in %% (mean ± sd over %d seeds), leaf holding the best configuration vs global PDP of x1; eq. 5 bands; n = %d, G = %d; %s with a 4·d-point %s design; Matérn-3/2 GP, noise floor %g; %s acquisition search; n_sp = tree depth, %s; MMD with a Gaussian kernel of bandwidth √(d/6) against %d uniform points. Paper columns: Table 1 of Moosbauer et al. 2021.\n",
 		preset, seedsOf(r), r.Samples, r.GridSize, budget, r.Design, r.MinNoise, r.AcqOptimizer, leaves, r.Samples)
 	return err
 }

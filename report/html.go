@@ -313,7 +313,7 @@ func (rep *Report) objectiveView(sec *ObjectiveSection, k int, multi bool) (*obj
 			"the rest is higher-order interaction. Importance is about variation over the whole space, not near the optimum.",
 			imp.Method, usable, 100*sumMain, pairsNote)
 	} else {
-		ov.ImpCap = fmt.Sprintf("fANOVA (paper 003, method %s): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
+		ov.ImpCap = fmt.Sprintf("fANOVA (Hutter, Hoos and Leyton-Brown 2014; method %s): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
 			"the forest's prediction variance over the whole space that one hyperparameter explains alone (its main effect), averaged over trees; "+
 			"whiskers show ±1 standard deviation across trees. Main effects add up to %.1f%%;%s the rest is higher-order interaction. "+
 			"Two parameters whose whiskers overlap cannot be ranked apart with %d trials. Importance is about variation over the whole space, "+
@@ -579,7 +579,7 @@ func (rep *Report) pdpView(sec *ObjectiveSection, p *explain.RegionalResult, yr 
 	pv.Caption = c.String()
 	if res.Splits > 0 {
 		pv.Tree = template.HTML(treeSVG(res))
-		pv.TreeCap = fmt.Sprintf("Confidence-splitting tree for %s (paper 000, Algorithm 1): each box is a set of Monte Carlo points of the other "+
+		pv.TreeCap = fmt.Sprintf("Confidence-splitting tree for %s (Moosbauer et al. 2021, Algorithm 1): each box is a set of Monte Carlo points of the other "+
 			"parameters, split where the ICE curves of the posterior variance are most alike on each side (impurity R, eq. 6, from %s at the root "+
 			"to %s over the leaves). The highlighted leaf holds the best configuration.", p.Param, short(res.RootImpurity), short(res.LeafImpurity))
 	}
@@ -604,7 +604,7 @@ func shapleyText(r *explain.ShapleyResult, n int) (string, []string, [][]string)
 	if r.Direction == space.Maximize {
 		bound, better, sign = "upper", "raises (right)", "+"
 	}
-	cap := fmt.Sprintf("ShapleyMBO (paper 004) splits the %s confidence bound %s (τ = %g) of the surrogate at the best configuration "+
+	cap := fmt.Sprintf("ShapleyMBO (Croppi 2021) splits the %s confidence bound %s (τ = %g) of the surrogate at the best configuration "+
 		"into one contribution per hyperparameter, relative to the average over %d background configurations drawn uniformly, computed %s "+
 		"(efficiency error %.2g). Blue: φ(m), how much the parameter's value moves the predicted objective (in its own units) — exploitation; "+
 		"orange: %sτ·φ(se), its share of the uncertainty bonus — exploration; the diamond is φ(cb), their sum. A value that %s cb makes the "+

@@ -228,7 +228,7 @@ func (rep *Report) tradeoffView() *tradeoffView {
 		sums = append(sums, fmt.Sprintf("%s: %s = %s + %s", s.Objective, short(s.Prediction), short(s.Average), short(s.Prediction-s.Average)))
 	}
 	tv.ShapCap = fmt.Sprintf("Trial #%d (%s; %s): each objective's surrogate mean there split into one contribution φ per hyperparameter "+
-		"(Shapley values, paper 004's game), relative to the objective's average over the space, in that objective's own units: "+
+		"(Shapley values, the game of Croppi 2021), relative to the objective's average over the space, in that objective's own units: "+
 		"prediction = average + the sum of the φ (%s). A φ that lowers a minimized objective or raises a maximized one helps it; "+
 		"a parameter whose φ help one objective and hurt another is where this trial traded them. Numbers of different columns are in "+
 		"different units: compare signs and sizes within a column. Brackets give the φ's interval where it has one.",

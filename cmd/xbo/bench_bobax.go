@@ -13,7 +13,7 @@ import (
 func init() {
 	registerBenchmark(benchmark{
 		name:    "bobax",
-		summary: "paper 002 Tables 1 and 4: PDP accuracy vs regret of RS, BO-EI, PVAR, BAX, BOBAX and variants",
+		summary: "Tables 1 and 4 of Moosbauer et al. 2022 (BOBAX): PDP accuracy vs regret of RS, BO-EI, PVAR, BAX, BOBAX and variants",
 		run:     runBenchBOBAX,
 	})
 }
@@ -21,7 +21,7 @@ func init() {
 func runBenchBOBAX(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("bench bobax", flag.ContinueOnError)
 	functions := fs.String("functions", "branin,camelback,styblinski-tang:3,hartmann3,hartmann6", `comma-separated test functions ("name" or "name:dim")`)
-	methods := fs.String("methods", "", "comma-separated methods (default: the 17 of paper 002's Table 4): rs, ei, pvar, lcb<τ>, bax, bobax<k>, bobax-prob<π>, eibax<β>, bo-rs<k>")
+	methods := fs.String("methods", "", "comma-separated methods (default: the 17 of Table 4 of Moosbauer et al. 2022): rs, ei, pvar, lcb<τ>, bax, bobax<k>, bobax-prob<π>, eibax<β>, bo-rs<k>")
 	seeds := fs.Int("seeds", 20, "repetitions (seeds 1..N)")
 	perDim := fs.Int("budget-per-dim", 30, "evaluations per dimension")
 	candidates := fs.Int("candidates", acq.DefaultCandidates, "random candidates per acquisition search")

@@ -18,7 +18,7 @@ import (
 func init() {
 	registerBenchmark(benchmark{
 		name:    "explain-scale",
-		summary: "issue 16: time of the first and of every further explanation, and peak memory, at T = 200, 1,500 and 10,000 trials (d = 10)",
+		summary: "time of the first and of every further explanation, and peak memory, at T = 200, 1,500 and 10,000 trials (d = 10)",
 		run:     runBenchExplainScale,
 	})
 }

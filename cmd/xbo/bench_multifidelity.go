@@ -15,7 +15,7 @@ import (
 func init() {
 	registerBenchmark(benchmark{
 		name:    "multifidelity",
-		summary: "issue 20: pruners and multi-fidelity proposals against no pruning and Optuna TPE + median/Hyperband pruners on learning-curve problems (resource to a target regret, final regret at equal resource)",
+		summary: "pruners and multi-fidelity proposals against no pruning and Optuna TPE + median/Hyperband pruners on learning-curve problems (resource to a target regret, final regret at equal resource)",
 		run:     runBenchMultiFidelity,
 	})
 }

@@ -11,7 +11,7 @@ import (
 func init() {
 	registerBenchmark(benchmark{
 		name:    "multiobjective",
-		summary: "issue 43: hypervolume on ZDT1–3, DTLZ2, the constrained BNH and a real scikit-learn error-vs-size grid against Optuna's NSGA-II and TPE and random search, sequential and with 8 workers",
+		summary: "hypervolume on ZDT1–3, DTLZ2, the constrained BNH and a real scikit-learn error-vs-size grid against Optuna's NSGA-II and TPE and random search, sequential and with 8 workers",
 		run:     runBenchMultiObjective,
 	})
 }

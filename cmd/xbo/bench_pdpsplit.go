@@ -13,14 +13,14 @@ import (
 func init() {
 	registerBenchmark(benchmark{
 		name:    "pdp-split",
-		summary: "paper 000 Table 1: regional vs global PDP confidence on Styblinski-Tang under LCB sampling bias",
+		summary: "Table 1 of Moosbauer et al. 2021: regional vs global PDP confidence on Styblinski-Tang under LCB sampling bias",
 		run:     runBenchPDPSplit,
 	})
 }
 
 func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("bench pdp-split", flag.ContinueOnError)
-	preset := fs.String("preset", "", "settings of a published setup: paper000 (the authors' code for paper 000's Table 1: budgets 80, 150, 250 for d = 3, 5, 8, a 4·d random LHS, Matérn-3/2 GP with nugget 1e-8, focus search, leaves of ≥ 2 ICE curves); other flags given override it")
+	preset := fs.String("preset", "", "settings of a published setup: paper000 (the authors' code for Table 1 of Moosbauer et al. 2021: budgets 80, 150, 250 for d = 3, 5, 8, a 4·d random LHS, Matérn-3/2 GP with nugget 1e-8, focus search, leaves of ≥ 2 ICE curves); other flags given override it")
 	dims := fs.String("dims", "3,5,8", "comma-separated dimensions of Styblinski-Tang")
 	taus := fs.String("taus", "5,1,0.1", "comma-separated LCB τ values (low, medium, high sampling bias)")
 	depths := fs.String("depths", "1,3", "comma-separated tree depths n_sp")
@@ -131,7 +131,7 @@ func parseInts(s string) ([]int, error) {
 func init() {
 	registerBenchmark(benchmark{
 		name:    "pdp-split-lcbench",
-		summary: "paper 000 Table 2: regional PDPs per hyperparameter, BO on an LCBench random-forest objective",
+		summary: "Table 2 of Moosbauer et al. 2021: regional PDPs per hyperparameter, BO on an LCBench random-forest objective",
 		run:     runBenchPDPSplitLCBench,
 	})
 }

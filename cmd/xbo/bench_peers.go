@@ -13,7 +13,7 @@ import (
 func init() {
 	registerBenchmark(benchmark{
 		name:    "peers",
-		summary: "issue 18: xbo against Optuna's samplers (TPE, multivariate TPE, CMA-ES, random) on nine problems, sequential and with 8 workers",
+		summary: "xbo against Optuna's samplers (TPE, multivariate TPE, CMA-ES, random) on nine problems, sequential and with 8 workers",
 		run:     runBenchPeers,
 	})
 }

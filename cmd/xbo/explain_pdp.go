@@ -32,7 +32,7 @@ func (c *pdpFlags) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.grid, "grid", 0, "grid points per parameter (default 20; categoricals: every level)")
 	fs.IntVar(&c.mc, "mc", 0, "Monte Carlo points over the other parameters (default 1000)")
 	fs.Float64Var(&c.alpha, "alpha", 0, "bands at level 1−alpha (default 0.05)")
-	fs.StringVar(&c.band, "band", "", "band estimator: calibrated (default: eq. 4 × the surrogate's cross-validated variance factor + the Monte Carlo error of the average), approx (mean of variances, paper 000 eq. 5) or exact (eq. 4)")
+	fs.StringVar(&c.band, "band", "", "band estimator: calibrated (default: eq. 4 × the surrogate's cross-validated variance factor + the Monte Carlo error of the average), approx (mean of variances, eq. 5 of Moosbauer et al. 2021) or exact (eq. 4)")
 	fs.BoolVar(&c.exact, "exact", false, "same as --band exact")
 }
 

@@ -1,5 +1,5 @@
 // The Shapley explanation of one configuration (GET explain/shapley,
-// ShapleyMBO, paper 004), drawn by the Proposal panel and the trial view.
+// ShapleyMBO, Croppi 2021), drawn by the Proposal panel and the trial view.
 import { $, C, chart, esc, fmt, fmtValue, multiObjective, objectiveIndex, objectiveValues, objectives, setNote, state, unitsOf, withObjective } from './core.js';
 import { explainGET } from './freshness.js';
 
