@@ -17,11 +17,12 @@ import (
 //
 // A copy is typical when the optimum lies on a corner or edge of the space:
 // the incumbent sits on the boundary, and the acquisition's argmax is the
-// incumbent itself. Replacing it by a uniform random configuration, as
-// mlrMBO does, spent 47–73 of 90 trials on a 3-d corner optimum (issue 49).
-// The best non-duplicate candidate is instead the acquisition's own next
-// choice, usually a point just beside the incumbent along the boundary or a
-// step inside the box. docs/peers.md (Boundary optima) has the measurements.
+// incumbent itself. Replacing every such copy by a uniform random
+// configuration, as mlrMBO does, turned most of the budget into random
+// search there. The best non-duplicate candidate is instead the
+// acquisition's own next choice, usually a point just beside the incumbent
+// along the boundary or a step inside the box. docs/peers.md (Boundary
+// optima) has the measurements.
 
 // worthProposing says whether score, the best a search found away from every
 // trial, is better than a random configuration. For EI and PI a score of 0

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"xbo/acq"
+	"xbo/history"
 	"xbo/surrogate"
 )
 
@@ -93,11 +94,12 @@ const cornerSpace = `{"params":[
 // cornerSum is minimal, 0.001, at the corner (0, 0, 0.001).
 func cornerSum(p []float64) float64 { return p[0] + p[1] + p[2] }
 
-// TestCornerOptimumFewFallbacks (issue 49): on an optimum at a corner EI's
+// TestCornerOptimumFewFallbacks: on an optimum at a corner EI's
 // argmax is a copy of the incumbent; the best configuration away from it
-// must be proposed instead of a random one, for EI, LCB (τ = 0.1) and a
+// must be proposed instead of a random one, for EI, LCB (τ = 0.1), PI and a
 // BOBAX strategy: at most 5% of the model-based proposals are random
-// fallbacks (before: 31–40 of 48), and the best value reaches the corner.
+// fallbacks (before: 28, 40, 21 and 19 of 48), and the best value reaches
+// the corner.
 func TestCornerOptimumFewFallbacks(t *testing.T) {
 	if testing.Short() {
 		t.Skip("three 60-trial runs")
@@ -110,6 +112,7 @@ func TestCornerOptimumFewFallbacks(t *testing.T) {
 	}{
 		{"ei", Config{Strategy: "ei"}},
 		{"lcb", Config{Strategy: "lcb", Tau: 0.1}},
+		{"pi", Config{Strategy: "pi"}},
 		{"bobax", Config{Strategy: "bobax"}},
 	} {
 		cfg := c.cfg
@@ -139,5 +142,72 @@ func TestCornerOptimumFewFallbacks(t *testing.T) {
 		if best > optimum+tolerance {
 			t.Errorf("%s: best %.6g, want within %g of the corner's %g", c.name, best, tolerance, optimum)
 		}
+	}
+}
+
+// TestCornerOptimumMultiFidelity: the configuration × budget model's
+// proposals (a study with a resource whose trials are pruned every other
+// time) avoid copies the same way: at most 5% random fallbacks, with the
+// corner reached (before: 14 of 48).
+func TestCornerOptimumMultiFidelity(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 60-trial run")
+	}
+	s := mustSpace(t, cornerSpace)
+	o, err := New(Config{Space: s, Seed: 7, Resource: &Resource{Name: "epochs", Min: 1, Max: 9}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	curve := func(p []float64, last int64) []history.Intermediate {
+		var c []history.Intermediate
+		for _, step := range []int64{1, 3, 9} {
+			if step <= last {
+				c = append(c, history.Intermediate{Step: step, Value: cornerSum(p) + 0.5/float64(1+step)})
+			}
+		}
+		return c
+	}
+	modelBased, fallbacks, fidelity := 0, 0, 0
+	best := math.Inf(1)
+	for k := range 60 {
+		tr, err := o.Ask()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch tr.Acquisition {
+		case AcqInitialDesign:
+		case AcqRandomFallback:
+			fallbacks++
+			modelBased++
+		default:
+			modelBased++
+		}
+		if tr.Fidelity {
+			fidelity++
+		}
+		if k%2 == 1 {
+			if err := o.TellPruned(tr.ID, curve(tr.Params, 1)); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := o.Report(tr.ID, curve(tr.Params, 9)); err != nil {
+			t.Fatal(err)
+		}
+		v := cornerSum(tr.Params) + 0.05
+		best = min(best, v)
+		if err := o.Tell(tr.ID, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Logf("%d random fallbacks of %d model-based proposals (%d from the configuration × epochs model), best %.6g", fallbacks, modelBased, fidelity, best)
+	if fidelity == 0 {
+		t.Fatal("no proposal came from the configuration × epochs model: the test would not cover it")
+	}
+	if 20*fallbacks > modelBased {
+		t.Errorf("%d random fallbacks of %d model-based proposals, want ≤ 5%%", fallbacks, modelBased)
+	}
+	if best > 0.001+0.05+1e-3 {
+		t.Errorf("best %.6g, want within 1e-3 of the corner's %g", best, 0.001+0.05)
 	}
 }
