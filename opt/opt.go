@@ -1,13 +1,13 @@
 // Package opt is the sequential model-based optimizer of xbo: an ask/tell
 // loop that proposes configurations of a search space and learns from their
-// results (Jones, Schonlau & Welch 1998; the SMBO loop of paper 004, section
-// 3, and of paper 002, Algorithm 1 with EI).
+// results (Jones, Schonlau & Welch 1998; the SMBO loop of Croppi 2021, section
+// 3, and of Moosbauer et al. 2022, Algorithm 1 with EI).
 //
 // One proposal (Ask) is:
 //
 //  1. while fewer trials than the initial-design size have been asked, the
 //     next point of a seeded maximin Latin hypercube (size max(4·d, 5) by
-//     default, as in paper 004, table 3);
+//     default, as in Croppi 2021, table 3);
 //  2. afterwards, fit the surrogate (a GP by default, or a random forest) to
 //     the completed trials, with values multiplied by space.Sign() so the
 //     surrogate always sees a minimization problem;
@@ -18,17 +18,15 @@
 //     parallel workers get distinct proposals without a false optimum. The
 //     constant liars of the same paper stay selectable: "best" (CL-min),
 //     "mean" and "worst" lie with the best, mean and worst observed value. The
-//     lie never enters the hyperparameter fit, only the conditioning. With 7
-//     trials always pending (8 workers; `xbo bench peers --workers 8`) "best"
-//     made every running trial a fake optimum that EI proposed next to: median
-//     regret over 10 seeds (Matérn-5/2) Branin 1.26 (2 seeds) and Hartmann6
-//     0.26 (issue 18's figure) against 1.5e-4 and 5.6e-5 with the believer
-//     (Optuna TPE with constant liar: 0.089 and 0.14). Candidates within
+//     lie never enters the hyperparameter fit, only the conditioning. The
+//     believer is the default because with many trials pending "best" makes
+//     every running trial a fake optimum that EI proposes next to
+//     (docs/peers.md measures both). Candidates within
 //     MinDistance (0.01 in the unit cube) of a pending or failed trial are
 //     ruled out, because a lie below the model's own prediction digs a dip
 //     right beside the pending point;
 //  4. maximize the acquisition (EI by default) with best-of-N random
-//     candidates (N = 1500 as in paper 002) and 500 perturbations of the
+//     candidates (N = 1500 as in Moosbauer et al. 2022) and 500 perturbations of the
 //     best trials (see localCandidates), plus a local refinement of the best
 //     three (a gradient climb on a GP, a pattern search otherwise), or with
 //     mlrMBO focus search (package acq). Every other proposal of a plain
@@ -48,20 +46,17 @@
 // only as the data grows by a tenth, so a long study's ask stays bounded
 // (see fit; BenchmarkAskLong).
 //
-// On a noise-free objective EI keeps proposing points next to the incumbent:
-// in 4 runs each of Branin, Hartmann3 and Hartmann6 (budget 30·d) 234 of
-// 1144 EI proposals fell within 1e-3 of an earlier trial in the unit cube
-// and 69 within 1e-4. A proposal within Config.DuplicateTolerance (1e-4) of
+// On a noise-free objective EI keeps proposing points next to the incumbent
+// (docs/peers.md counts them). A proposal within Config.DuplicateTolerance (1e-4) of
 // an earlier trial is never made: the search runs again with every trial
 // walled off within the tolerance and its best candidate is proposed, and
 // only when no candidate is worth proposing (EI or PI 0 everywhere else) is
 // a random configuration proposed instead, as mlrMBO's
-// filter.proposed.points does (duplicate.go). Over 10 seeds the filter
-// lowered Branin's median regret at 30·d from 2.6e-5 to 9.2e-6, Hartmann3's
-// from 2.6e-6 to 2.2e-6 and left Hartmann6's at 1.2e-4; a tolerance of 1e-3
-// cost precision instead (Branin 9.8e-5, Hartmann3 7.9e-6). Proposing the
-// random configuration whenever the best candidate was a copy spent most
-// asks of a corner optimum on random search (docs/peers.md, Boundary optima).
+// filter.proposed.points does (duplicate.go). The tolerance is 1e-4 because
+// a coarser one costs the final precision a noise-free objective allows,
+// and a copy is never answered by a random configuration outright because
+// that spends most asks of a corner optimum on random search (docs/peers.md,
+// "Boundary optima", measures both).
 //
 // Failed trials (TellFailed) stay in the history but never enter the
 // hyperparameter fit, nor SurrogateAt; for proposals they are conditioned on
@@ -241,7 +236,7 @@ type Config struct {
 	// Strategy is the acquisition: "ei" [default], "lcb", "pi", "pvar",
 	// "random" for random search (no initial design, no model), or a
 	// BOBAX-family strategy "bax", "bobax", "bobax-prob", "eibax", "bo-rs",
-	// "a-bobax" configured by BOBAX (paper 002).
+	// "a-bobax" configured by BOBAX (Moosbauer et al. 2022).
 	Strategy string
 	// BOBAX holds the settings of a BOBAX-family Strategy (its Strategy and,
 	// when zero, Seed fields are filled from this Config). These strategies
@@ -1081,7 +1076,7 @@ func (o *Optimizer) freshRandom(rng *rand.Rand) []float64 {
 const DefaultTrustRegion = "alternate"
 
 // DefaultKernel is the optimizer's GP kernel: Matérn-3/2, the kernel of
-// paper 000's experiments. Rougher than Matérn-5/2, it fits objectives with
+// the experiments of Moosbauer et al. 2021. Rougher than Matérn-5/2, it fits objectives with
 // kinks and plateaus (tuned models, surrogates of tables) without taking
 // them for noise: on LCBench-phoneme (a forest, piecewise constant) the
 // median regret over 10 seeds went from 0.24 to 0.096 sequentially and from
