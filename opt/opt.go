@@ -1076,14 +1076,10 @@ func (o *Optimizer) freshRandom(rng *rand.Rand) []float64 {
 const DefaultTrustRegion = "alternate"
 
 // DefaultKernel is the optimizer's GP kernel: Matérn-3/2, the kernel of
-// the experiments of Moosbauer et al. 2021. Rougher than Matérn-5/2, it fits objectives with
-// kinks and plateaus (tuned models, surrogates of tables) without taking
-// them for noise: on LCBench-phoneme (a forest, piecewise constant) the
-// median regret over 10 seeds went from 0.24 to 0.096 sequentially and from
-// 0.42 to 0.12 with 8 workers, noisy Hartmann6 from 0.099 to 0.057 and
-// Styblinski-Tang d = 8 with 8 workers from 50 to 43, while Branin's rose
-// from 1.7e-5 to 2.8e-4 (`xbo bench peers --optimizer '{"kernel":"matern52"}'`
-// against the default; docs/peers.md). Explanations keep Matérn-5/2 (package
+// the experiments of Moosbauer et al. 2021. Rougher than Matérn-5/2, it fits
+// objectives with kinks and plateaus (tuned models, surrogates of tables)
+// without taking them for noise, at some cost on smooth functions
+// (docs/peers.md compares the two). Explanations keep Matérn-5/2 (package
 // explain), whose bands the calibration benchmark measured.
 const DefaultKernel = "matern32"
 
