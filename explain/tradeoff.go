@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -110,7 +111,11 @@ type TradeoffResult struct {
 	About
 	Objectives []space.Objective `json:"objectives"`
 	// Front lists the Pareto-optimal trials (history.ParetoFront).
-	Front  []int64         `json:"front"`
+	Front []int64 `json:"front"`
+	// Params are in reading order (TradeoffVerdicts, then among those
+	// moving along the front the largest conflict first, then the largest
+	// importance on any objective, then the name): choosing a point on the
+	// front is choosing the first ones' values.
 	Params []TradeoffParam `json:"params"`
 	// Shapley holds the requested trial's Shapley values of each
 	// objective's mean, in the objectives' order.
@@ -250,8 +255,47 @@ func (e *Engine) Tradeoff(ctx context.Context, h *history.History, req TradeoffR
 			out.Shapley = append(out.Shapley, sh)
 		}
 	}
+	out.Params = tradeoffOrder(out.Params)
 	out.Reading = tradeoffReading(out)
 	return out, nil
+}
+
+// TradeoffVerdicts are the verdicts in the order a result lists them.
+var TradeoffVerdicts = []string{AlongFront, Together, Mixed, OneObjective, NoClearEff}
+
+// tradeoffOrder sorts parameters into reading order (TradeoffResult.Params).
+func tradeoffOrder(ps []TradeoffParam) []TradeoffParam {
+	rank := func(p TradeoffParam) int {
+		if i := slices.Index(TradeoffVerdicts, p.Verdict); i >= 0 {
+			return i
+		}
+		return len(TradeoffVerdicts)
+	}
+	most := func(p TradeoffParam) (conflict, importance float64) {
+		for _, q := range p.Pairs {
+			conflict = math.Max(conflict, q.Conflict)
+		}
+		for _, e := range p.Importance {
+			importance = math.Max(importance, e.Fraction)
+		}
+		return conflict, importance
+	}
+	out := slices.Clone(ps)
+	slices.SortStableFunc(out, func(a, b TradeoffParam) int {
+		if ra, rb := rank(a), rank(b); ra != rb {
+			return ra - rb
+		}
+		ca, ia := most(a)
+		cb, ib := most(b)
+		switch {
+		case rank(a) == 0 && ca != cb:
+			return cmp.Compare(cb, ca)
+		case ia != ib:
+			return cmp.Compare(ib, ia)
+		}
+		return strings.Compare(a.Param, b.Param)
+	})
+	return out
 }
 
 // tradeoffParams is the default list: every parameter, or the

@@ -175,3 +175,41 @@ func covers(a, b []float64) bool {
 	}
 	return true
 }
+
+// ReferenceRule says in words how ReferencePoint places a reference point
+// for a study's hypervolume when none is given.
+const ReferenceRule = "each objective's worst value among the feasible usable trials, moved 10% of their range further in the worse " +
+	"direction (10% of the worst value's magnitude, or 1, when they all share one value), so that every feasible trial adds to the volume"
+
+// ReferencePoint places the reference point of ReferenceRule for the
+// (feasible) vectors values in the directions dirs; nil for no vectors.
+// The report and the dashboard measure a study's hypervolume against it.
+func ReferencePoint(values [][]float64, dirs []space.Direction) []float64 {
+	if len(values) == 0 {
+		return nil
+	}
+	ref := make([]float64, len(dirs))
+	for k, d := range dirs {
+		lo, hi := math.Inf(1), math.Inf(-1)
+		for _, v := range values {
+			lo, hi = math.Min(lo, v[k]), math.Max(hi, v[k])
+		}
+		worst := hi
+		if d == space.Maximize {
+			worst = lo
+		}
+		pad := 0.1 * (hi - lo)
+		if hi == lo {
+			pad = 1
+			if worst != 0 {
+				pad = 0.1 * math.Abs(worst)
+			}
+		}
+		if d == space.Maximize {
+			ref[k] = worst - pad
+		} else {
+			ref[k] = worst + pad
+		}
+	}
+	return ref
+}

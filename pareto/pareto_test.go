@@ -357,3 +357,23 @@ func BenchmarkFront3(b *testing.B) {
 		}
 	}
 }
+
+// ReferencePoint moves each objective's worst value a tenth of the range
+// further in the worse direction, a tenth of its magnitude (or 1 at 0)
+// when every vector shares it, and gives nil for no vectors.
+func TestReferencePoint(t *testing.T) {
+	dirs := []space.Direction{space.Minimize, space.Maximize, space.Minimize}
+	got := ReferencePoint([][]float64{{1, 10, 5}, {3, 20, 5}}, dirs)
+	want := []float64{3.2, 9, 5.5}
+	for k := range want {
+		if math.Abs(got[k]-want[k]) > 1e-12 {
+			t.Errorf("objective %d: %v, want %v", k, got[k], want[k])
+		}
+	}
+	if got := ReferencePoint([][]float64{{0, 0, 0}}, dirs); got[0] != 1 || got[1] != -1 || got[2] != 1 {
+		t.Errorf("all zero: %v, want [1 -1 1]", got)
+	}
+	if ReferencePoint(nil, dirs) != nil {
+		t.Error("no vectors: a reference point")
+	}
+}

@@ -50,42 +50,10 @@ type HypervolumePoint struct {
 	FrontSize   int     `json:"front_size"`
 }
 
-// ReferenceRule is the rule that places the reference point; the
-// dashboard follows the same one (web/src/pareto.js), so both show the
-// same hypervolume for the same trials.
-const ReferenceRule = "each objective's worst value among the feasible usable trials, moved 10% of their range further in the worse " +
-	"direction (10% of the worst value's magnitude, or 1, when they all share one value), so that every feasible trial adds to the volume"
-
-// referencePoint applies ReferenceRule to the feasible objective vectors.
-func referencePoint(vals [][]float64, dirs []space.Direction) []float64 {
-	if len(vals) == 0 {
-		return nil
-	}
-	ref := make([]float64, len(dirs))
-	for k, d := range dirs {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, v := range vals {
-			lo, hi = math.Min(lo, v[k]), math.Max(hi, v[k])
-		}
-		worst := hi
-		if d == space.Maximize {
-			worst = lo
-		}
-		pad := 0.1 * (hi - lo)
-		if hi == lo {
-			pad = 1
-			if worst != 0 {
-				pad = 0.1 * math.Abs(worst)
-			}
-		}
-		if d == space.Maximize {
-			ref[k] = worst - pad
-		} else {
-			ref[k] = worst + pad
-		}
-	}
-	return ref
-}
+// ReferenceRule is pareto.ReferenceRule; the dashboard follows the same
+// one (web/src/pareto.js), so both show the same hypervolume for the same
+// trials.
+const ReferenceRule = pareto.ReferenceRule
 
 // paretoSection classifies the usable trials and measures the front as it
 // grew. A trial some front member is at least as good as leaves the
@@ -125,7 +93,7 @@ func paretoSection(h *history.History) (*ParetoSection, error) {
 			feasible = append(feasible, h.ObjectiveValues(t))
 		}
 	}
-	sec.Reference = referencePoint(feasible, dirs)
+	sec.Reference = pareto.ReferencePoint(feasible, dirs)
 	if sec.Reference == nil {
 		return sec, nil
 	}

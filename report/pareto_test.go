@@ -51,7 +51,7 @@ func tradeoff(x []float64) ([]float64, []float64) {
 }
 
 // refByRule is the reference rule written out again, independently of
-// referencePoint: the worst feasible value, 10% of the range further.
+// pareto.ReferencePoint: the worst feasible value, 10% of the range further.
 func refByRule(vals [][]float64, dirs []space.Direction) []float64 {
 	out := make([]float64, len(dirs))
 	for k, d := range dirs {

@@ -3,7 +3,6 @@ package report
 import (
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
@@ -50,56 +49,6 @@ func buildTradeoff(ctx context.Context, e *explain.Engine, rep *Report, opts Opt
 	}
 	rep.Tradeoff = res
 	return nil
-}
-
-// tradeoffVerdicts are the verdicts in the order the table lists them: the
-// parameters that move a configuration along the front first, since
-// choosing a point on the front is choosing their values (the dashboard's
-// order, web/src/tradeoff.js).
-var tradeoffVerdicts = []string{explain.AlongFront, explain.Together, explain.Mixed, explain.OneObjective, explain.NoClearEff}
-
-// tradeoffOrder sorts the parameters: by verdict, then (along the front)
-// by the largest conflict, then by the largest importance on any
-// objective, then by name.
-func tradeoffOrder(ps []explain.TradeoffParam) []explain.TradeoffParam {
-	rank := func(p explain.TradeoffParam) int {
-		if i := slices.Index(tradeoffVerdicts, p.Verdict); i >= 0 {
-			return i
-		}
-		return len(tradeoffVerdicts)
-	}
-	most := func(p explain.TradeoffParam) (conflict, importance float64) {
-		for _, q := range p.Pairs {
-			conflict = math.Max(conflict, q.Conflict)
-		}
-		for _, e := range p.Importance {
-			importance = math.Max(importance, e.Fraction)
-		}
-		return
-	}
-	out := slices.Clone(ps)
-	slices.SortStableFunc(out, func(a, b explain.TradeoffParam) int {
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra - rb
-		}
-		ca, ia := most(a)
-		cb, ib := most(b)
-		switch {
-		case rank(a) == 0 && ca != cb:
-			return descending(ca, cb)
-		case ia != ib:
-			return descending(ia, ib)
-		}
-		return strings.Compare(a.Param, b.Param)
-	})
-	return out
-}
-
-func descending(a, b float64) int {
-	if a > b {
-		return -1
-	}
-	return 1
 }
 
 // tradeoffView is the section as the page shows it.
@@ -160,7 +109,7 @@ func conflictCell(q explain.TradeoffPair) tradeoffCell {
 func (rep *Report) tradeoffView() *tradeoffView {
 	r := rep.Tradeoff
 	os := r.Objectives
-	rows := tradeoffOrder(r.Params)
+	rows := r.Params // in reading order (explain.TradeoffResult.Params)
 	tv := &tradeoffView{Reading: r.Reading}
 	tv.Head = []string{"hyperparameter"}
 	for _, o := range os {

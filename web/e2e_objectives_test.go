@@ -94,7 +94,7 @@ func readFront(t *testing.T, h *harness, study string, names []string, dirs []sp
 			feasible = append(feasible, tr.Values)
 		}
 	}
-	f.ref = referencePoint(feasible, dirs)
+	f.ref = pareto.ReferencePoint(feasible, dirs)
 	// The hypervolume after each complete trial, by Go's package pareto.
 	var sofar [][]float64
 	for _, tr := range all {
@@ -113,36 +113,6 @@ func readFront(t *testing.T, h *harness, study string, names []string, dirs []sp
 		f.hypervolume = append(f.hypervolume, [2]float64{float64(tr.Number), hv})
 	}
 	return f
-}
-
-// referencePoint is the dashboard's documented rule (web/README.md): each
-// objective's worst feasible value moved 10% of the feasible range
-// further (10% of its magnitude, or 1, when the range is 0).
-func referencePoint(vals [][]float64, dirs []space.Direction) []float64 {
-	ref := make([]float64, len(dirs))
-	for k, d := range dirs {
-		lo, hi := math.Inf(1), math.Inf(-1)
-		for _, v := range vals {
-			lo, hi = math.Min(lo, v[k]), math.Max(hi, v[k])
-		}
-		worst := hi
-		if d == space.Maximize {
-			worst = lo
-		}
-		pad := 0.1 * (hi - lo)
-		if hi == lo {
-			pad = 1
-			if worst != 0 {
-				pad = 0.1 * math.Abs(worst)
-			}
-		}
-		if d == space.Maximize {
-			ref[k] = worst - pad
-		} else {
-			ref[k] = worst + pad
-		}
-	}
-	return ref
 }
 
 func closeTo(a, b float64) bool {
@@ -502,7 +472,7 @@ func checkCompareFronts(t *testing.T, h *harness, f front) {
 			}
 		}
 	}
-	ref := referencePoint(feas, f.dirs)
+	ref := pareto.ReferencePoint(feas, f.dirs)
 	h.run("open the comparison", 20*time.Second, chromedp.Navigate("about:blank"), chromedp.Navigate(h.base+"/#study=mo&view=compare&with=mo-b"))
 	h.wait("mo compared", `document.body.dataset.ready === 'mo' && xbo.compare && xbo.compare.length === 2`, 20*time.Second)
 	var page struct {
@@ -626,49 +596,6 @@ func checkConstrainedSingle(t *testing.T, h *harness) {
 	}
 }
 
-// tradeoffOrder is the order the Trade-offs table lists parameters in
-// (web/src/tradeoff.js): by verdict, along the front first; among those
-// moving along it, the largest conflict first; then the largest importance
-// on any objective; then the name.
-func tradeoffOrder(ps []explain.TradeoffParam) []string {
-	verdicts := []string{explain.AlongFront, explain.Together, explain.Mixed, explain.OneObjective, explain.NoClearEff}
-	rank := func(p explain.TradeoffParam) int {
-		if i := slices.Index(verdicts, p.Verdict); i >= 0 {
-			return i
-		}
-		return len(verdicts)
-	}
-	most := func(p explain.TradeoffParam) (conflict, importance float64) {
-		for _, q := range p.Pairs {
-			conflict = math.Max(conflict, q.Conflict)
-		}
-		for _, e := range p.Importance {
-			importance = math.Max(importance, e.Fraction)
-		}
-		return
-	}
-	sorted := slices.Clone(ps)
-	slices.SortStableFunc(sorted, func(a, b explain.TradeoffParam) int {
-		if ra, rb := rank(a), rank(b); ra != rb {
-			return ra - rb
-		}
-		ca, ia := most(a)
-		cb, ib := most(b)
-		switch {
-		case rank(a) == 0 && ca != cb:
-			return map[bool]int{true: -1, false: 1}[ca > cb]
-		case ia != ib:
-			return map[bool]int{true: -1, false: 1}[ia > ib]
-		}
-		return strings.Compare(a.Param, b.Param)
-	})
-	out := make([]string, len(sorted))
-	for i, p := range sorted {
-		out[i] = p.Param
-	}
-	return out
-}
-
 // tradeoffPage is what the Trade-offs panel shows: the table's rows (exact
 // numbers in data-x), its column heads, the reading, the trial selector and
 // the Shapley table.
@@ -747,7 +674,10 @@ func checkTradeoff(t *testing.T, h *harness, study string, n int64) int64 {
 	for _, p := range api.Params {
 		byParam[p.Param] = p
 	}
-	order := tradeoffOrder(api.Params)
+	var order []string // the engine's reading order (explain.TradeoffResult.Params)
+	for _, p := range api.Params {
+		order = append(order, p.Param)
+	}
 	if len(page.Rows) != len(order) {
 		t.Fatalf("%s trade-offs: %d rows, the API explains %d parameters", study, len(page.Rows), len(order))
 	}
