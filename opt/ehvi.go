@@ -2,7 +2,6 @@ package opt
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -125,18 +124,7 @@ func (e *EHVI) TellFailed(id int64) error { return e.p.TellFailed(id) }
 
 // AskBatch proposes n configurations, each with the earlier ones pending.
 func (e *EHVI) AskBatch(n int) ([]Trial, error) {
-	if n < 1 {
-		return nil, fmt.Errorf("opt: ehvi: ask batch: %d trials requested, want ≥ 1", n)
-	}
-	out := make([]Trial, 0, n)
-	for range n {
-		t, err := e.Ask()
-		if err != nil {
-			return out, err
-		}
-		out = append(out, t)
-	}
-	return out, nil
+	return askEach(n, "ehvi", e.Ask)
 }
 
 // Ask proposes the next configuration and records it as pending.
@@ -173,19 +161,20 @@ func (e *EHVI) propose() (Trial, error) {
 	m := len(p.dirs)
 	var x, pending [][]float64
 	var ids []int64
-	for _, t := range p.trials {
+	units := make([][]float64, len(p.trials)) // every trial's encoding, for the repeat check too
+	for i, t := range p.trials {
+		u, err := sp.Encode(t.Params)
+		if err != nil {
+			if t.State == Complete || t.State == Pending {
+				return Trial{}, err
+			}
+			continue // a failed trial the space cannot encode repeats nothing
+		}
+		units[i] = u
 		switch t.State {
 		case Complete:
-			u, err := sp.Encode(t.Params)
-			if err != nil {
-				return Trial{}, err
-			}
 			x, ids = append(x, u), append(ids, t.ID)
 		case Pending:
-			u, err := sp.Encode(t.Params)
-			if err != nil {
-				return Trial{}, err
-			}
 			pending = append(pending, u)
 		}
 	}
@@ -333,9 +322,9 @@ func (e *EHVI) propose() (Trial, error) {
 	if !(res.Score > 0) {
 		return Trial{}, errors.New("no candidate is expected to improve the front")
 	}
-	for _, t := range p.trials {
-		if u, err := sp.Encode(t.Params); err == nil && unitDistance(u, res.U) < 1e-4 {
-			return Trial{}, fmt.Errorf("the best candidate repeats trial %d", t.Number)
+	for i, u := range units {
+		if u != nil && unitDistance(u, res.U) < 1e-4 {
+			return Trial{}, fmt.Errorf("the best candidate repeats trial %d", p.trials[i].Number)
 		}
 	}
 	var next int64
@@ -402,7 +391,8 @@ func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64,
 	default:
 		opts.Fixed = &last.hyper
 	}
-	model, hyper, err := e.fitGP(x, y, opts)
+	exact, meanPoints := cfg.subsetPoints()
+	model, hyper, err := fitScalableGP(x, y, opts, exact, meanPoints)
 	if err != nil {
 		return nil, err
 	}
@@ -422,33 +412,6 @@ func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64,
 		return nil, err
 	}
 	return model.ConditionOn(pending, mean)
-}
-
-// conditionable is a fitted GP that pending points can be added to.
-type conditionable interface {
-	surrogate.Model
-	ConditionOn(xs [][]float64, ys []float64) (surrogate.Model, error)
-}
-
-// fitGP fits an exact GP up to the configuration's ExactPoints trials and
-// a gp.Subset beyond (its hyperparameters and variance from ExactPoints
-// trials, its mean from MeanPoints), as the single-objective optimizer
-// does, so a long study's ask costs the same at any length.
-func (e *EHVI) fitGP(x [][]float64, y []float64, opts gp.Options) (conditionable, gp.Hyper, error) {
-	exact := cmp.Or(e.p.cfg.ExactPoints, gp.DefaultVariancePoints)
-	if len(x) > exact {
-		s, err := gp.FitSubset(context.Background(), x, y, gp.SubsetOptions{Options: opts, VariancePoints: exact,
-			MeanPoints: cmp.Or(e.p.cfg.MeanPoints, max(gp.DefaultMeanPoints, exact))})
-		if err != nil {
-			return nil, gp.Hyper{}, err
-		}
-		return s, s.Hyper(), nil
-	}
-	g, err := gp.Fit(x, y, opts)
-	if err != nil {
-		return nil, gp.Hyper{}, err
-	}
-	return g, g.Hyper(), nil
 }
 
 // finiteSpace reports whether every parameter is an integer or a

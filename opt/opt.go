@@ -473,12 +473,7 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if cfg.GPRestarts == 0 {
 		cfg.GPRestarts = 3
 	}
-	if cfg.ExactPoints == 0 {
-		cfg.ExactPoints = gp.DefaultVariancePoints
-	}
-	if cfg.MeanPoints == 0 {
-		cfg.MeanPoints = max(gp.DefaultMeanPoints, cfg.ExactPoints)
-	}
+	cfg.ExactPoints, cfg.MeanPoints = cfg.subsetPoints()
 	if cfg.ExactPoints < 1 || cfg.MeanPoints < cfg.ExactPoints || cfg.MeanPoints > gp.MaxSubsetPoints {
 		return nil, fmt.Errorf("exact points %d and mean points %d: want 1 ≤ exact ≤ mean ≤ %d", cfg.ExactPoints, cfg.MeanPoints, gp.MaxSubsetPoints)
 	}
@@ -1197,8 +1192,31 @@ func grewLittle(n, at int) bool { return 10*(n-at) < at }
 // come from ExactPoints of them and whose mean from MeanPoints (the best
 // quarter and a space-filling rest).
 func (o *Optimizer) fitGP(x [][]float64, y []float64, opts gp.Options) (surrogate.Model, gp.Hyper, error) {
-	if len(x) > o.cfg.ExactPoints {
-		s, err := gp.FitSubset(context.Background(), x, y, gp.SubsetOptions{Options: opts, MeanPoints: o.cfg.MeanPoints, VariancePoints: o.cfg.ExactPoints})
+	m, h, err := fitScalableGP(x, y, opts, o.cfg.ExactPoints, o.cfg.MeanPoints)
+	if err != nil {
+		return nil, gp.Hyper{}, err
+	}
+	return m, h, nil
+}
+
+// subsetPoints are ExactPoints and MeanPoints with their defaults.
+func (c Config) subsetPoints() (exact, mean int) {
+	exact = cmp.Or(c.ExactPoints, gp.DefaultVariancePoints)
+	return exact, cmp.Or(c.MeanPoints, max(gp.DefaultMeanPoints, exact))
+}
+
+// conditionable is a fitted GP that pending points can be added to.
+type conditionable interface {
+	surrogate.Model
+	ConditionOn(xs [][]float64, ys []float64) (surrogate.Model, error)
+}
+
+// fitScalableGP fits an exact GP up to exact observations and a gp.Subset
+// beyond (hyperparameters and variance from exact of them, the mean from
+// mean of them), so a long study's fit costs the same at any length.
+func fitScalableGP(x [][]float64, y []float64, opts gp.Options, exact, mean int) (conditionable, gp.Hyper, error) {
+	if len(x) > exact {
+		s, err := gp.FitSubset(context.Background(), x, y, gp.SubsetOptions{Options: opts, MeanPoints: mean, VariancePoints: exact})
 		if err != nil {
 			return nil, gp.Hyper{}, err
 		}

@@ -127,12 +127,19 @@ func (p *ParEGO) checkValues(id int64, values []float64) error {
 // AskBatch proposes n configurations, each for its own weights and with
 // the earlier ones pending, as n calls of Ask.
 func (p *ParEGO) AskBatch(n int) ([]Trial, error) {
+	return askEach(n, "parego", p.Ask)
+}
+
+// askEach is a batch of n proposals made one ask at a time, each with the
+// earlier ones pending (the optimizers of several objectives propose each
+// for its own scalarization or front).
+func askEach(n int, who string, ask func() (Trial, error)) ([]Trial, error) {
 	if n < 1 {
-		return nil, fmt.Errorf("opt: parego: ask batch: %d trials requested, want ≥ 1", n)
+		return nil, fmt.Errorf("opt: %s: ask batch: %d trials requested, want ≥ 1", who, n)
 	}
 	out := make([]Trial, 0, n)
 	for range n {
-		t, err := p.Ask()
+		t, err := ask()
 		if err != nil {
 			return out, err
 		}
