@@ -182,7 +182,9 @@ function drawPDP(r, title) {
     c.setOption({
       aria: { enabled: true }, animation: false,
       title: { text: title, left: 'center', top: 0, textStyle: { fontSize: 12 } },
-      tooltip: { formatter: (q) => `${r.param}=${fmt(r.grid[q.data[0]])}, ${r.param2}=${fmt(r.grid2[q.data[1]])}: ${fmt(q.data[2])} ± ${fmt(r.upper[q.dataIndex] - r.mean[q.dataIndex])}` },
+      // ECharts puts a formatter's string into the page as HTML: every
+      // name and level comes from the study's author and is escaped.
+      tooltip: { formatter: (q) => `${esc(r.param)}=${esc(fmt(labelOf(p, r.grid[q.data[0]], r.labels, q.data[0])))}, ${esc(r.param2)}=${esc(fmt(labelOf(p2, r.grid2[q.data[1]], r.labels2, q.data[1])))}: ${fmt(q.data[2])} ± ${fmt(r.upper[q.dataIndex] - r.mean[q.dataIndex])}` },
       grid: { left: 80, right: 90, top: 30, bottom: 60 },
       xAxis: { type: 'category', name: axisName(p) + ' (grid)', nameLocation: 'middle', nameGap: 36, data: r.grid.map((v, i) => fmt(labelOf(p, v, r.labels, i))) },
       yAxis: { type: 'category', name: axisName(p2) + ' (grid)', nameLocation: 'middle', nameGap: 60, data: r.grid2.map((v, i) => fmt(labelOf(p2, v, r.labels2, i))) },
