@@ -49,14 +49,19 @@ const (
 	CurveBranin            = "branin-curves"
 	CurveHartmann6         = "hartmann6-curves"
 	CurveHartmann6Crossing = "hartmann6-crossing"
+	// CurveQuadratic is a 2-d quadratic whose curves all fall by the same
+	// 0.5/t, without noise: the case where a pruner is right at every rung
+	// and the only question is what the optimizer learns from the trials
+	// it stopped (Pruning).
+	CurveQuadratic = "quadratic-curves"
 )
 
 // CurveProblems lists the curve problems in table order.
-var CurveProblems = []string{CurveBranin, CurveHartmann6, CurveHartmann6Crossing, CurveDigitsMLP}
+var CurveProblems = []string{CurveBranin, CurveHartmann6, CurveHartmann6Crossing, CurveQuadratic, CurveDigitsMLP}
 
 // powerLawProblems are the curve problems whose curves are power laws
 // (the rest are tables of real curves).
-var powerLawProblems = CurveProblems[:3:3]
+var powerLawProblems = CurveProblems[:4:4]
 
 // Multi-fidelity methods: xbo without pruning, with each pruner (pruned
 // trials steer proposals as failures), with multi-fidelity proposals
@@ -103,6 +108,9 @@ type CurveProblem struct {
 	table *curveTable
 	// Perfect makes every step's value the final one (MFOptions.Perfect).
 	Perfect bool
+	// MaxTrials, when positive, ends an xbo run after that many trials
+	// even if resource is left (Pruning compares at equal trials).
+	MaxTrials int
 }
 
 // LoadCurveProblem builds a curve problem with T = steps (0: 27) and a
@@ -158,6 +166,9 @@ func loadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, 
 			return 0.25 + 1.5*math.Exp(-d2/(2*0.3*0.3))
 		}
 		p.rate = func(u []float64) float64 { return 0.5 + 0.5*u[1] }
+	case CurveQuadratic:
+		f = quadratic() // its amplitude is set below, in f's units
+		p.rate = func([]float64) float64 { return 1 }
 	case CurveDigitsMLP:
 		f, err = loadTableProblem(p, digitsMLPCurves, steps)
 	default:
@@ -181,10 +192,30 @@ func loadCurveProblem(name string, steps int64, fullTrials int) (*CurveProblem, 
 	}
 	slices.Sort(values)
 	p.Scale = values[len(values)/2] - f.Optimum
-	if p.table == nil {
+	switch {
+	case name == CurveQuadratic:
+		// a(x) = 0.5 in f's units, whatever the scale; no noise.
+		scale := p.Scale
+		p.amplitude = func([]float64) float64 { return 0.5 / scale }
+	case p.table == nil:
 		p.Noise = 0.005 * p.Scale
 	}
 	return p, nil
+}
+
+// quadratic is (x₁ − 0.7)² + (x₂ − 0.3)² on [0, 1]², the response surface
+// of CurveQuadratic.
+func quadratic() *Function {
+	return &Function{
+		Name: "quadratic", Dim: 2, Low: []float64{0, 0}, High: []float64{1, 1},
+		Optimum: 0, Argmin: [][]float64{{0.7, 0.3}},
+		Eval: func(x []float64) float64 {
+			if len(x) != 2 {
+				return math.NaN()
+			}
+			return (x[0]-0.7)*(x[0]-0.7) + (x[1]-0.3)*(x[1]-0.3)
+		},
+	}
 }
 
 // Curve returns the values at steps 1 … T of the configuration with natural
@@ -775,7 +806,7 @@ func mfXBORun(ctx context.Context, p *CurveProblem, method string, seed uint64, 
 		return err
 	}
 	var curves prune.Curves
-	for number := int64(0); run.Spent < p.Budget; number++ {
+	for number := int64(0); run.Spent < p.Budget && (p.MaxTrials == 0 || run.Trials < p.MaxTrials); number++ {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

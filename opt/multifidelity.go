@@ -124,6 +124,62 @@ func (r *Resource) reach(t *Trial) int64 {
 	return 0
 }
 
+// resource is the budget of the configuration × budget model: the study's
+// own (Config.Resource), else the one its curves imply (inferResource)
+// unless Config.PrunedAsFailed; nil for none.
+func (o *Optimizer) resource() *Resource {
+	switch {
+	case o.cfg.Resource != nil:
+		return o.cfg.Resource
+	case o.cfg.PrunedAsFailed:
+		return nil
+	}
+	return o.inferResource()
+}
+
+// inferredResourceName names the budget a study's curves imply.
+const inferredResourceName = "step"
+
+// inferResource is the resource a study's curves imply once a pruner has
+// stopped a trial: its steps count the budget, from the lowest positive
+// step any trial reported (Min) to the last step of the longest complete
+// curve (Max: a complete trial is fully trained, whatever it counts). A
+// user who adds a pruner seldom knows to name a resource, and without one
+// the values of the trials it stopped (most of a pruned study's) would only
+// steer proposals away as failures; Optuna's TPE uses them by default. It
+// is nil, and pruned trials steer as failures, while no pruned trial has a
+// step in [Min, Max), no complete trial has a curve, or Max ≤ Min: then the
+// curves say nothing about how values change with the budget. Steps below
+// 1 (a curve that counts from 0) are left out as Resource.Min ≥ 1 asks.
+func (o *Optimizer) inferResource() *Resource {
+	var lowest, full int64 = math.MaxInt64, 0
+	for i := range o.trials {
+		t := &o.trials[i]
+		if len(t.Curve) == 0 || t.State == Failed {
+			continue
+		}
+		if j := firstAtOrAfter(t.Curve, 1); j < len(t.Curve) {
+			lowest = min(lowest, t.Curve[j].Step)
+		}
+		if t.State == Complete {
+			full = max(full, t.Curve[len(t.Curve)-1].Step)
+		}
+	}
+	full = min(full, MaxResourceStep)
+	if full <= lowest {
+		return nil
+	}
+	r := &Resource{Name: inferredResourceName, Min: lowest, Max: full}
+	for i := range o.trials {
+		if t := &o.trials[i]; t.State == Pruned {
+			if reach := r.reach(t); reach > 0 && reach < r.Max {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
 // skipPruned marks, in skip (allocated when nil), every pruned trial: with a
 // resource they are left out of the proposal model unless it was fitted on
 // their values (see the top of this file).
@@ -140,16 +196,19 @@ func (o *Optimizer) skipPruned(skip []bool) []bool {
 }
 
 // Report replaces the intermediate values of a pending trial (its whole
-// curve so far, in increasing step order): with Config.Resource set, later
-// proposals learn from them.
+// curve so far, in increasing step order): once the configuration × budget
+// model is in use (Config.Resource, or the resource the curves imply once
+// a trial was pruned), later proposals learn from them.
 func (o *Optimizer) Report(id int64, curve []history.Intermediate) error {
 	return o.endCurve(id, curve, "report", Pending)
 }
 
 // TellPruned ends a pending trial that a pruner stopped. curve, when not
-// nil, replaces the intermediate values reported so far. Without
-// Config.Resource a pruned trial steers proposals as a failed one does (see
-// the package doc); with it, its values at the budgets it reached are data.
+// nil, replaces the intermediate values reported so far. Its values at the
+// budgets it reached are data of the configuration × budget model, over
+// Config.Resource or the resource the curves imply (inferResource); with
+// Config.PrunedAsFailed, or when no resource can be inferred, it steers
+// proposals as a failed one does (see the package doc).
 func (o *Optimizer) TellPruned(id int64, curve []history.Intermediate) error {
 	return o.endCurve(id, curve, "tell pruned", Pruned)
 }
@@ -212,8 +271,7 @@ func (r *Resource) fidelity(s int64) float64 {
 // to Max with nothing to say how values change with the budget). ok is
 // false unless some trial stopped below Max (otherwise the ordinary model
 // is the same data).
-func (o *Optimizer) fidelityData() (xz [][]float64, y []float64, configs [][]float64, read int64, ok bool) {
-	r := o.cfg.Resource
+func (o *Optimizer) fidelityData(r *Resource) (xz [][]float64, y []float64, configs [][]float64, read int64, ok bool) {
 	levels := r.fidelityLevels()
 	sign := o.s.Sign()
 	partial := false
@@ -342,7 +400,7 @@ func (o *Optimizer) fidelityOptions(n int) gp.Options {
 // tenth (as fit does for the ordinary model), and returns it seen at budget b with the
 // configurations' predicted means there (the data EI's incumbent and the
 // local candidates are taken from).
-func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64, b int64) (surrogate.Model, []float64, *gp.Hyper, error) {
+func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64, r *Resource, b int64) (surrogate.Model, []float64, *gp.Hyper, error) {
 	opts := o.fidelityOptions(len(xz))
 	subset := len(xz) > o.cfg.ExactPoints
 	switch {
@@ -361,10 +419,10 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 	}
 	m, h, err := o.fitGP(xz, y, opts)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("configuration × %s model: %w", o.cfg.Resource.Name, err)
+		return nil, nil, nil, fmt.Errorf("configuration × %s model: %w", r.Name, err)
 	}
 	o.fidelityHyper = &h
-	full := atBudget{model: m, z: o.cfg.Resource.fidelity(b)}
+	full := atBudget{model: m, z: r.fidelity(b)}
 	means := make([]float64, len(configs))
 	if err := full.Mean(configs, means); err != nil {
 		return nil, nil, nil, err
@@ -422,7 +480,7 @@ func (o *Optimizer) ContinueChance(id int64, minRank float64) (float64, error) {
 		return 1, nil // the values at this budget are not shown to rank as the final ones
 	}
 	best := o.s.Sign() * o.trials[incumbent].Value
-	xz, y, _, _, ok := o.fidelityData()
+	xz, y, _, _, ok := o.fidelityData(o.cfg.Resource)
 	if !ok {
 		return 1, nil
 	}

@@ -73,6 +73,53 @@ func TestMultiFidelityLearnsFromPrunedTrials(t *testing.T) {
 	}
 }
 
+// Without a resource the curves imply one once a trial was pruned: from
+// the lowest positive step reported to the last step of the longest
+// complete curve; none while no trial was pruned within that range, no
+// complete trial has a curve, or with PrunedAsFailed. The study's own
+// resource wins.
+func TestInferResource(t *testing.T) {
+	s := mustSpace(t, unit2)
+	steps := func(from, to int64) []history.Intermediate {
+		var c []history.Intermediate
+		for st := from; st <= to; st++ {
+			c = append(c, history.Intermediate{Step: st, Value: 1 / float64(st+1)})
+		}
+		return c
+	}
+	p := func(v float64) []float64 { return []float64{v, 1 - v} }
+	complete := []Trial{
+		{Params: p(0.1), State: Complete, Value: 0.1, Curve: steps(0, 26)},
+		{Params: p(0.2), State: Complete, Value: 0.2, Curve: steps(0, 20)},
+		{Params: p(0.3), State: Failed, Curve: steps(0, 40)},
+	}
+	cases := []struct {
+		name string
+		hist []Trial
+		cfg  Config
+		want *Resource
+	}{
+		{"no pruned trial", append(slices.Clone(complete), Trial{Params: p(0.4), State: Pending, Curve: steps(0, 3)}), Config{}, nil},
+		{"pruned at step 3", append(slices.Clone(complete), Trial{Params: p(0.4), State: Pruned, Curve: steps(0, 3)}), Config{}, &Resource{Name: "step", Min: 1, Max: 26}},
+		{"curves from step 2", []Trial{{Params: p(0.1), State: Complete, Value: 0.1, Curve: steps(2, 26)}, {Params: p(0.4), State: Pruned, Curve: steps(2, 5)}}, Config{}, &Resource{Name: "step", Min: 2, Max: 26}},
+		{"pruned at step 0 only", append(slices.Clone(complete), Trial{Params: p(0.4), State: Pruned, Curve: steps(0, 0)}), Config{}, nil},
+		{"no complete curve", []Trial{{Params: p(0.1), State: Complete, Value: 0.1}, {Params: p(0.4), State: Pruned, Curve: steps(0, 3)}}, Config{}, nil},
+		{"pruned as failed", append(slices.Clone(complete), Trial{Params: p(0.4), State: Pruned, Curve: steps(0, 3)}), Config{PrunedAsFailed: true}, nil},
+		{"the study's own", append(slices.Clone(complete), Trial{Params: p(0.4), State: Pruned, Curve: steps(0, 3)}), Config{Resource: &Resource{Name: "epochs", Min: 1, Max: 81}}, &Resource{Name: "epochs", Min: 1, Max: 81}},
+	}
+	for _, c := range cases {
+		c.cfg.Space, c.cfg.Seed, c.cfg.History = s, 1, c.hist
+		o, err := New(c.cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := o.resource()
+		if (got == nil) != (c.want == nil) || got != nil && *got != *c.want {
+			t.Errorf("%s: resource %+v, want %+v", c.name, got, c.want)
+		}
+	}
+}
+
 // The configuration × budget data: each trial's values at the levels
 // Min·3^k and Max it reached, at its first reported step at or above each
 // level (with that step's coordinate), a complete trial's final value at
@@ -107,7 +154,7 @@ func TestFidelityData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	xz, y, configs, read, ok := o.fidelityData()
+	xz, y, configs, read, ok := o.fidelityData(o.cfg.Resource)
 	if !ok || len(configs) != 4 || read != 27 {
 		t.Fatalf("ok %v, %d configurations, read at %d; want 4, read at 27 (values at several budgets)", ok, len(configs), read)
 	}
@@ -126,7 +173,7 @@ func TestFidelityData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, read, ok := o.fidelityData(); !ok || read != 1 {
+	if _, _, _, read, ok := o.fidelityData(o.cfg.Resource); !ok || read != 1 {
 		t.Errorf("values at step 1 only: read at %d (ok %v), want 1", read, ok)
 	}
 	// Every trial complete: no partial value, the ordinary model applies.
@@ -134,7 +181,7 @@ func TestFidelityData(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, _, _, ok := o.fidelityData(); ok {
+	if _, _, _, _, ok := o.fidelityData(o.cfg.Resource); ok {
 		t.Error("complete trials only: the configuration × budget model was used")
 	}
 }
@@ -541,7 +588,7 @@ func TestMultiFidelityModelIsWarped(t *testing.T) {
 	if warped.Config().OutputWarp != "yeo-johnson" {
 		t.Fatalf("default warp %q", warped.Config().OutputWarp)
 	}
-	_, y, _, _, ok := warped.fidelityData()
+	_, y, _, _, ok := warped.fidelityData(warped.cfg.Resource)
 	if !ok {
 		t.Fatal("no configuration × budget data")
 	}

@@ -72,13 +72,16 @@
 // Pruned, with their intermediate values (Trial.Curve). Their value is an
 // intermediate one, at a smaller budget than the complete trials', so the
 // full-budget surrogate must not be fitted to it as if it were a final
-// result; a pruner stops a trial because it looked worse than the others at
-// that budget, so conditioning proposals on the worst value, like a
-// failure, steers them away, and the duplicate check (which covers every
-// trial) never proposes the configuration again. A study that names its
-// resource (Config.Resource) goes further: once a trial stopped early, the
-// proposal model is a GP over configuration × budget fitted on every
-// trial's values at the budgets it reached (multifidelity.go).
+// result. Once a trial stopped early, the proposal model is a GP over
+// configuration × budget fitted on every trial's values at the budgets it
+// reached (multifidelity.go), the budget being the study's resource
+// (Config.Resource) or, when it names none, the steps of its curves
+// (inferResource): a pruner's trials teach the model with no setting. Where
+// no budget can be read from the curves (no complete trial reported one, or
+// Config.PrunedAsFailed), a pruned trial is treated as a failure: the
+// pruner stopped it because it looked worse than the others, so
+// conditioning on the worst value steers proposals away. The duplicate
+// check, which covers every trial, never proposes it again.
 //
 // Everything random is derived from Config.Seed and the trial number, so a
 // run is reproducible, and an optimizer rebuilt from a stored history
@@ -349,9 +352,14 @@ type Config struct {
 
 	// Resource, when set, names the study's budget (what intermediate
 	// steps count) and its range, and proposals learn from the values of
-	// trials stopped early (multi-fidelity, see multifidelity.go); nil: a
-	// pruned trial steers proposals as a failed one does.
+	// trials stopped early (multi-fidelity, see multifidelity.go). nil: the
+	// curves imply it once a pruner stopped a trial (inferResource).
 	Resource *Resource
+	// PrunedAsFailed, with no Resource, keeps the intermediate values of
+	// pruned trials out of the proposal model: they steer proposals as
+	// failed trials do (the behaviour before the resource was inferred,
+	// kept for comparison).
+	PrunedAsFailed bool
 
 	// Seed makes the run reproducible.
 	Seed uint64
@@ -798,10 +806,11 @@ func (o *Optimizer) propose(reuses *[2]fitted) (Trial, error) {
 	var yz []float64
 	var readAt int64
 	var skip []bool // trials the proposal model is not conditioned on
-	if o.cfg.Resource != nil {
+	resource := o.resource()
+	if resource != nil {
 		var configs [][]float64
 		var ok bool
-		if xz, yz, configs, readAt, ok = o.fidelityData(); ok {
+		if xz, yz, configs, readAt, ok = o.fidelityData(resource); ok {
 			x = configs
 		} else {
 			xz = nil
@@ -845,7 +854,7 @@ func (o *Optimizer) propose(reuses *[2]fitted) (Trial, error) {
 			err = fmt.Errorf("output warp: %w", err)
 			break
 		}
-		model, y, hyper, err = o.fitFidelity(xz, yz, x, readAt)
+		model, y, hyper, err = o.fitFidelity(xz, yz, x, resource, readAt)
 	default:
 		model, hyper, err = o.fit(x, y, &o.warm[modelKind(warped)])
 	}
@@ -926,7 +935,7 @@ func (o *Optimizer) propose(reuses *[2]fitted) (Trial, error) {
 	if fidelity {
 		t.Observed = 0 // the model's data are not the first complete trials
 		t.Note = strings.TrimPrefix(t.Note+"; ", "; ") + fmt.Sprintf("model over configuration × %s fitted on %d values of %d trials, read at %s = %d",
-			o.cfg.Resource.Name, len(xz), len(x), o.cfg.Resource.Name, readAt)
+			resource.Name, len(xz), len(x), resource.Name, readAt)
 	}
 	if n, ok := o.policy.(acq.Noter); ok {
 		if note := n.Note(); note != "" {

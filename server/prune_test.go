@@ -475,3 +475,71 @@ func TestModelPrunerInTheService(t *testing.T) {
 		}
 	})
 }
+
+// A study with a pruner and no resource: the steps its workers report
+// (counted from 0 here, as a loop over epochs does) are the budget the
+// optimizer's configuration × budget model uses once ASHA, with its
+// defaults, stopped a trial, so the stopped trials' values teach the
+// proposals, both on the server that holds the optimizer and on one that
+// rebuilds it from the store. Before any trial is pruned the proposals are
+// the ordinary model's.
+func TestPrunedTrialsTeachTheModelWithoutResource(t *testing.T) {
+	forBackends(t, func(t *testing.T, backend string) {
+		st, _ := storetest.Open(t, backend)
+		e := newEnv(t, st, time.Minute)
+		ctx := context.Background()
+		if _, err := e.c.CreateStudy(ctx, client.StudySpec{Name: "curves", Space: json.RawMessage(space2D),
+			Optimizer: map[string]any{"seed": 7, "initial_size": 4}, Pruner: map[string]any{"type": "asha"}}); err != nil {
+			t.Fatal(err)
+		}
+		type meta struct {
+			Fidelity bool   `json:"fidelity"`
+			Note     string `json:"note"`
+		}
+		pruned := 0
+		for range 14 {
+			tr, err := e.c.Ask(ctx, "curves")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m meta
+			json.Unmarshal(tr.Meta, &m)
+			if m.Fidelity != (pruned > 0 && tr.Acquisition == "ei") {
+				t.Fatalf("trial %d after %d pruned: acquisition %q, meta %s", tr.Number, pruned, tr.Acquisition, tr.Meta)
+			}
+			x, y := tr.Params["x"].(float64), tr.Params["y"].(float64)
+			f := (x-2)*(x-2)/10 + (y-5)*(y-5)/10
+			stopped := false
+			for step := int64(0); step < 27 && !stopped; step++ {
+				if stopped, err = e.c.Report(ctx, "curves", tr.Number, step, f+0.5/float64(step+1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if stopped {
+				if err := e.c.Prune(ctx, "curves", tr.Number); err != nil {
+					t.Fatal(err)
+				}
+				pruned++
+				continue
+			}
+			if err := e.c.Tell(ctx, "curves", tr.Number, f+0.5/27); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if pruned == 0 {
+			t.Fatal("ASHA pruned no trial: the test shows nothing")
+		}
+		e2 := newEnv(t, st, time.Minute)
+		for k, c := range []*client.Client{e.c, e2.c} {
+			tr, err := c.Ask(ctx, "curves")
+			if err != nil {
+				t.Fatal(err)
+			}
+			var m meta
+			json.Unmarshal(tr.Meta, &m)
+			if tr.Acquisition != "ei" || !m.Fidelity || !strings.Contains(m.Note, "model over configuration × step") || !strings.Contains(m.Note, "read at step = 26") {
+				t.Errorf("server %d after %d pruned trials: acquisition %q, meta %s; want ei from the model over configuration × step read at step 26", k+1, pruned, tr.Acquisition, tr.Meta)
+			}
+		}
+	})
+}

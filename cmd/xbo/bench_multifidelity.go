@@ -32,6 +32,7 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 	jobs := fs.Int("jobs", 0, "runs at once (0: one per CPU); regrets do not depend on it, ask times do")
 	settings := fs.String("optimizer", "", `xbo's base optimizer settings as a study's JSON (e.g. '{"candidates":500}'); the multi-fidelity methods add the resource`)
 	perfect := fs.Bool("perfect", false, "every step of every curve shows the trial's final value, for every method: the savings with perfect information, a ceiling for any model of the curves (xbo without pruning, and so the target, is unchanged)")
+	asFailed := fs.Bool("pruned-as-failed", false, "the xbo methods that do not name the resource treat pruned trials as failures instead of learning from their steps (as before xbo inferred the resource), for comparison")
 	asJSON := fs.Bool("json", false, "print JSON (every run included) instead of the tables")
 	pruners := map[string]prune.Config{}
 	fs.Func("pruner", `a pruner's settings as a study's "pruner" JSON (e.g. '{"type":"median","n_warmup_steps":3}'), replacing the defaults of the xbo methods of its type (not the Optuna methods'); repeat for several types; hyperband's max_resource must equal --steps`, func(doc string) error {
@@ -63,10 +64,48 @@ func runBenchMultiFidelity(ctx context.Context, args []string, env *cliEnv) erro
 		cfg := st.Config(nil, nil, 0)
 		o.Config = &cfg
 	}
+	if *asFailed {
+		if o.Config == nil {
+			o.Config = &opt.Config{}
+		}
+		o.Config.PrunedAsFailed = true
+	}
 	bar := newProgress(env, "bench multifidelity")
 	o.Progress = bar.set
 	defer bar.finish()
 	res, err := bench.MultiFidelity(ctx, o)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(env.stdout, res)
+	}
+	return res.WriteTable(env.stdout)
+}
+
+func init() {
+	registerBenchmark(benchmark{
+		name:    "pruning",
+		summary: "the same number of trials of a learning-curve problem with no pruner, with ASHA (its trials teach the model) and with ASHA's trials treated as failures: regret and steps spent",
+		run:     runBenchPruning,
+	})
+}
+
+func runBenchPruning(ctx context.Context, args []string, env *cliEnv) error {
+	fs := flag.NewFlagSet("bench pruning", flag.ContinueOnError)
+	seeds := fs.Int("seeds", 10, "repetitions (seeds 1..N)")
+	trials := fs.Int("trials", 60, "trials per run")
+	jobs := fs.Int("jobs", 0, "runs at once (0: one per CPU)")
+	asJSON := fs.Bool("json", false, "print JSON (every run included) instead of the table")
+	if err := parseFlags(fs, args, env); err != nil {
+		return err
+	}
+	if *seeds < 1 || *trials < 2 || *jobs < 0 {
+		return usagef("need --seeds ≥ 1, --trials ≥ 2 and --jobs ≥ 0")
+	}
+	bar := newProgress(env, "bench pruning")
+	defer bar.finish()
+	res, err := bench.Pruning(ctx, bench.PruningOptions{Seeds: *seeds, Trials: *trials, Jobs: *jobs, Progress: bar.set})
 	if err != nil {
 		return err
 	}
