@@ -31,7 +31,7 @@ import (
 // The zero value runs xbo's own settings: an initial maximin Latin hypercube
 // of 4·d points, a total budget of BudgetPerDim·d evaluations (default 30·d,
 // as paper 002 and `xbo bench compare`), random-candidate acquisition search
-// and gp's noise floor 1e-6. PDPSplitPreset(PresetPaper000) gives the
+// and gp's noise floor 1e-6. PDPSplitPreset(PresetMoosbauer2021) gives the
 // settings of the authors' public code instead. "n_sp = k" is read as the
 // customtrees convention of that code: every node is split down to depth k
 // (up to 2^k leaves), not k splits in total.
@@ -73,13 +73,20 @@ type PDPSplitOptions struct {
 	Progress func(done, total int)
 }
 
-// PresetPaper000 names the settings of the authors' public code for paper
-// 000's section 6.1 (github.com/slds-lmu/paper_2021_xautoml,
+// PresetMoosbauer2021 names the settings of the authors' public code for
+// section 6.1 of Moosbauer et al. 2021 (github.com/slds-lmu/paper_2021_xautoml,
 // R/benchmarks/synthetic/config.R, and mlrMBO's default learner and infill
 // optimizer it relies on).
-const PresetPaper000 = "paper000"
+const PresetMoosbauer2021 = "moosbauer2021"
 
-// PDPSplitPreset returns the options of a named preset. PresetPaper000:
+// presetAliases are earlier names of presets, still accepted so that
+// command lines and scripts written with them keep working, but never shown
+// in help: "paper000" was the project's internal number of the paper, which
+// means nothing to a user.
+var presetAliases = map[string]string{"paper000": PresetMoosbauer2021}
+
+// PDPSplitPreset returns the options of a named preset (or of an earlier
+// name of one, presetAliases). PresetMoosbauer2021:
 // Styblinski-Tang in d = 3, 5, 8 with 80, 150 and 250 evaluations; an
 // initial random Latin hypercube of 4·d points (lhs::randomLHS); a
 // Matérn-3/2 GP whose nugget is 1e-8 of the output variance (mlrMBO's
@@ -91,10 +98,13 @@ const PresetPaper000 = "paper000"
 // of the posterior sd (the code's compute_tree on getPredictionSE, where
 // eq. 6 has the variance); 30 replications.
 func PDPSplitPreset(name string) (PDPSplitOptions, error) {
+	if canonical, ok := presetAliases[name]; ok {
+		name = canonical
+	}
 	switch name {
-	case PresetPaper000:
+	case PresetMoosbauer2021:
 		return PDPSplitOptions{
-			Preset: PresetPaper000,
+			Preset: PresetMoosbauer2021,
 			Dims:   []int{3, 5, 8}, Budgets: map[int]int{3: 80, 5: 150, 8: 250},
 			Taus: []float64{5, 1, 0.1}, Depths: []int{1, 3}, Seeds: 30,
 			Samples: 1000, GridSize: 20,
@@ -102,7 +112,7 @@ func PDPSplitPreset(name string) (PDPSplitOptions, error) {
 			MinNodeSize: 2, SplitOnSD: true,
 		}, nil
 	default:
-		return PDPSplitOptions{}, fmt.Errorf("bench: pdp-split: unknown preset %q (want %s)", name, PresetPaper000)
+		return PDPSplitOptions{}, fmt.Errorf("bench: pdp-split: unknown preset %q (want %s)", name, PresetMoosbauer2021)
 	}
 }
 

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -144,20 +145,23 @@ func (m funcVarModel) Predict(x [][]float64, mean, variance []float64) error {
 	return nil
 }
 
-// The paper000 preset holds the settings of the authors' code: budgets 80,
+// The moosbauer2021 preset (also accepted by its earlier name, paper000) holds the settings of the authors' code: budgets 80,
 // 150, 250 for d = 3, 5, 8, a 4·d random LHS, a Matérn-3/2 GP with nugget
 // 1e-8 refitted every iteration, LCB with λ ∈ {0.1, 1, 5} by focus search,
 // G = 20, n = 1,000, depths 1 and 3, 30 replications; and the optimizer it
 // builds applies them.
-func TestPDPSplitPresetPaper000(t *testing.T) {
-	p, err := PDPSplitPreset(PresetPaper000)
+func TestPDPSplitPresetMoosbauer2021(t *testing.T) {
+	p, err := PDPSplitPreset(PresetMoosbauer2021)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if old, err := PDPSplitPreset("paper000"); err != nil || !reflect.DeepEqual(old, p) {
+		t.Fatalf("the earlier name paper000: %+v, %v; want %+v", old, err, p)
 	}
 	taus := slices.Sorted(slices.Values(p.Taus))
 	if !slices.Equal(p.Dims, []int{3, 5, 8}) || !slices.Equal(taus, []float64{0.1, 1, 5}) ||
 		!slices.Equal(p.Depths, []int{1, 3}) || p.Seeds != 30 || p.GridSize != 20 || p.Samples != 1000 ||
-		p.Preset != "paper000" || p.MinNodeSize != 2 || !p.SplitOnSD {
+		p.Preset != "moosbauer2021" || p.MinNodeSize != 2 || !p.SplitOnSD {
 		t.Fatalf("preset %+v", p)
 	}
 	budgets := map[int]int{3: 80, 5: 150, 8: 250}
@@ -230,7 +234,7 @@ func TestPDPSplitPresetPaper000(t *testing.T) {
 // budget) prints our columns beside the paper's Table 1 row for d = 3, low
 // bias, and says which settings it ran.
 func TestPDPSplitPresetTable(t *testing.T) {
-	p, err := PDPSplitPreset(PresetPaper000)
+	p, err := PDPSplitPreset(PresetMoosbauer2021)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,7 +264,7 @@ func TestPDPSplitPresetTable(t *testing.T) {
 	if !slices.Equal(paper, []string{"0.18", "7.65", "13.64", "5.89", "10.92"}) {
 		t.Errorf("paper columns %q", paper)
 	}
-	for _, want := range []string{"preset paper000", "over 2 seeds", "budgets 20 (d = 3)", "4·d-point lhs design", "noise floor 1e-08", "focus acquisition search", "n = 200, G = 20", "leaves of ≥ 2 ICE curves"} {
+	for _, want := range []string{"preset moosbauer2021", "over 2 seeds", "budgets 20 (d = 3)", "4·d-point lhs design", "noise floor 1e-08", "focus acquisition search", "n = 200, G = 20", "leaves of ≥ 2 ICE curves"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
 		}

@@ -52,7 +52,7 @@ func runBench(ctx context.Context, args []string, env *cliEnv) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		fmt.Fprintln(w, "Usage: xbo bench <name> [flags]   (xbo bench <name> -h for its flags)")
+		fmt.Fprintln(w, "Usage:\n  xbo bench <name> [flags]   (xbo bench <name> -h for its flags)")
 		fmt.Fprintln(w, "\nBenchmarks:")
 		for _, n := range names {
 			fmt.Fprintf(w, "  %-14s %s\n", n, benchmarks[n].summary)
@@ -69,6 +69,9 @@ func runBench(ctx context.Context, args []string, env *cliEnv) error {
 			names = append(names, n)
 		}
 		sort.Strings(names)
+		if s := suggest(args[0], names); s != "" {
+			return usagef("unknown benchmark %q; did you mean %q?", args[0], s)
+		}
 		return usagef("unknown benchmark %q (one of %s)", args[0], strings.Join(names, ", "))
 	}
 	return b.run(ctx, args[1:], env)

@@ -20,7 +20,7 @@ func init() {
 
 func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("bench pdp-split", flag.ContinueOnError)
-	preset := fs.String("preset", "", "settings of a published setup: paper000 (the authors' code for Table 1 of Moosbauer et al. 2021: budgets 80, 150, 250 for d = 3, 5, 8, a 4·d random LHS, Matérn-3/2 GP with nugget 1e-8, focus search, leaves of ≥ 2 ICE curves); other flags given override it")
+	preset := fs.String("preset", "", "settings of a published setup: moosbauer2021 (the authors' code for Table 1 of Moosbauer et al. 2021: budgets 80, 150, 250 for d = 3, 5, 8, a 4·d random LHS, Matérn-3/2 GP with nugget 1e-8, focus search, leaves of ≥ 2 ICE curves); other flags given override it")
 	dims := fs.String("dims", "3,5,8", "comma-separated dimensions of Styblinski-Tang")
 	taus := fs.String("taus", "5,1,0.1", "comma-separated LCB τ values (low, medium, high sampling bias)")
 	depths := fs.String("depths", "1,3", "comma-separated tree depths n_sp")
@@ -30,7 +30,7 @@ func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	mc := fs.Int("mc", 1000, "Monte Carlo points n")
 	grid := fs.Int("grid", 20, "grid points G")
 	workers := fs.Int("workers", 0, "parallel runs (0: one per CPU)")
-	splitOn := fs.String("split-on", "variance", "ICE curves the tree splits: variance (eq. 6) or sd (the authors' code; the paper000 preset's)")
+	splitOn := fs.String("split-on", "variance", "ICE curves the tree splits: variance (eq. 6) or sd (the authors' code; the moosbauer2021 preset's)")
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err

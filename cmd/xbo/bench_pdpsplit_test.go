@@ -8,31 +8,41 @@ import (
 	"xbo/bench"
 )
 
-// --preset paper000 runs the authors' settings, --reps and the list flags
-// given override it, and a per-dimension budget flag conflicts with it.
+// --preset moosbauer2021 runs the authors' settings, --reps and the list
+// flags given override it, and a per-dimension budget flag conflicts with
+// it; its earlier name paper000 is still accepted.
 func TestBenchPDPSplitPreset(t *testing.T) {
-	code, stdout, stderr := runCLI(t, "bench", "pdp-split", "--preset", "paper000", "--dims", "3", "--taus", "5", "--reps", "1", "--mc", "50", "--json")
-	if code != 0 {
-		t.Fatalf("exit %d stderr %q", code, stderr)
-	}
-	var res bench.PDPSplitResult
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
-		t.Fatal(err)
-	}
-	if res.Preset != "paper000" || res.Budgets[3] != 80 || len(res.Budgets) != 1 || res.Design != "lhs" || res.AcqOptimizer != "focus" ||
-		res.MinNoise != 1e-8 || res.Samples != 50 || res.GridSize != 20 || len(res.Rows) != 1 || res.Rows[0].Seeds != 1 ||
-		res.Rows[0].Tau != 5 || len(res.Depths) != 2 || res.Rows[0].Paper == nil || res.MinNodeSize != 2 {
-		t.Fatalf("result %s", stdout)
+	for _, name := range []string{"moosbauer2021", "paper000"} {
+		code, stdout, stderr := runCLI(t, "bench", "pdp-split", "--preset", name, "--dims", "3", "--taus", "5", "--reps", "1", "--mc", "50", "--json")
+		if code != 0 {
+			t.Fatalf("--preset %s: exit %d stderr %q", name, code, stderr)
+		}
+		checkPDPSplitPresetResult(t, stdout)
 	}
 	for _, args := range [][]string{
-		{"--preset", "paper000", "--budget-per-dim", "20"},
+		{"--preset", "moosbauer2021", "--budget-per-dim", "20"},
 		{"--preset", "paper001"},
-		{"--preset", "paper000", "--dims", "4"},
-		{"--preset", "paper000", "--reps", "0"},
+		{"--preset", "moosbauer2021", "--dims", "4"},
+		{"--preset", "moosbauer2021", "--reps", "0"},
 	} {
 		code, _, stderr := runCLI(t, append([]string{"bench", "pdp-split"}, args...)...)
 		if code != 2 || stderr == "" {
 			t.Errorf("%s: exit %d stderr %q", strings.Join(args, " "), code, stderr)
 		}
+	}
+}
+
+// checkPDPSplitPresetResult checks the JSON of a one-cell run of the
+// moosbauer2021 preset.
+func checkPDPSplitPresetResult(t *testing.T, stdout string) {
+	t.Helper()
+	var res bench.PDPSplitResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Preset != "moosbauer2021" || res.Budgets[3] != 80 || len(res.Budgets) != 1 || res.Design != "lhs" || res.AcqOptimizer != "focus" ||
+		res.MinNoise != 1e-8 || res.Samples != 50 || res.GridSize != 20 || len(res.Rows) != 1 || res.Rows[0].Seeds != 1 ||
+		res.Rows[0].Tau != 5 || len(res.Depths) != 2 || res.Rows[0].Paper == nil || res.MinNodeSize != 2 {
+		t.Fatalf("result %s", stdout)
 	}
 }

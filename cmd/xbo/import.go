@@ -19,27 +19,25 @@ import (
 
 func init() {
 	register(command{
-		name:    "import",
-		summary: "import an Optuna, SMAC3 or CSV/JSON trial history for xbo explain",
-		run:     runImport,
+		name:     "import",
+		summary:  "import an Optuna, SMAC3 or CSV/JSON trial history for xbo explain",
+		synopsis: importSynopsis,
+		about:    importAbout,
+		run:      runImport,
 	})
 }
 
-const importUsage = `Usage:
-  xbo import --optuna FILE.db [--study NAME] --out trials.csv --space-out space.json
+const importSynopsis = `xbo import --optuna FILE.db [--study NAME] --out trials.csv --space-out space.json
   xbo import --optuna-journal FILE [--study NAME] --out trials.csv --space-out space.json
   xbo import --smac DIR [--all-budgets] --out trials.csv --space-out space.json
   xbo import --csv FILE --space space.json [--value-column C[,C2...]] [--constraint-column C[,...]] --out trials.csv
   xbo import ... --into xbo.db [--name STUDY]      (load into the service's store)
-  xbo import --optuna FILE.db --list                (list the studies)
+  xbo import --optuna FILE.db --list                (list the studies)`
 
-Writes the trials CSV and space JSON that every xbo explain command reads.
+const importAbout = `Writes the trials CSV and space JSON that every xbo explain command reads.
 Anything that cannot be carried over exactly is printed as a warning.
 Studies with several objectives and constraints keep them: the space names
-them, the CSV has a column per objective and per constraint.
-
-Flags:
-`
+them, the CSV has a column per objective and per constraint.`
 
 func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
@@ -58,10 +56,6 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	spaceOut := fs.String("space-out", "", "write the space JSON here")
 	into := fs.String("into", "", "load into a store: a SQLite file (e.g. xbo.db) or a postgres:// URL")
 	name := fs.String("name", "", "study name in the store for --into (default: the source's study name or file name)")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), importUsage)
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}

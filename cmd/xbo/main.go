@@ -27,12 +27,19 @@ type cliEnv struct {
 	stdout, stderr io.Writer
 	stdin          io.Reader
 	isTerminal     bool // stderr is a terminal: draw progress bars
+	// flagSets, when set, gets each command's flag set instead of having
+	// it parsed (parseFlags): the completion script is written from the
+	// flags the commands really define.
+	flagSets func(*flag.FlagSet)
 }
 
 type command struct {
 	name    string // one or two words, e.g. "optimize" or "explain pdp"
 	summary string
-	run     func(ctx context.Context, args []string, env *cliEnv) error
+	// synopsis replaces "xbo NAME [flags]" in the help (one form a line),
+	// about the summary below it, for commands that need more words.
+	synopsis, about string
+	run             func(ctx context.Context, args []string, env *cliEnv) error
 }
 
 var commands = map[string]command{}
@@ -51,22 +58,6 @@ func (u usageError) Error() string { return u.err.Error() }
 func (u usageError) Unwrap() error { return u.err }
 
 func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
-
-// parseFlags parses a subcommand's flags, turning flag errors into usage
-// errors and refusing stray positional arguments.
-func parseFlags(fs *flag.FlagSet, args []string, env *cliEnv) error {
-	fs.SetOutput(env.stderr)
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return err
-		}
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (flags go before nothing else; see -h)", fs.Arg(0))
-	}
-	return nil
-}
 
 // lookup finds the command named by the first one or two arguments.
 func lookup(args []string) (command, []string, bool) {
@@ -92,7 +83,7 @@ func printHelp(w io.Writer, prefix string) {
 	}
 	sort.Strings(names)
 	fmt.Fprintln(w, "xbo — explainable Bayesian optimization for hyperparameter tuning")
-	fmt.Fprintln(w, "\nUsage: xbo <command> [flags]   (xbo <command> -h for its flags)")
+	fmt.Fprintln(w, "\nUsage:\n  xbo <command> [flags]   (xbo <command> -h for its flags)")
 	fmt.Fprintln(w, "\nCommands:")
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-22s %s\n", n, commands[n].summary)
@@ -101,7 +92,7 @@ func printHelp(w io.Writer, prefix string) {
 
 // run executes the CLI and returns the process exit code.
 func run(ctx context.Context, args []string, env *cliEnv) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	if len(args) == 0 || len(args) == 1 && args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printHelp(env.stdout, "")
 		return 0
 	}
@@ -109,16 +100,20 @@ func run(ctx context.Context, args []string, env *cliEnv) int {
 		fmt.Fprintln(env.stdout, versionLine())
 		return 0
 	}
+	if args[0] == "help" {
+		// xbo help explain pdp: the command's own help.
+		return run(ctx, append(append([]string(nil), args[1:]...), "-h"), env)
+	}
 	c, rest, ok := lookup(args)
 	if !ok {
-		// "xbo explain" alone: list its subcommands.
-		for n := range commands {
-			if strings.HasPrefix(n, args[0]+" ") {
-				printHelp(env.stderr, args[0])
-				return 2
-			}
+		if isGroup(args[0]) {
+			return runGroup(args[0], args[1:], env)
 		}
-		fmt.Fprintf(env.stderr, "xbo: unknown command %q (run xbo help)\n", args[0])
+		if s := suggest(args[0], topLevelNames()); s != "" {
+			fmt.Fprintf(env.stderr, "xbo: unknown command %q; did you mean %q?\n", args[0], s)
+		} else {
+			fmt.Fprintf(env.stderr, "xbo: unknown command %q (run xbo help)\n", args[0])
+		}
 		return 2
 	}
 	err := c.run(ctx, rest, env)

@@ -28,15 +28,15 @@ import (
 )
 
 func init() {
-	register(command{name: "run", summary: "tune any command: run it with each proposed configuration and read its result", run: runRun})
+	register(command{name: "run", summary: "tune any command: run it with each proposed configuration and read its result",
+		synopsis: runSynopsis, about: runAbout, run: runRun})
 }
 
-const runUsage = `Usage:
-  xbo run --space space.json --trials N [--workers K] [--name S]
-          [--db xbo.db | --url URL] [--dashboard 127.0.0.1:8080]
-          [--trial-timeout D] [--grace 10s] [--echo] -- CMD ARGS...
+const runSynopsis = `xbo run --space space.json --trials N [--workers K] [--name S]
+        [--db xbo.db | --url URL [--token T]] [--dashboard 127.0.0.1:8080]
+        [--trial-timeout D] [--grace 10s] [--pruner JSON] [--echo] -- CMD ARGS...`
 
-Runs CMD once per trial with a proposed configuration: {name} in ARGS is
+const runAbout = `Runs CMD once per trial with a proposed configuration: {name} in ARGS is
 replaced by the parameter's value, and the environment holds
 XBO_PARAM_<NAME> (the name upper-cased, other characters than letters and
 digits turned into _), XBO_TRIAL and XBO_STUDY. The result is the last
@@ -50,18 +50,16 @@ one per constraint, in the space's order. A non-zero exit, no result, a
 result of the wrong count or one that is not finite fails the trial with
 the tail of standard error as the reason.
 
---trials is the study's total of finished trials: run the same command
+--trials is the study's total of finished trials (complete, pruned or
+failed; trials failed as "interrupted" do not count): run the same command
 again (after Ctrl-C, or with a larger --trials) to resume. Ctrl-C stops the
 running commands (SIGTERM, then SIGKILL after --grace) and fails their
-trials as "interrupted"; every result already told is kept.
-
-Flags:
-`
+trials as "interrupted"; every result already told is kept.`
 
 func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	spacePath := fs.String("space", "", "search space file, JSON or YAML (needed to create the study; checked against it when it exists)")
-	trialsN := fs.Int("trials", 0, "finished trials (complete or failed) the study should have in the end (required)")
+	trialsN := fs.Int("trials", 0, "finished trials (complete, pruned or failed; interrupted ones do not count) the study should have in the end (required)")
 	workers := fs.Int("workers", 1, "commands running at once")
 	name := fs.String("name", "", "study name (default: the space file's name without its extension)")
 	db := fs.String("db", "xbo.db", "SQLite file, or postgres://..., for the service xbo run starts in its own process")
@@ -73,10 +71,6 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	echo := fs.Bool("echo", false, "copy the commands' output to standard error, each line prefixed with [trial N stdout] or [trial N stderr]")
 	settings := optimizerFlags(fs)
 	pruner := fs.String("pruner", "", `a new study's pruner as JSON, e.g. '{"type":"median","n_warmup_steps":5}': a command whose intermediate values ({"step": s, "value": v} lines) the pruner stops gets SIGTERM and its trial ends pruned (docs/api.md, "Pruners")`)
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), runUsage)
-		fs.PrintDefaults()
-	}
 	// Everything after "--" is the command, flags of its own included.
 	var command []string
 	for i, a := range args {
@@ -226,7 +220,7 @@ func openRunService(ctx context.Context, rs runService) (*openedService, error) 
 	if rs.timeout > 0 {
 		expiry = rs.timeout + rs.grace + time.Minute
 	}
-	srv, err := server.New(server.Config{Store: st, TrialTimeout: expiry, Engine: engine,
+	srv, err := server.New(server.Config{Store: st, TrialTimeout: expiry, Engine: engine, Addr: rs.dashboard,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		engine.Close()
@@ -240,7 +234,9 @@ func openRunService(ctx context.Context, rs runService) (*openedService, error) 
 	if strings.HasPrefix(where, "postgres") {
 		where = "PostgreSQL"
 	}
-	out := &openedService{c: client.New("http://in-process", client.WithHandler(srv), client.WithWorker(runner.WorkerID())), where: where,
+	// The in-process client names localhost, one of the hosts the server
+	// accepts (server.Config.Addr).
+	out := &openedService{c: client.New("http://localhost", client.WithHandler(srv), client.WithWorker(runner.WorkerID())), where: where,
 		explain: rs.db}
 	var hs *http.Server
 	var served sync.WaitGroup

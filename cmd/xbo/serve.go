@@ -20,7 +20,8 @@ import (
 )
 
 func init() {
-	register(command{name: "serve", summary: "run the tuning service (HTTP JSON API; SQLite file or PostgreSQL)", run: runServe})
+	register(command{name: "serve", summary: "run the tuning service (HTTP JSON API; SQLite file or PostgreSQL)",
+		synopsis: "xbo serve [--addr 127.0.0.1:8080] [--db xbo.db|postgres://...] [--token T] [--trial-timeout 1h]", run: runServe})
 }
 
 func runServe(ctx context.Context, args []string, env *cliEnv) error {
@@ -31,12 +32,9 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	tokenReads := fs.Bool("token-reads", false, "require the token on reads too (all but /api/health and /api/openapi.json; the dashboard then cannot load data)")
 	timeout := fs.Duration("trial-timeout", time.Hour, "a running trial not told or reported within this time expires and its configuration is queued again (0: never)")
 	optWorkers := fs.Int("optimizer-workers", 0, "goroutines one proposal may use (0: the optimizer's default, 2; 1 leaves a core to the handlers: other requests are answered faster during a proposal, proposals are slower)")
+	allowedHosts := fs.String("allowed-hosts", "", "comma-separated further host names requests may be addressed to, and whose pages may write (* for any); always accepted: the --addr host, localhost, loopback addresses, and any IP address when --addr is 0.0.0.0 or ::")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error (info logs every request: method, path, status, milliseconds)")
 	logFormat := fs.String("log-format", "text", "text or json (one JSON object per line)")
-	fs.Usage = func() {
-		fmt.Fprintln(env.stderr, "Usage: xbo serve [--addr 127.0.0.1:8080] [--db xbo.db|postgres://...] [--token T] [--trial-timeout 1h]")
-		fs.PrintDefaults()
-	}
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
@@ -80,7 +78,12 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	defer st.Close()
-	srv, err := server.New(server.Config{Store: st, Token: *token, TokenReads: *tokenReads, TrialTimeout: *timeout, Logger: log, OptimizerWorkers: *optWorkers})
+	var hosts []string
+	if *allowedHosts != "" {
+		hosts = strings.Split(*allowedHosts, ",")
+	}
+	srv, err := server.New(server.Config{Store: st, Token: *token, TokenReads: *tokenReads, TrialTimeout: *timeout, Logger: log, OptimizerWorkers: *optWorkers,
+		Addr: *addr, AllowedHosts: hosts})
 	if err != nil {
 		return err
 	}

@@ -67,7 +67,7 @@ type Options struct {
 	// authors' code (github.com/slds-lmu/paper_2021_xautoml,
 	// benchmarks/helper_experiments.R and R/tree_splitting.R: compute_tree
 	// with objective "SS_L2" on the "pdp+ice" effect of getPredictionSE)
-	// splits the sd curves; `xbo bench pdp-split --preset paper000` does as
+	// splits the sd curves; `xbo bench pdp-split --preset moosbauer2021` does as
 	// they did.
 	OnSD bool
 }
