@@ -26,6 +26,7 @@ func keyedAsk(t *testing.T, e *env, study, worker string, keys ...string) (int, 
 	t.Helper()
 	req, _ := http.NewRequest("POST", e.http.URL+"/api/studies/"+study+"/ask", strings.NewReader(fmt.Sprintf(`{"worker":%q}`, worker)))
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
 	for _, k := range keys {
 		req.Header.Add("Idempotency-Key", k)
 	}

@@ -39,6 +39,7 @@ func serverTiming(h string) map[string]time.Duration {
 func askRaw(ctx context.Context, hc *http.Client, url string) (int64, *client.Trial, map[string]time.Duration, error) {
 	req, _ := http.NewRequestWithContext(ctx, "POST", url, strings.NewReader(`{"worker":"bench"}`))
 	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := hc.Do(req)
 	if err != nil {
 		return 0, nil, nil, err

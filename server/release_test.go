@@ -101,6 +101,7 @@ func TestCancelledAskReleasesTrial(t *testing.T) {
 		made, asked := askUntilMade(t, g, func() (*http.Response, error) {
 			req, _ := http.NewRequestWithContext(askCtx, "POST", hs.URL+"/api/studies/r/ask", strings.NewReader(`{"worker":"gone"}`))
 			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
 			return http.DefaultClient.Do(req)
 		})
 		if len(made) != 1 || made[0].State != store.Running || made[0].Worker != "gone" {
@@ -176,6 +177,7 @@ func TestCancelledKeyedAskKeepsTrialForItsRepetition(t *testing.T) {
 		send := func(ctx context.Context) (*http.Response, error) {
 			req, _ := http.NewRequestWithContext(ctx, "POST", hs.URL+"/api/studies/r/ask", strings.NewReader(`{"worker":"w"}`))
 			req.Header.Set("Authorization", "Bearer "+token)
+			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Idempotency-Key", "cancelled-once")
 			return http.DefaultClient.Do(req)
 		}

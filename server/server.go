@@ -12,8 +12,10 @@
 //
 // Every error is a JSON object {"error": "..."} with a 4xx status for bad
 // requests. With a token configured, every request that is not a GET needs
-// "Authorization: Bearer <token>". The API is described by the OpenAPI
-// document served at /api/openapi.json (openapi.json in this directory).
+// "Authorization: Bearer <token>". Writes from other sites' pages and
+// requests addressed to other host names are refused (origin.go). The API
+// is described by the OpenAPI document served at /api/openapi.json
+// (openapi.json in this directory).
 package server
 
 import (
@@ -70,6 +72,15 @@ type Config struct {
 	// Explain settings (its concurrency, queue and cache sizes).
 	Engine  *explain.Engine
 	Explain explain.Config
+	// Addr is the address the server listens on (host:port, as given to
+	// net.Listen; empty when it is only called in process). Requests must
+	// name it, localhost or a loopback address as their Host; bound to an
+	// unspecified address (0.0.0.0, ::, ":8080") any IP address is
+	// accepted (origin.go: DNS rebinding).
+	Addr string
+	// AllowedHosts are further host names (or IP addresses) requests may
+	// name, and whose pages may write; "*" accepts any Host.
+	AllowedHosts []string
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
 	// OptimizerWorkers bounds the goroutines of one proposal
@@ -86,6 +97,7 @@ type Config struct {
 // Server serves the API. Create it with New.
 type Server struct {
 	cfg       Config
+	hosts     hostPolicy
 	st        store.Store
 	log       *slog.Logger
 	now       func() time.Time
@@ -130,8 +142,12 @@ func New(cfg Config) (*Server, error) {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
 	}
+	hosts, err := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
 	s := &Server{
-		cfg: cfg, st: cfg.Store, log: cfg.Logger, now: cfg.Now,
+		cfg: cfg, hosts: hosts, st: cfg.Store, log: cfg.Logger, now: cfg.Now,
 		mux:       http.NewServeMux(),
 		engine:    cfg.Engine,
 		caches:    map[string]*studyCache{},
@@ -148,7 +164,16 @@ func New(cfg Config) (*Server, error) {
 		s.engine = e
 	}
 	s.metrics = newMetrics(s)
-	s.mux.Handle("GET /metrics", s.metrics.handler())
+	// The metrics name studies' states and the request mix: a read like
+	// any other, behind the token when reads are.
+	metricsHandler := s.metrics.handler()
+	s.mux.HandleFunc("GET /metrics", func(w http.ResponseWriter, r *http.Request) {
+		if s.cfg.TokenReads && !s.authorized(r) {
+			s.unauthorized(w)
+			return
+		}
+		metricsHandler.ServeHTTP(w, r)
+	})
 	s.handle("GET /api/openapi.json", s.openapi)
 	s.handle("GET /api/health", s.health)
 	s.handle("GET /api/studies", s.listStudies)
@@ -201,7 +226,11 @@ func (s *Server) Routes() []string { return append([]string(nil), s.routes...) }
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
-	s.mux.ServeHTTP(sw, r)
+	if s.hosts.allows(r.Host) {
+		s.mux.ServeHTTP(sw, r)
+	} else {
+		s.hosts.refuse(sw, r)
+	}
 	d := time.Since(start)
 	// The access log: one line per request, with the status it got.
 	s.log.Info("request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
@@ -248,9 +277,16 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 	open := pattern == "GET /api/health" || pattern == "GET /api/openapi.json"
 	guarded := method != http.MethodGet || (s.cfg.TokenReads && !open)
 	s.mux.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if method != http.MethodGet {
+			// Before the token: a page of another site gets the same
+			// answer whether or not it guessed the token.
+			if err := s.hosts.checkWrite(r); err != nil {
+				writeError(w, statusOf(err), err)
+				return
+			}
+		}
 		if guarded && !s.authorized(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="xbo"`)
-			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (send Authorization: Bearer <token>)"))
+			s.unauthorized(w)
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
@@ -263,6 +299,11 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 			return
 		}
 	})
+}
+
+func (s *Server) unauthorized(w http.ResponseWriter) {
+	w.Header().Set("WWW-Authenticate", `Bearer realm="xbo"`)
+	writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (send Authorization: Bearer <token>)"))
 }
 
 func (s *Server) authorized(r *http.Request) bool {

@@ -111,6 +111,9 @@ func raw(t *testing.T, e *env, method, path, body string, auth bool) (int, strin
 		rd = strings.NewReader(body)
 	}
 	req, _ := http.NewRequest(method, e.http.URL+path, rd)
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	if auth {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
