@@ -55,14 +55,20 @@ type Config struct {
 	// Study must exist.
 	Study string
 	// Command is the program and its arguments, with {name} placeholders.
-	Command []string
+	// A {word} that names no parameter is refused (CheckPlaceholders)
+	// unless LiteralBraces is set; then it is passed on as written.
+	Command       []string
+	LiteralBraces bool
 	// Trials is the total of finished trials (complete, failed or pruned)
 	// the study should have: a run that starts on a study with some
 	// finished trials runs only the rest, so the same command resumes.
 	// Trials failed as "interrupted" (stopped by Ctrl-C) do not count:
 	// they were not evaluations.
 	Trials int
-	// Workers is how many commands run at once (default 1).
+	// Workers is how many commands run at once (default 1). With more
+	// than one, each slot asks under a worker name of its own, the
+	// client's followed by "/1", "/2", …, so that the trials show which
+	// slot ran them (the dashboard's timeline has a row per worker).
 	Workers int
 	// Timeout stops a command that runs longer (0: no limit); its trial
 	// fails.
@@ -134,7 +140,7 @@ type Summary struct {
 var ErrInterrupted = errors.New("interrupted")
 
 // WorkerID names this process in the trials it asks for:
-// xbo-run/<host>/<pid>.
+// xbo-run/<host>/<pid> (and /<slot> after it with several workers).
 func WorkerID() string {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -227,6 +233,11 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if err != nil {
 		return Summary{}, fmt.Errorf("runner: space of study %q: %w", cfg.Study, err)
 	}
+	if !cfg.LiteralBraces {
+		if err := CheckPlaceholders(cfg.Command, sp); err != nil {
+			return Summary{}, err
+		}
+	}
 	r := &run{cfg: cfg, c: cfg.Client, sp: sp}
 	if r.env, err = envNames(sp); err != nil {
 		return Summary{}, err
@@ -242,12 +253,18 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var wg sync.WaitGroup
-	for range cfg.Workers {
+	for slot := range cfg.Workers {
+		c := r.c
+		if cfg.Workers > 1 {
+			if c, err = r.c.AsWorker(r.c.Worker() + "/" + strconv.Itoa(slot+1)); err != nil {
+				return Summary{}, fmt.Errorf("runner: slot %d: %w", slot+1, err)
+			}
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for {
-				t, err := r.next(runCtx)
+				t, err := r.next(runCtx, c)
 				if err != nil {
 					r.stop(err, cancel)
 					return
@@ -300,27 +317,18 @@ func (r *run) counted(st *client.Study) int {
 
 // countInterrupted counts the trials earlier runs failed as interrupted.
 func (r *run) countInterrupted(ctx context.Context) (int, error) {
-	failed, err := r.c.Trials(ctx, r.cfg.Study, "failed")
-	if err != nil {
-		return 0, fmt.Errorf("runner: list failed trials of %q: %w", r.cfg.Study, err)
-	}
-	n := 0
-	for _, t := range failed {
-		if t.FailReason == reasonInterrupted {
-			n++
-		}
-	}
-	return n, nil
+	return countInterrupted(ctx, r.c, r.cfg.Study)
 }
 
 // reasonInterrupted is the reason of a trial whose command was stopped
 // because the run was.
 const reasonInterrupted = "interrupted"
 
-// next asks for the next trial, or returns nil when the study has (or will
-// have, with the trials running now) enough finished trials. Trials running
-// in other processes count: several xbo run on one study share the total.
-func (r *run) next(ctx context.Context) (*client.Trial, error) {
+// next asks for the next trial through c (its slot's client), or returns
+// nil when the study has (or will have, with the trials running now) enough
+// finished trials. Trials running in other processes count: several xbo
+// run on one study share the total.
+func (r *run) next(ctx context.Context, c *client.Client) (*client.Trial, error) {
 	r.claim.Lock()
 	defer r.claim.Unlock()
 	if ctx.Err() != nil {
@@ -336,7 +344,7 @@ func (r *run) next(ctx context.Context) (*client.Trial, error) {
 	if enough {
 		return nil, nil
 	}
-	t, err := r.c.Ask(ctx, r.cfg.Study)
+	t, err := c.Ask(ctx, r.cfg.Study)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, nil
@@ -665,32 +673,10 @@ func (r *run) prepare(t *client.Trial) (args, env []string, err error) {
 // substitute replaces every {name} of a known parameter in arg by its
 // value; other braces are left as they are.
 func substitute(arg string, values map[string]string) string {
-	if !strings.Contains(arg, "{") {
-		return arg
-	}
-	var b strings.Builder
-	for {
-		open := strings.IndexByte(arg, '{')
-		if open < 0 {
-			break
-		}
-		end := strings.IndexByte(arg[open+1:], '}')
-		if end < 0 {
-			break
-		}
-		name := arg[open+1 : open+1+end]
+	return eachPlaceholder(arg, func(name string, _ bool) (string, bool) {
 		v, known := values[name]
-		if !known {
-			b.WriteString(arg[:open+1])
-			arg = arg[open+1:]
-			continue
-		}
-		b.WriteString(arg[:open])
-		b.WriteString(v)
-		arg = arg[open+1+end+1:]
-	}
-	b.WriteString(arg)
-	return b.String()
+		return v, known
+	})
 }
 
 // failAbandoned fails the trials that an earlier xbo run on this machine
@@ -706,9 +692,10 @@ func (r *run) failAbandoned(ctx context.Context) (int, error) {
 	n := 0
 	for _, t := range running {
 		pidText, ours := strings.CutPrefix(t.Worker, prefix)
-		if !ours || t.Worker == me {
+		if !ours || t.Worker == me || strings.HasPrefix(t.Worker, me+"/") {
 			continue
 		}
+		pidText, _, _ = strings.Cut(pidText, "/") // a slot's name: pid/slot
 		pid, err := strconv.Atoi(pidText)
 		if err != nil || pid <= 0 || alive(pid) {
 			continue

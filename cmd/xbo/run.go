@@ -68,6 +68,7 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	dashboard := fs.String("dashboard", "", "also serve the dashboard and the API on this address while the run lasts (embedded store only)")
 	timeout := fs.Duration("trial-timeout", 0, "stop a command that runs longer than this and fail its trial (0: no limit)")
 	grace := fs.Duration("grace", 10*time.Second, "time a stopped command has between SIGTERM and SIGKILL")
+	literal := fs.Bool("literal-braces", false, "pass a {word} in the command that names no parameter on as written instead of refusing it")
 	echo := fs.Bool("echo", false, "copy the commands' output to standard error, each line prefixed with [trial N stdout] or [trial N stderr]")
 	settings := optimizerFlags(fs)
 	pruner := fs.String("pruner", "", `a new study's pruner as JSON, e.g. '{"type":"median","n_warmup_steps":5}': a command whose intermediate values ({"step": s, "value": v} lines) the pruner stops gets SIGTERM and its trial ends pruned (docs/api.md, "Pruners")`)
@@ -115,6 +116,10 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 		if sp, err = space.Load(*spacePath); err != nil {
 			return usageError{err}
 		}
+		// A mistyped placeholder creates no study either.
+		if err := checkPlaceholders(command, sp, *literal); err != nil {
+			return err
+		}
 	}
 
 	svc, err := openRunService(ctx, runService{db: *db, url: *remote, token: *token, dashboard: *dashboard, timeout: *timeout, grace: *grace})
@@ -133,9 +138,14 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	where := svc.where
+	// The banner counts as the run does (interrupted trials are not
+	// finished), so a resumed run says how far it really is.
+	finished, err := runner.Finished(ctx, svc.c, *name)
+	if err != nil {
+		return err
+	}
 	fmt.Fprintf(env.stderr, "xbo run: study %q (%s): %d of %d trials finished; up to %d command(s) at once\n",
-		*name, where, study.Counts["complete"]+study.Counts["failed"]+study.Counts["pruned"], *trialsN, *workers)
+		*name, svc.where, finished, *trialsN, *workers)
 	if svc.dashboard != "" {
 		fmt.Fprintf(env.stderr, "dashboard: %s/#study=%s\n", svc.dashboard, url.QueryEscape(*name))
 	}
@@ -144,8 +154,11 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return fmt.Errorf("stored space of %q: %w", *name, err)
 	}
+	if err := checkPlaceholders(command, studySpace, *literal); err != nil {
+		return err
+	}
 	pr := newRunProgress(env, *trialsN)
-	cfg := runner.Config{Client: svc.c, Study: *name, Command: command, Trials: *trialsN, Workers: *workers,
+	cfg := runner.Config{Client: svc.c, Study: *name, Command: command, LiteralBraces: *literal, Trials: *trialsN, Workers: *workers,
 		Timeout: *timeout, Grace: *grace, Events: pr.event}
 	if *echo {
 		cfg.Echo = pr.echo
@@ -163,6 +176,23 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 		return fmt.Errorf("%w; run the same command again to resume", runErr)
 	}
 	return runErr
+}
+
+// checkPlaceholders refuses a command with a {word} that names no
+// parameter of sp (runner.CheckPlaceholders), as a usage error that names
+// the parameters and the flag that allows it, unless literal is set.
+func checkPlaceholders(command []string, sp *space.Space, literal bool) error {
+	if literal {
+		return nil
+	}
+	var pe *runner.PlaceholderError
+	if err := runner.CheckPlaceholders(command, sp); errors.As(err, &pe) {
+		return usagef("the command's placeholder %s names no parameter (the parameters: %s); add --literal-braces to pass it on as written",
+			pe.Braced(), strings.Join(pe.Known, ", "))
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // runService is where xbo run finds its study: a remote xbo serve (url), or

@@ -84,7 +84,7 @@ echo "epoch 1 of 2, 30 s"
 echo '{"step": 2, "value": 1.25}'
 echo "final loss: 0.$XBO_TRIAL"`
 	t.Setenv("XBO_PARAM_STALE", "from the shell") // never passed on
-	code, out, errOut := runCLI(t, "run", "--space", spacePath, "--trials", "6", "--db", db, "--seed", "2", "--",
+	code, out, errOut := runCLI(t, "run", "--space", spacePath, "--trials", "6", "--db", db, "--seed", "2", "--literal-braces", "--",
 		"/bin/sh", "-c", script, "sh", "--lr={lr}", "{batch-size}", "{units}", "{flag}", "{momentum}", "{unknown}")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
