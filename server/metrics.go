@@ -22,6 +22,9 @@ type metrics struct {
 	latency *prometheus.HistogramVec
 	// storeErrors counts requests that failed with a server-side error.
 	storeErrors prometheus.Counter
+	// unavailable counts requests refused because the store could not be
+	// reached: an outage to alert on by its own rate, not a fault of xbo.
+	unavailable prometheus.Counter
 	// replays counts asks answered with the trial of an earlier ask with
 	// the same idempotency key: answers that clients lost.
 	replays prometheus.Counter
@@ -49,6 +52,10 @@ func newMetrics(s *Server) *metrics {
 			Name: "xbo_request_errors_total",
 			Help: "API requests that failed with a server-side (5xx) error, store errors included.",
 		}),
+		unavailable: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "xbo_store_unavailable_total",
+			Help: "API requests answered 503 because the store could not be reached or stayed locked (not counted in xbo_request_errors_total).",
+		}),
 		replays: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "xbo_ask_replays_total",
 			Help: "Asks answered with the trial an earlier ask with the same Idempotency-Key received (its answer was lost).",
@@ -58,7 +65,7 @@ func newMetrics(s *Server) *metrics {
 			Help: "Trials proposed as a random configuration in place of a model-based proposal (acquisition random-fallback; the trial's meta.note says why).",
 		}),
 	}
-	m.registry.MustRegister(m.latency, m.storeErrors, m.replays, m.fallbacks,
+	m.registry.MustRegister(m.latency, m.storeErrors, m.unavailable, m.replays, m.fallbacks,
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "xbo_explain_computations",
@@ -81,16 +88,22 @@ func newMetrics(s *Server) *metrics {
 	return m
 }
 
-// observe records one request.
-func (m *metrics) observe(route string, status int, d time.Duration) {
+// observe records one request; outage says it was refused because the
+// store was unavailable.
+func (m *metrics) observe(route string, status int, d time.Duration, outage bool) {
 	m.latency.WithLabelValues(route, strconv.Itoa(status/100)+"xx").Observe(d.Seconds())
-	if status >= 500 {
+	switch {
+	case outage:
+		m.unavailable.Inc()
+	case status >= 500:
 		m.storeErrors.Inc()
 	}
 }
 
 func (m *metrics) handler() http.Handler {
-	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Timeout: metricsScrapeTimeout})
+	// A store outage fails the trial counts only: the other metrics (the
+	// outage's own counter among them) are served all the same.
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Timeout: metricsScrapeTimeout, ErrorHandling: promhttp.ContinueOnError})
 }
 
 // trialsCollector sums the trial counts of every study by state.

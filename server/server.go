@@ -117,6 +117,7 @@ type Server struct {
 	draining  chan struct{}
 	drainOnce sync.Once
 	metrics   *metrics
+	outage    outage
 }
 
 // New builds a Server.
@@ -238,7 +239,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The mux set r.Pattern to the route that served the request: API
 	// routes are timed by route (the dashboard's files and /metrics not).
 	if slices.Contains(s.routes, r.Pattern) {
-		s.metrics.observe(r.Pattern, sw.status, d)
+		s.metrics.observe(r.Pattern, sw.status, d, sw.outage)
 	}
 }
 
@@ -248,6 +249,7 @@ type statusWriter struct {
 	http.ResponseWriter
 	status  int
 	written bool
+	outage  bool // answered 503 because the store is unavailable
 }
 
 func (w *statusWriter) WriteHeader(code int) {
@@ -290,7 +292,21 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
-		if err := h(w, r); err != nil {
+		err := h(w, r)
+		if errors.Is(err, store.ErrUnavailable) {
+			// An outage, not a fault: logged when it starts and ends,
+			// counted apart from the request errors (metrics.go).
+			s.outage.failed(s.log, time.Now(), r.Method+" "+r.URL.Path, err)
+			if sw, ok := w.(*statusWriter); ok {
+				sw.outage = true
+			}
+			unavailable(w)
+			return
+		}
+		if err == nil && pattern != "GET /api/openapi.json" {
+			s.outage.reached(s.log, time.Now())
+		}
+		if err != nil {
 			status := statusOf(err)
 			if status >= 500 {
 				s.log.Error("request failed", "method", r.Method, "path", r.URL.Path, "err", err)
@@ -344,6 +360,8 @@ func statusOf(err error) int {
 		return http.StatusBadRequest
 	case errors.Is(err, store.ErrStorageFull):
 		return http.StatusInsufficientStorage
+	case errors.Is(err, store.ErrUnavailable):
+		return http.StatusServiceUnavailable
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
 		return http.StatusServiceUnavailable
 	}
@@ -1260,15 +1278,24 @@ func (s *Server) ExpireLoop(ctx context.Context, every time.Duration) {
 		case <-tick.C:
 		}
 		list, err := s.st.Studies(ctx)
+		if errors.Is(err, store.ErrUnavailable) {
+			s.outage.failed(s.log, time.Now(), "expiry", err)
+			continue
+		}
 		if err != nil {
 			s.log.Warn("expire: list studies", "err", err)
 			continue
 		}
+		s.outage.reached(s.log, time.Now())
 		for _, st := range list {
 			if st.Counts[store.Running] == 0 {
 				continue
 			}
 			exp, err := s.st.Expire(ctx, st.Name, s.now())
+			if errors.Is(err, store.ErrUnavailable) {
+				s.outage.failed(s.log, time.Now(), "expiry", err)
+				break
+			}
 			if err != nil {
 				s.log.Warn("expire", "study", st.Name, "err", err)
 				continue

@@ -225,6 +225,22 @@ func (b *postgresBackend) isUniqueViolation(err error) bool {
 	return errors.As(err, &pe) && pe.Code == "23505"
 }
 
+// unavailable: the server cannot be reached (a refused or failed
+// connection, a connection lost), or refuses work for now: SQLSTATE class
+// 08 (connection exception), 57P01–57P03 (shut down by an administrator,
+// crash recovery, starting up), 53300 (too many connections).
+func (b *postgresBackend) unavailable(err error) bool {
+	var ce *pgconn.ConnectError
+	if errors.As(err, &ce) {
+		return true
+	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03" || pe.Code == "53300"
+	}
+	return b.lostConnection(err)
+}
+
 // storageFull: SQLSTATE 53100 disk_full.
 func (b *postgresBackend) storageFull(err error) bool {
 	var pe *pgconn.PgError

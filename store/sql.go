@@ -70,6 +70,9 @@ type backend interface {
 	// storageFull reports whether err means the disk or the database's size
 	// limit is full.
 	storageFull(err error) bool
+	// unavailable reports whether err means the database cannot be
+	// reached or stays locked: an outage, which ends by itself.
+	unavailable(err error) bool
 	// lostConnection reports whether err means the connection died before
 	// the transaction committed (the server rolled it back), so the whole
 	// transaction can run again on a fresh connection.
@@ -159,11 +162,17 @@ func (s *sqlStore) withTx(ctx context.Context, mode txMode, fn func(q tx) error)
 }
 
 // classify marks a backend error that callers act on by its kind: a full
-// disk becomes ErrStorageFull (the server answers 507). Every write path
+// disk becomes ErrStorageFull (the server answers 507), an unreachable or
+// locked database ErrUnavailable (503, retry later). Every transaction
 // returns its error through it.
 func (s *sqlStore) classify(err error) error {
-	if err != nil && s.b.storageFull(err) {
+	switch {
+	case err == nil:
+		return nil
+	case s.b.storageFull(err):
 		return fmt.Errorf("%w (%w)", ErrStorageFull, err)
+	case s.b.unavailable(err):
+		return fmt.Errorf("%w (%w)", ErrUnavailable, err)
 	}
 	return err
 }

@@ -221,6 +221,17 @@ func (b *sqliteBackend) isUniqueViolation(err error) bool {
 	return errors.As(err, &se) && (se.Code() == sqlite3.SQLITE_CONSTRAINT_UNIQUE || se.Code() == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY)
 }
 
+// unavailable: SQLITE_BUSY or SQLITE_LOCKED after the busy timeout: another
+// process holds the database's lock (a long write, a backup, a checkpoint).
+func (b *sqliteBackend) unavailable(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	code := se.Code() & 0xff
+	return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+}
+
 // storageFull: SQLITE_FULL, a full disk or PRAGMA max_page_count reached
 // (the primary code is the low byte of an extended code).
 func (b *sqliteBackend) storageFull(err error) bool {

@@ -91,6 +91,13 @@ var (
 	// Nothing of the failed operation was stored; it can be retried once
 	// space is freed.
 	ErrStorageFull = errors.New("the store's disk is full: free space, then retry")
+	// ErrUnavailable: the database cannot be reached or stays locked
+	// (PostgreSQL down, restarting or out of connections; SQLite locked
+	// by another process past its busy timeout). It is an outage, not a
+	// fault of the request or of xbo: retry later. A write that failed
+	// with it was not stored, except one whose commit answer was lost
+	// (asks with an Idempotency-Key find their trial again).
+	ErrUnavailable = errors.New("the store is unavailable: retry later")
 )
 
 // Study is a tuning study. Space, Optimizer and Pruner are JSON documents
