@@ -200,6 +200,13 @@ func checkPlaceholders(command []string, sp *space.Space, literal bool) error {
 type runService struct {
 	db, url, token, dashboard string
 	timeout, grace            time.Duration
+	// worker names the asks (default runner.WorkerID(), which lets a later
+	// xbo run fail the trials of a killed one: a command that asks and
+	// exits, as xbo ask does, must use another name).
+	worker string
+	// existing: the store must exist already (a command that only reads or
+	// changes a study must not leave an empty database behind a typo).
+	existing bool
 }
 
 // openedService is the client and what must be closed after the run.
@@ -215,9 +222,12 @@ type openedService struct {
 // starts the service in this process (and on the dashboard address): the
 // run then talks to it through package client either way.
 func openRunService(ctx context.Context, rs runService) (*openedService, error) {
+	if rs.worker == "" {
+		rs.worker = runner.WorkerID()
+	}
 	if rs.url != "" {
 		base := strings.TrimRight(rs.url, "/")
-		c := client.New(base, client.WithToken(rs.token), client.WithWorker(runner.WorkerID()))
+		c := client.New(base, client.WithToken(rs.token), client.WithWorker(rs.worker))
 		return &openedService{c: c, where: base, dashboard: base, close: func() {}}, nil
 	}
 	var ln net.Listener
@@ -228,7 +238,11 @@ func openRunService(ctx context.Context, rs runService) (*openedService, error) 
 			return nil, fmt.Errorf("dashboard: %w", err)
 		}
 	}
-	st, err := store.Open(ctx, rs.db)
+	open := store.Open
+	if rs.existing {
+		open = store.OpenExisting
+	}
+	st, err := open(ctx, rs.db)
 	if err != nil {
 		if ln != nil {
 			ln.Close()
@@ -266,7 +280,7 @@ func openRunService(ctx context.Context, rs runService) (*openedService, error) 
 	}
 	// The in-process client names localhost, one of the hosts the server
 	// accepts (server.Config.Addr).
-	out := &openedService{c: client.New("http://localhost", client.WithHandler(srv), client.WithWorker(runner.WorkerID())), where: where,
+	out := &openedService{c: client.New("http://localhost", client.WithHandler(srv), client.WithWorker(rs.worker)), where: where,
 		explain: rs.db}
 	var hs *http.Server
 	var served sync.WaitGroup

@@ -8,7 +8,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,7 +19,6 @@ import (
 	"testing"
 	"time"
 
-	"xbo/server"
 	"xbo/store"
 )
 
@@ -420,17 +418,7 @@ while :; do sleep 0.1; done`
 func TestRunRemoteAndDashboard(t *testing.T) {
 	dir := t.TempDir()
 	spacePath := writeTestFile(t, dir, "d.json", `{"params":[{"name":"units","type":"categorical","choices":[16,32,64]}]}`)
-	st, err := store.Open(context.Background(), filepath.Join(dir, "remote.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
-	srv, err := server.New(server.Config{Store: st, Token: "tok"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hs := httptest.NewServer(srv)
-	defer hs.Close()
+	st, hs := remoteServer(t, dir, "tok")
 	code, _, errOut := runCLI(t, "run", "--space", spacePath, "--trials", "3", "--url", hs.URL, "--token", "tok",
 		"--", "/bin/sh", "-c", "echo $(({units} / 16))")
 	if code != 0 {
