@@ -117,18 +117,30 @@ func run(ctx context.Context, args []string, env *cliEnv) int {
 		return 2
 	}
 	err := c.run(ctx, rest, env)
+	name := c.name
+	if _, ok := benchmarks[firstWord(rest)]; ok && c.name == "bench" {
+		name += " " + rest[0] // errors name the benchmark: xbo bench peers: ...
+	}
 	switch {
 	case err == nil:
 		return 0
 	case errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(env.stderr, "xbo %s: %v\n", c.name, err)
+		fmt.Fprintf(env.stderr, "xbo %s: %v\n", name, err)
 		return 2
 	default:
-		fmt.Fprintf(env.stderr, "xbo %s: %v\n", c.name, err)
+		fmt.Fprintf(env.stderr, "xbo %s: %v\n", name, err)
 		return 1
 	}
+}
+
+// firstWord is args[0], or "" when there is none.
+func firstWord(args []string) string {
+	if len(args) == 0 {
+		return ""
+	}
+	return args[0]
 }
 
 func main() {

@@ -32,7 +32,7 @@ func parseFlags(fs *flag.FlagSet, args []string, env *cliEnv) error {
 		return usageError{flagError(fs, err)}
 	}
 	if fs.NArg() > 0 {
-		return usagef("unexpected argument %q (flags go before nothing else; see -h)", fs.Arg(0))
+		return usagef("unexpected argument %q (xbo %s -h shows what it takes)", fs.Arg(0), fs.Name())
 	}
 	return nil
 }

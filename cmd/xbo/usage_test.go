@@ -43,7 +43,9 @@ func TestEveryMisuseHasAnErrorLine(t *testing.T) {
 		{[]string{"optimize", "--budget", "x"}, `xbo optimize: invalid value "x" for flag --budget: parse error`},
 		{[]string{"optimize", "--seed"}, "xbo optimize: flag needs an argument: --seed"},
 		{[]string{"run", "--zzzzzz", "1"}, "xbo run: unknown flag --zzzzzz (xbo run -h lists the flags)"},
-		{[]string{"study", "list", "extra"}, `xbo study list: unexpected argument "extra"`},
+		{[]string{"study", "list", "extra"}, `xbo study list: unexpected argument "extra" (xbo study list -h shows what it takes)`},
+		{[]string{"bench", "compare", "--seeds", "0"}, "xbo bench compare: --seeds and --budget-per-dim must be at least 1"},
+		{[]string{"bench", "compare", "--sedes", "3"}, "xbo bench compare: unknown flag --sedes; did you mean --seeds?"},
 		{[]string{"version", "--echo=maybe"}, "xbo version: unknown flag --echo (xbo version -h lists the flags)"},
 	} {
 		code, _, stderr := runCLI(t, tc.args...)
