@@ -83,6 +83,10 @@ type Config struct {
 	AllowedHosts []string
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// BodyTimeout bounds the time a request body takes to arrive once its
+	// headers are in (default 30 s); slower clients get 408. The headers'
+	// own bound is http.Server.ReadHeaderTimeout (xbo serve: 10 s).
+	BodyTimeout time.Duration
 	// OptimizerWorkers bounds the goroutines of one proposal
 	// (opt.Config.Workers) [0: the optimizer's default, 2]. 1 leaves a core
 	// to the handlers: other requests are answered faster while a proposal
@@ -142,6 +146,12 @@ func New(cfg Config) (*Server, error) {
 	}
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = 1 << 20
+	}
+	if cfg.BodyTimeout < 0 {
+		return nil, fmt.Errorf("server: body timeout %v is negative", cfg.BodyTimeout)
+	}
+	if cfg.BodyTimeout == 0 {
+		cfg.BodyTimeout = defaultBodyTimeout
 	}
 	hosts, err := newHostPolicy(cfg.Addr, cfg.AllowedHosts)
 	if err != nil {
@@ -292,6 +302,12 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 			return
 		}
 		r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBodyBytes)
+		if r.ContentLength != 0 {
+			if err := s.readBody(w, r); err != nil {
+				writeError(w, statusOf(err), err)
+				return
+			}
+		}
 		err := h(w, r)
 		if errors.Is(err, store.ErrUnavailable) {
 			// An outage, not a fault: logged when it starts and ends,

@@ -461,6 +461,11 @@ func (p *Param) validateDomain() error {
 		if p.Low >= p.High {
 			return fmt.Errorf("low %v must be below high %v", p.Low, p.High)
 		}
+		// Every encoding divides by high − low (and an int's by one more):
+		// a span that overflows to +Inf would make every proposal +Inf.
+		if math.IsInf(p.High-p.Low, 0) {
+			return fmt.Errorf("the range [%v, %v] is too wide: high − low must be a finite float64", p.Low, p.High)
+		}
 		if p.Log && p.Low <= 0 {
 			return fmt.Errorf("log scale needs low > 0 (got %v)", p.Low)
 		}

@@ -546,6 +546,9 @@ func encodeTrial(params map[string]any, value *float64, userAttrs map[string]any
 	if p, err = marshalJSON(params, "{}"); err != nil {
 		return "", "", fmt.Errorf("%w: params: %v", ErrInvalid, err)
 	}
+	if err := checkAttrs(userAttrs); err != nil {
+		return "", "", err
+	}
 	if attrs, err = marshalJSON(userAttrs, "{}"); err != nil {
 		return "", "", fmt.Errorf("%w: user attributes: %v", ErrInvalid, err)
 	}
@@ -1318,26 +1321,17 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 		}
 		if t.State.Finished() {
 			if sameOutcome(t, r) {
+				// A finished trial never changes: a repeat (a retry) is
+				// the same only with the attributes it was told with, or
+				// some or none of them; new or other ones would be dropped
+				// silently with a 200, so they are a conflict.
 				merged := mergeAttrs(t.UserAttrs, r.UserAttrs)
 				if reflect.DeepEqual(normalizeAttrs(merged), normalizeAttrs(t.UserAttrs)) {
 					out = t
 					return nil
 				}
-				// The same outcome with attributes not recorded yet: they are
-				// kept, not dropped.
-				if attrs, err = marshalJSON(merged, "{}"); err != nil {
-					return fmt.Errorf("%w: user attributes: %v", ErrInvalid, err)
-				}
-				v, err := s.stamp(ctx, q, studyID)
-				if err != nil {
-					return err
-				}
-				tt, err := scanTrial(q.queryRow(ctx, qSetAttrs, t.ID, attrs, v, micros(r.Now)))
-				if err != nil {
-					return err
-				}
-				out, changed = &tt, true
-				return nil
+				return fmt.Errorf("%w: trial %d is already %s with other user attributes (%s); a finished trial never changes",
+					ErrConflict, number, t.State, strings.Join(changedAttrs(t.UserAttrs, r.UserAttrs), ", "))
 			}
 			was := string(t.State)
 			if t.Value != nil {
@@ -1382,8 +1376,19 @@ func (s *sqlStore) Tell(ctx context.Context, study string, number int64, r Resul
 	return out, changed, nil
 }
 
-// qSetAttrs replaces a finished trial's user attributes.
-const qSetAttrs = `UPDATE trials SET user_attrs = $2, version = $3, updated_us = $4 WHERE id = $1 RETURNING ` + trialColumns
+// changedAttrs names the attributes of add that old lacks or holds with
+// another value, in order.
+func changedAttrs(old, add map[string]any) []string {
+	was, now := normalizeAttrs(old), normalizeAttrs(add)
+	var keys []string
+	for k, v := range now {
+		if prev, ok := was[k]; !ok || !reflect.DeepEqual(prev, v) {
+			keys = append(keys, strconv.Quote(k))
+		}
+	}
+	slices.Sort(keys)
+	return keys
+}
 
 // normalizeAttrs gives attributes read back from JSON and attributes as a
 // client sent them one form (numbers as float64), so they compare equal.

@@ -449,6 +449,44 @@ func OpenExisting(ctx context.Context, dsn string) (Store, error) {
 
 // Validation shared by the backends.
 
+// MaxAttrDepth bounds how deep a user attribute's value may nest objects
+// and arrays: the stored JSON is read back by every client, and recursive
+// decoders (Python's among them) fail on deep nesting long before the
+// request size limit is reached.
+const MaxAttrDepth = 32
+
+// checkAttrs refuses user attributes nested deeper than MaxAttrDepth.
+func checkAttrs(attrs map[string]any) error {
+	for k, v := range attrs {
+		if depth(v, MaxAttrDepth+1) > MaxAttrDepth {
+			return fmt.Errorf("%w: user attribute %q nests objects or arrays more than %d deep", ErrInvalid, k, MaxAttrDepth)
+		}
+	}
+	return nil
+}
+
+// depth is how deep v nests objects and arrays (0 for a scalar), counted up
+// to limit: a hostile value is not walked further than the limit needs.
+func depth(v any, limit int) int {
+	if limit <= 0 {
+		return 0
+	}
+	d := 0
+	switch x := v.(type) {
+	case map[string]any:
+		for _, e := range x {
+			d = max(d, depth(e, limit-1))
+		}
+	case []any:
+		for _, e := range x {
+			d = max(d, depth(e, limit-1))
+		}
+	default:
+		return 0
+	}
+	return d + 1
+}
+
 func checkName(name string) error {
 	if strings.TrimSpace(name) == "" {
 		return fmt.Errorf("%w: study name is empty", ErrInvalid)
@@ -497,6 +535,9 @@ func checkFinite(what string, v float64) error {
 }
 
 func checkResult(r Result) error {
+	if err := checkAttrs(r.UserAttrs); err != nil {
+		return err
+	}
 	if r.State != Complete && (len(r.Values) > 0 || len(r.Constraints) > 0) {
 		return fmt.Errorf("%w: objective and constraint values go with a complete trial only, not a %s one", ErrInvalid, r.State)
 	}

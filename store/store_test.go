@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -792,26 +793,37 @@ func TestWatch(t *testing.T) {
 	})
 }
 
-// A repeated tell with the same outcome and new user attributes keeps them
-// (issue 21, D13: they were dropped with a 200); repeating it again changes
-// nothing.
-func TestRepeatedTellKeepsNewAttributes(t *testing.T) {
+// A finished trial never changes: a repeated tell with the same outcome is
+// accepted unchanged with the attributes it was told with, a part of them
+// or none, and is a conflict with new or different ones (issue 46: they
+// changed the trial; issue 21, D13: before that they were dropped with a
+// 200), which leave the trial as it was.
+func TestRepeatedTellNeverChangesAFinishedTrial(t *testing.T) {
 	backends(t, func(t *testing.T, s store.Store) {
 		ctx := context.Background()
 		mkStudy(t, s, "s")
 		a := ask(t, s, "s", "w", t0, 0)
-		if _, _, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: map[string]any{"epochs": 3.0}, Now: t0}); err != nil {
+		told, _, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: map[string]any{"epochs": 3.0, "gpu": "a100"}, Now: t0})
+		if err != nil {
 			t.Fatal(err)
 		}
-		again, changed, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: map[string]any{"gpu": "a100"}, Now: t0.Add(time.Second)})
-		if err != nil || !changed || again.UserAttrs["epochs"] != 3.0 || again.UserAttrs["gpu"] != "a100" {
-			t.Fatalf("repeated tell with new attributes: %+v changed %v %v", again, changed, err)
+		for _, attrs := range []map[string]any{{"epochs": 3, "gpu": "a100"}, {"epochs": 3}, nil} {
+			if again, changed, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: attrs, Now: t0.Add(time.Second)}); err != nil || changed || again.Version != told.Version {
+				t.Fatalf("a repeat with attributes %v: changed %v, %v", attrs, changed, err)
+			}
 		}
-		if _, changed, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: map[string]any{"epochs": 3}, Now: t0.Add(2 * time.Second)}); err != nil || changed {
-			t.Fatalf("a repeat of known attributes changed the trial (%v, %v)", changed, err)
+		for _, attrs := range []map[string]any{{"loss": 0.5}, {"epochs": 4}} {
+			_, _, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 1, UserAttrs: attrs, Now: t0.Add(2 * time.Second)})
+			if !errors.Is(err, store.ErrConflict) || !strings.Contains(err.Error(), "other user attributes") {
+				t.Fatalf("a repeat with new attributes %v: %v, want a conflict", attrs, err)
+			}
 		}
 		if _, _, err := s.Tell(ctx, "s", a.Number, store.Result{State: store.Complete, Value: 2, UserAttrs: map[string]any{"x": 1.0}, Now: t0}); !errors.Is(err, store.ErrConflict) {
 			t.Fatalf("a different value: %v", err)
+		}
+		now, err := s.Trial(ctx, "s", a.Number)
+		if err != nil || now.Version != told.Version || len(now.UserAttrs) != 2 || now.UserAttrs["epochs"] != 3.0 {
+			t.Fatalf("the trial changed: %+v (%v), told %+v", now, err, told)
 		}
 	})
 }

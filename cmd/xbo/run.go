@@ -386,7 +386,8 @@ func (p *runProgress) event(e runner.Event) {
 			reason = reason[:maxShown] + "…"
 		}
 		p.bar.clear()
-		fmt.Fprintf(p.env.stderr, "trial %d failed: %s\n", e.Trial, reason)
+		// "failed" or "pruned": a pruned trial is no failure.
+		fmt.Fprintf(p.env.stderr, "trial %d %s: %s\n", e.Trial, e.State, reason)
 	} else if !p.env.isTerminal {
 		fmt.Fprintf(p.env.stderr, "trial %d: %s; best %s; %d/%d finished, %d running\n", e.Trial, outcomeLine(e), best, e.Finished, p.total, e.Running)
 	}

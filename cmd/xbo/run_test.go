@@ -546,6 +546,9 @@ func TestRunPrunes(t *testing.T) {
 		switch tr.State {
 		case store.Pruned:
 			pruned++
+			if !strings.Contains(errOut, fmt.Sprintf("trial %d pruned: pruned by the study's pruner\n", tr.Number)) || strings.Contains(errOut, fmt.Sprintf("trial %d failed", tr.Number)) {
+				t.Errorf("pruned trial %d is not reported as pruned: %s", tr.Number, errOut)
+			}
 			last := tr.Intermediate[len(tr.Intermediate)-1]
 			if len(tr.Intermediate) >= 5 || tr.Value == nil || *tr.Value != last.Value {
 				t.Errorf("pruned trial %d: %d intermediate values, value %v (last intermediate %v)", tr.Number, len(tr.Intermediate), tr.Value, last.Value)
