@@ -6,8 +6,13 @@ import (
 )
 
 // Worker is the name this client gives itself in asks ("" when none was
-// set with WithWorker).
-func (c *Client) Worker() string { return c.worker }
+// set with WithWorker, or c is nil).
+func (c *Client) Worker() string {
+	if c == nil {
+		return ""
+	}
+	return c.worker
+}
 
 // AsWorker returns a copy of c that asks under another worker name and
 // shares everything else (server, token, HTTP client, retries): a process

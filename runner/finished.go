@@ -17,6 +17,9 @@ func Finished(ctx context.Context, c *client.Client, study string) (int, error) 
 	if c == nil {
 		return 0, errors.New("runner: finished trials: no client")
 	}
+	if study == "" {
+		return 0, errors.New("runner: finished trials: no study name")
+	}
 	st, err := c.Study(ctx, study)
 	if err != nil {
 		return 0, fmt.Errorf("runner: study %q: %w", study, err)

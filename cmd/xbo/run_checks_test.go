@@ -5,7 +5,9 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -47,17 +49,11 @@ func TestRunRefusesUnknownPlaceholder(t *testing.T) {
 	}
 }
 
-// The banner of a resumed run counts finished trials as the README says:
-// complete, pruned and failed, but neither interrupted nor running ones.
-func TestRunBannerCountsByTheReadmesRule(t *testing.T) {
-	dir := t.TempDir()
-	db := filepath.Join(dir, "xbo.db")
-	spacePath := writeTestFile(t, dir, "b.json", `{"params":[{"name":"x","type":"float","low":0,"high":1}]}`)
-	if code, _, stderr := runCLI(t, "study", "create", "--space", spacePath, "--name", "b", "--db", db); code != 0 {
-		t.Fatalf("create: exit %d: %s", code, stderr)
-	}
-	ctx := context.Background()
-	st, err := store.Open(ctx, db)
+// inProcessClient opens the store db and serves it to a client in this
+// process that asks as worker; close stops both.
+func inProcessClient(t *testing.T, db, worker string) (c *client.Client, close func()) {
+	t.Helper()
+	st, err := store.Open(context.Background(), db)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +61,62 @@ func TestRunBannerCountsByTheReadmesRule(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := client.New("http://localhost", client.WithHandler(srv), client.WithWorker("elsewhere"))
+	return client.New("http://localhost", client.WithHandler(srv), client.WithWorker(worker)), func() {
+		srv.Drain()
+		st.Close()
+	}
+}
+
+// studyDB creates the study name over x in [0, 1] in a new SQLite file and
+// returns the file.
+func studyDB(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	db := filepath.Join(dir, "xbo.db")
+	spacePath := writeTestFile(t, dir, name+".json", `{"params":[{"name":"x","type":"float","low":0,"high":1}]}`)
+	if code, _, stderr := runCLI(t, "study", "create", "--space", spacePath, "--name", name, "--db", db); code != 0 {
+		t.Fatalf("create: exit %d: %s", code, stderr)
+	}
+	return db
+}
+
+// Trials that a killed xbo run on this machine left running are failed by
+// the next run, those of one of its slots (worker name .../PID/SLOT) too;
+// a live process's are left alone.
+func TestRunFailsTrialsOfKilledSlots(t *testing.T) {
+	db := studyDB(t, "k")
+	gone := exec.Command("true")
+	if err := gone.Run(); err != nil {
+		t.Fatal(err)
+	}
+	me := runner.WorkerID()
+	host := me[:strings.LastIndexByte(me, '/')+1]
+	dead := host + strconv.Itoa(gone.Process.Pid)
+	for _, worker := range []string{dead, dead + "/2", me + "/1"} {
+		c, close := inProcessClient(t, db, worker)
+		if _, err := c.Ask(context.Background(), "k"); err != nil {
+			t.Fatal(err)
+		}
+		close()
+	}
+	code, _, stderr := runCLI(t, "run", "--name", "k", "--trials", "3", "--db", db, "--", "echo", "{x}")
+	if code != 0 || !strings.Contains(stderr, "2 trials left running by an earlier xbo run that was killed were failed") {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, tr := range studyTrials(t, db, "k")[:3] {
+		abandoned := tr.State == store.Failed && strings.HasPrefix(tr.FailReason, "abandoned: xbo run (process "+strconv.Itoa(gone.Process.Pid)+")")
+		if abandoned != (tr.Worker != me+"/1") {
+			t.Errorf("trial %d of %s: %s %q", tr.Number, tr.Worker, tr.State, tr.FailReason)
+		}
+	}
+}
+
+// The banner of a resumed run counts finished trials as the README says:
+// complete, pruned and failed, but neither interrupted nor running ones.
+func TestRunBannerCountsByTheReadmesRule(t *testing.T) {
+	db := studyDB(t, "b")
+	ctx := context.Background()
+	c, close := inProcessClient(t, db, "elsewhere")
 	// 2 complete, 1 pruned, 1 failed, 2 interrupted and 1 running: 4
 	// finished.
 	outcomes := []func(n int64) error{
@@ -89,8 +140,7 @@ func TestRunBannerCountsByTheReadmesRule(t *testing.T) {
 	if n, err := runner.Finished(ctx, c, "b"); n != 4 || err != nil {
 		t.Fatalf("runner.Finished: %d, %v; want 4", n, err)
 	}
-	srv.Drain()
-	st.Close()
+	close()
 	// With 4 finished and 1 running the total of 5 is reached: nothing runs.
 	code, _, stderr := runCLI(t, "run", "--name", "b", "--trials", "5", "--db", db, "--", "true")
 	if code != 0 || !strings.Contains(stderr, `xbo run: study "b" (`+db+`): 4 of 5 trials finished; up to 1 command(s) at once`) {
