@@ -12,6 +12,7 @@ import (
 
 	"xbo/server"
 	"xbo/store"
+	"xbo/store/storetest"
 )
 
 // ask prints a trial as JSON and tell records its outcome, on the embedded
@@ -172,5 +173,34 @@ func TestStudyDeleteNeedsYes(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "none.db")); !os.IsNotExist(err) {
 		t.Error("study delete created a database")
+	}
+}
+
+// ask, tell and study delete work on a PostgreSQL store given with --db
+// (skipped without a server unless XBO_REQUIRE_POSTGRES=1).
+func TestAskTellDeleteOnPostgres(t *testing.T) {
+	dsn := storetest.PostgresDSN(t)
+	spacePath := writeTestFile(t, t.TempDir(), "pg.json", `{"params":[{"name":"x","type":"float","low":0,"high":1}]}`)
+	code, stdout, stderr := runCLI(t, "ask", "--study", "pg", "--space", spacePath, "--db", dsn)
+	var a askedTrial
+	if code != 0 || json.Unmarshal([]byte(stdout), &a) != nil {
+		t.Fatalf("ask: exit %d, %q, %s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI(t, "tell", "--study", "pg", "--trial", strconv.FormatInt(a.Number, 10), "--value", "0.25", "--db", dsn); code != 0 {
+		t.Fatalf("tell: exit %d: %s", code, stderr)
+	}
+	if got := studyTrials(t, dsn, "pg"); len(got) != 1 || got[0].State != store.Complete || *got[0].Value != 0.25 {
+		t.Fatalf("trials %+v", got)
+	}
+	code, _, stderr = runCLI(t, "study", "delete", "pg", "--db", dsn)
+	if code != 2 || !strings.Contains(stderr, `deleting study "pg" (PostgreSQL) would remove it and its 1 trial for good`) {
+		t.Fatalf("without --yes: exit %d: %s", code, stderr)
+	}
+	if code, _, stderr := runCLI(t, "study", "delete", "pg", "--db", dsn, "--yes"); code != 0 {
+		t.Fatalf("delete: exit %d: %s", code, stderr)
+	}
+	code, _, stderr = runCLI(t, "tell", "--study", "pg", "--trial", "0", "--value", "1", "--db", dsn)
+	if code != 1 || !strings.Contains(stderr, "404") {
+		t.Fatalf("tell after the delete: exit %d: %s", code, stderr)
 	}
 }
