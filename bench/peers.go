@@ -62,10 +62,24 @@ const (
 	ProblemLogRegGrid    = "logreg-grid"
 	ProblemLCBench       = "lcbench-phoneme"
 	ProblemConditionalMx = "conditional"
+	ProblemCorner        = "corner"
+	// Multimodal and higher-dimensional problems (multimodal.go): Levy
+	// d = 6 and 20 where the trust region's restarts are tuned, and
+	// Ackley d = 10, Rosenbrock d = 10 and Styblinski-Tang d = 20 held
+	// out (never looked at while tuning; reported apart).
+	ProblemLevy6    = "levy6"
+	ProblemLevy20   = "levy20"
+	ProblemAckley10 = "ackley10"
+	ProblemRosen10  = "rosenbrock10"
+	ProblemST20     = "styblinski-tang20"
 )
 
 // PeerProblems lists every problem in table order.
-var PeerProblems = []string{ProblemBranin, ProblemHartmann6, ProblemST4, ProblemST8, ProblemNoisyH6, ProblemSVMGrid, ProblemLogRegGrid, ProblemLCBench, ProblemConditionalMx}
+var PeerProblems = []string{ProblemBranin, ProblemHartmann6, ProblemST4, ProblemST8, ProblemNoisyH6, ProblemSVMGrid, ProblemLogRegGrid, ProblemLCBench, ProblemConditionalMx,
+	ProblemCorner, ProblemLevy6, ProblemLevy20, ProblemAckley10, ProblemRosen10, ProblemST20}
+
+// HeldOutPeerProblems are the problems of PeerProblems kept out of tuning.
+var HeldOutPeerProblems = []string{ProblemAckley10, ProblemRosen10, ProblemST20}
 
 // Problem is an objective to minimize with its space, budget and optimum.
 type Problem struct {
@@ -105,6 +119,20 @@ func loadProblem(name, dataDir string) (*Problem, error) {
 		f, err = Lookup(NameStyblinskiTang, 8)
 	case ProblemConditionalMx:
 		f, err = Lookup(NameConditional, 0)
+	case ProblemCorner:
+		f, err = Lookup(NameCorner, 0)
+	case ProblemLevy6:
+		f, err = Lookup(NameLevy, 6)
+	case ProblemLevy20:
+		f, err = Lookup(NameLevy, 20)
+		budget = 200
+	case ProblemAckley10:
+		f, err = Lookup(NameAckley, 10)
+	case ProblemRosen10:
+		f, err = Lookup(NameRosenbrock, 10)
+	case ProblemST20:
+		f, err = Lookup(NameStyblinskiTang, 20)
+		budget = 200
 	case ProblemSVMGrid:
 		f, err = LoadGrid(filepath.Join(dataDir, "svm_on_grid.csv"), []string{"C", "alpha", "epsilon"}, "error")
 	case ProblemLogRegGrid:
