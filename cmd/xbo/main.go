@@ -83,7 +83,11 @@ func printHelp(w io.Writer, prefix string) {
 	}
 	sort.Strings(names)
 	fmt.Fprintln(w, "xbo — explainable Bayesian optimization for hyperparameter tuning")
-	fmt.Fprintln(w, "\nUsage:\n  xbo <command> [flags]   (xbo <command> -h for its flags)")
+	line := "xbo <command>"
+	if prefix != "" {
+		line = "xbo " + prefix + " <command>"
+	}
+	fmt.Fprintf(w, "\nUsage:\n  %s [flags]   (%s -h for its flags)\n", line, line)
 	fmt.Fprintln(w, "\nCommands:")
 	for _, n := range names {
 		fmt.Fprintf(w, "  %-22s %s\n", n, commands[n].summary)

@@ -65,6 +65,9 @@ func TestHelpOnRequest(t *testing.T) {
 			t.Errorf("%v: exit %d, stdout %q, stderr %q", args, code, stdout, stderr)
 		}
 	}
+	if _, stdout, _ := runCLI(t, "study", "-h"); !strings.Contains(stdout, "Usage:\n  xbo study <command> [flags]   (xbo study <command> -h for its flags)\n") {
+		t.Errorf("xbo study -h: %q", stdout)
+	}
 	_, want, _ := runCLI(t, "explain", "pdp", "-h")
 	code, got, _ := runCLI(t, "help", "explain", "pdp")
 	if code != 0 || got != want || !strings.HasPrefix(got, "Usage:\n  xbo explain pdp") {
