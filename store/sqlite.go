@@ -35,7 +35,21 @@ type sqliteBackend struct {
 	// writes counts the write transactions begun since the WAL was last
 	// copied into the database file completely.
 	writes atomic.Int64
+	// begun counts every write transaction begun (the checkpointer tells
+	// an idle store by it); wake has the checkpointer look at the WAL
+	// before its next tick (sqlite_wal.go).
+	begun atomic.Int64
+	wake  chan struct{}
+	// walPath is the WAL file; walLimit the size past which it is
+	// truncated (walLimit by default; tests lower it).
+	walPath  string
+	walLimit int64
 }
+
+// sqliteBusyTimeout is how long a connection waits for a lock another
+// connection or process holds before its statement fails with SQLITE_BUSY
+// (ErrUnavailable).
+const sqliteBusyTimeout = 10 * time.Second
 
 // checkpointEvery is how often the background checkpointer looks at the WAL.
 const checkpointEvery = 250 * time.Millisecond
@@ -55,22 +69,27 @@ const checkpointEvery = 250 * time.Millisecond
 const checkpointAfter = 200
 
 // checkpointer copies the WAL into the database file from a reader
-// connection, off the commit path (the writer does not checkpoint).
+// connection, off the commit path (the writer does not checkpoint), and
+// keeps the WAL file's size bounded (maintainWAL).
 func (b *sqliteBackend) checkpointer() {
 	defer close(b.stopped)
 	tick := time.NewTicker(checkpointEvery)
 	defer tick.Stop()
+	st := walState{quietSince: time.Now()}
 	for {
+		ticked := false
 		select {
 		case <-b.stop:
 			return
 		case <-tick.C:
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			// An error (e.g. SQLITE_BUSY while another process checkpoints)
-			// leaves the WAL for the next round.
-			_, _, _ = b.checkpointIfDue(ctx)
-			cancel()
+			ticked = true
+		case <-b.wake:
 		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		// An error (e.g. SQLITE_BUSY while another process checkpoints)
+		// leaves the WAL for the next round.
+		_, _ = b.maintainWAL(ctx, &st, time.Now(), ticked)
+		cancel()
 	}
 }
 
@@ -129,12 +148,15 @@ func OpenSQLite(ctx context.Context, file string) (Store, error) {
 		return nil, fmt.Errorf("store: sqlite: bad file name %q", file)
 	}
 	base := "file:" + (&url.URL{Path: file}).EscapedPath() +
-		"?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
+		fmt.Sprintf("?_pragma=busy_timeout(%d)", sqliteBusyTimeout.Milliseconds()) +
+		"&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=foreign_keys(1)"
 	// The writer does not checkpoint the WAL: a checkpoint run by a commit
 	// copies up to a thousand pages into the database file and syncs it
 	// while every other write waits (it made a tell's p99 about three times
 	// its median); checkpointer does it in the background instead.
-	write, err := sql.Open("sqlite", base+"&_txlock=immediate&_pragma=wal_autocheckpoint(0)")
+	// When the writer starts the WAL over after a complete checkpoint, it
+	// also cuts the file back to walLimit (journal_size_limit).
+	write, err := sql.Open("sqlite", base+fmt.Sprintf("&_txlock=immediate&_pragma=wal_autocheckpoint(0)&_pragma=journal_size_limit(%d)", walLimit))
 	if err != nil {
 		return nil, fmt.Errorf("store: sqlite: open %s: %w", file, err)
 	}
@@ -147,7 +169,7 @@ func OpenSQLite(ctx context.Context, file string) (Store, error) {
 	// busy waits between this process's own connections.
 	write.SetMaxOpenConns(1)
 	read.SetMaxOpenConns(8)
-	b := &sqliteBackend{write: write, read: read}
+	b := &sqliteBackend{write: write, read: read, wake: make(chan struct{}, 1), walPath: file + "-wal", walLimit: walLimit}
 	s := &sqlStore{b: b}
 	if err := s.withTx(ctx, idempotentTx, func(q tx) error {
 		if err := migrate(ctx, q, migrations, "migrations/sqlite"); err != nil {
@@ -184,6 +206,9 @@ func (b *sqliteBackend) begin(ctx context.Context, write bool) (tx, error) {
 	}
 	if write {
 		b.writes.Add(1)
+		if b.begun.Add(1)%walCheckEvery == 0 {
+			b.wakeCheckpointer()
+		}
 	}
 	return sqlTx{t, stmts}, nil
 }
