@@ -42,6 +42,7 @@ import (
 	"unicode/utf8"
 
 	"xbo/client"
+	"xbo/opt"
 	"xbo/pareto"
 	"xbo/space"
 )
@@ -129,6 +130,10 @@ type Summary struct {
 	// Abandoned counts trials that earlier runs on this machine left
 	// running when they were killed: they were failed at the start.
 	Abandoned int
+	// RandomFallbacks counts the trials of this run that the optimizer
+	// proposed as random configurations standing in for model-based ones
+	// (acquisition "random-fallback"; their notes say why).
+	RandomFallbacks int
 	// ReportErrors counts intermediate values the service did not take;
 	// FirstReportError is the first such error.
 	ReportErrors     int
@@ -360,6 +365,9 @@ func (r *run) trial(runCtx, ctx context.Context, t *client.Trial) error {
 	args, env, err := r.prepare(t)
 	r.mu.Lock()
 	r.running++
+	if t.Acquisition == opt.AcqRandomFallback {
+		r.sum.RandomFallbacks++
+	}
 	r.mu.Unlock()
 	var ex execution
 	if err != nil {

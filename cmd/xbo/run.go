@@ -436,6 +436,9 @@ func printTuningSummary(ctx context.Context, stderr, stdout io.Writer, sum runne
 	}
 	fmt.Fprintf(stderr, "this run: %d complete, %d pruned, %d failed (%d interrupted); the study has %d finished trials\n",
 		sum.Complete, sum.Pruned, sum.Failed, sum.Interrupted, sum.Finished)
+	if sum.RandomFallbacks > 0 {
+		fmt.Fprintf(stderr, "%d of this run's trials were random configurations standing in for model-based proposals (acquisition random-fallback; their notes say why)\n", sum.RandomFallbacks)
+	}
 	switch {
 	case sp.MultiObjective():
 		front, err := svc.c.BestTrials(context.WithoutCancel(ctx), name)

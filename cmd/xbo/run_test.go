@@ -694,3 +694,27 @@ echo "{\"value\": $XBO_PARAM_X, \"constraints\": [$c]}"`
 		t.Errorf("best %+v, want the lowest feasible value %v (lowest of all %v)", best.Best, lowestFeasible, lowest)
 	}
 }
+
+// The summary counts this run's random fallbacks: a 2 × 2 categorical
+// space with more trials than configurations leaves the optimizer nothing
+// new to propose, and the count is that of the stored trials labelled
+// random-fallback.
+func TestRunCountsRandomFallbacks(t *testing.T) {
+	dir := t.TempDir()
+	db := filepath.Join(dir, "xbo.db")
+	spacePath := writeTestFile(t, dir, "grid.json", `{"params":[{"name":"a","type":"categorical","choices":["x","y"]},{"name":"b","type":"categorical","choices":["p","q"]}]}`)
+	code, _, errOut := runCLI(t, "run", "--space", spacePath, "--trials", "14", "--db", db, "--seed", "2", "--", "/bin/sh", "-c", `echo '{"value": 1}'`)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	fallbacks := 0
+	for _, tr := range studyTrials(t, db, "grid") {
+		if tr.Acquisition == "random-fallback" {
+			fallbacks++
+		}
+	}
+	want := fmt.Sprintf("%d of this run's trials were random configurations standing in for model-based proposals", fallbacks)
+	if fallbacks == 0 || !strings.Contains(errOut, want) {
+		t.Errorf("%d random fallbacks stored; the summary should say %q: %s", fallbacks, want, errOut)
+	}
+}
