@@ -952,8 +952,14 @@ func (s *sqlStore) askBatch(ctx context.Context, study string, reqs []AskRequest
 			return err
 		}
 		made, err := s.insertProposals(ctx, q, st, rest, props)
+		if err != nil {
+			return err
+		}
+		if err := s.restartClaims(ctx, q, out, reqs, made[0].Version); err != nil {
+			return err
+		}
 		out = append(out, made...)
-		return err
+		return nil
 	})
 	if err != nil {
 		return nil, fmt.Errorf("store: ask %q: %w", study, err)
@@ -989,8 +995,14 @@ func (s *sqlStore) askBatch(ctx context.Context, study string, reqs []AskRequest
 			return fmt.Errorf("%w: trials were created while proposing", ErrConflict)
 		}
 		made, err := s.insertProposals(ctx, q, st, rest, props)
+		if err != nil {
+			return err
+		}
+		if err := s.restartClaims(ctx, q, out, reqs, made[0].Version); err != nil {
+			return err
+		}
 		out = append(out, made...)
-		return err
+		return nil
 	})
 	if !conflict {
 		if err != nil {
@@ -1023,6 +1035,14 @@ func (s *sqlStore) askBatch(ctx context.Context, study string, reqs []AskRequest
 			if made, err = s.insertProposals(ctx, q, st, rest2, props); err != nil {
 				return err
 			}
+			// Every claim of the batch, this transaction's and the
+			// first one's, is handed out now.
+			claimed = append(out, claimed...)
+			if err := s.restartClaims(ctx, q, claimed, reqs, made[0].Version); err != nil {
+				return err
+			}
+			out = append(claimed, made...)
+			return nil
 		}
 		out = append(append(out, claimed...), made...)
 		return nil

@@ -596,19 +596,29 @@ func TestAskBatch(t *testing.T) {
 // A proposed trial's deadline counts from its hand-out, read after the
 // proposals are made, not from when its ask arrived (issue 21, D4): with
 // proposals that take 90 s and a 60 s timeout the trial reaches its worker
-// with 60 s to go, not already expired. Enqueued trials are handed out at
-// once and count from Now.
+// with 60 s to go, not already expired. So does an enqueued trial claimed
+// in the same batch, which reaches its worker with the proposed ones
+// (issue 46: it came 22 s past a 2 s deadline); one handed out alone, with
+// no proposal to wait for, counts from Now.
 func TestDeadlineCountsFromHandOut(t *testing.T) {
 	backends(t, func(t *testing.T, s store.Store) {
 		ctx := context.Background()
 		mkStudy(t, s, "s")
-		if _, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": 0.1}, Now: t0}); err != nil {
-			t.Fatal(err)
+		for _, x := range []float64{0.1, 0.2} {
+			if _, err := s.AddTrial(ctx, "s", store.NewTrial{Params: map[string]any{"x": x}, Now: t0}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		proposedAt := t0
 		handOut := func() time.Time { return proposedAt }
 		reqs := []store.AskRequest{{Worker: "a", Now: t0, Timeout: time.Minute, HandOut: handOut},
 			{Worker: "b", Now: t0, Timeout: time.Minute, HandOut: handOut}}
+		alone, err := s.AskBatch(ctx, "s", reqs[:1], func(ctx context.Context, v store.AskView, n int) ([]store.Proposal, error) {
+			return nil, errors.New("an enqueued trial needs no proposal")
+		})
+		if err != nil || len(alone) != 1 || !alone[0].Deadline.Equal(t0.Add(time.Minute)) || !alone[0].StartedAt.Equal(t0) {
+			t.Fatalf("an enqueued trial handed out alone: %+v, %v; want started %v, deadline %v", alone, err, t0, t0.Add(time.Minute))
+		}
 		got, err := s.AskBatch(ctx, "s", reqs, func(ctx context.Context, v store.AskView, n int) ([]store.Proposal, error) {
 			proposedAt = t0.Add(90 * time.Second) // a slow proposal
 			return []store.Proposal{{Params: map[string]any{"x": 0.5}, Acquisition: "ei"}}, nil
@@ -617,12 +627,18 @@ func TestDeadlineCountsFromHandOut(t *testing.T) {
 			t.Fatalf("%d trials, %v", len(got), err)
 		}
 		enq, prop := got[0], got[1]
-		if enq.Acquisition != "enqueued" || !enq.Deadline.Equal(t0.Add(time.Minute)) {
-			t.Errorf("enqueued trial: deadline %v, want %v", enq.Deadline, t0.Add(time.Minute))
+		for _, tr := range []*store.Trial{enq, prop} {
+			if !tr.StartedAt.Equal(t0.Add(90*time.Second)) || !tr.Deadline.Equal(t0.Add(150*time.Second)) {
+				t.Errorf("%s trial: started %v, deadline %v; want %v and %v", tr.Acquisition, tr.StartedAt, tr.Deadline,
+					t0.Add(90*time.Second), t0.Add(150*time.Second))
+			}
 		}
-		if !prop.StartedAt.Equal(t0.Add(90*time.Second)) || !prop.Deadline.Equal(t0.Add(150*time.Second)) {
-			t.Errorf("proposed trial: started %v, deadline %v; want %v and %v", prop.StartedAt, prop.Deadline,
-				t0.Add(90*time.Second), t0.Add(150*time.Second))
+		if enq.Acquisition != "enqueued" || enq.Version != prop.Version {
+			t.Errorf("the enqueued trial: %+v, version %d; the proposed one's %d", enq, enq.Version, prop.Version)
+		}
+		stored, err := s.Trial(ctx, "s", enq.Number)
+		if err != nil || !stored.Deadline.Equal(*enq.Deadline) || stored.Version != enq.Version {
+			t.Errorf("the enqueued trial as stored: %+v, %v", stored, err)
 		}
 	})
 }
