@@ -60,10 +60,12 @@ func newHostPolicy(addr string, allowed []string) (hostPolicy, error) {
 		case h == "*":
 			p.any = true
 		case h == "" || strings.ContainsAny(h, "/ @?#") || strings.Contains(h, "://"):
-			return hostPolicy{}, fmt.Errorf("allowed host %q: want a host name or IP address without scheme, port or path (or * for any)", h)
+			return hostPolicy{}, fmt.Errorf("allowed host %q: want a host name or IP address without scheme or path (or * for any)", h)
 		default:
-			p.names[normalHost(h)] = true
-			p.origins[normalHost(h)] = true
+			// A port given with the name is dropped: hosts are compared
+			// without theirs.
+			p.names[hostOf(h)] = true
+			p.origins[hostOf(h)] = true
 		}
 	}
 	return p, nil
@@ -110,9 +112,9 @@ func (p hostPolicy) refuse(w http.ResponseWriter, r *http.Request) {
 // checkWrite refuses a write that a browser may have sent on behalf of
 // another site: an Origin other than the request's own host (or a host
 // named in the allowed hosts: a page served there through a proxy), and a
-// body that is not declared JSON. A bodiless write (an ask
-// with no options) needs no Content-Type: the Go and Python clients send
-// none then, and a browser's cross-site one carries an Origin.
+// body that is not declared JSON. A bodiless write (an ask with no options)
+// needs no Content-Type: the Go and Python clients send none then, and a
+// browser's cross-site one carries an Origin.
 func (p hostPolicy) checkWrite(r *http.Request) error {
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)

@@ -112,6 +112,8 @@ func TestForeignHostRefused(t *testing.T) {
 		{"127.0.0.1:8080", nil, "192.168.1.20:8080", http.StatusMisdirectedRequest},
 		{"127.0.0.1:8080", []string{"xbo.example"}, "xbo.example:8080", http.StatusOK},
 		{"127.0.0.1:8080", []string{"xbo.example"}, "other.example", http.StatusMisdirectedRequest},
+		{"127.0.0.1:8080", []string{"xbo.example:443", "[fd00::7]:80"}, "XBO.example", http.StatusOK},
+		{"127.0.0.1:8080", []string{"xbo.example:443", "[fd00::7]:80"}, "[fd00::7]:8080", http.StatusOK},
 		{"127.0.0.1:8080", []string{"*"}, "anything.example", http.StatusOK},
 		{"0.0.0.0:8080", nil, "192.168.1.20:8080", http.StatusOK},
 		{"0.0.0.0:8080", nil, "[fd00::5]:8080", http.StatusOK},
