@@ -195,7 +195,7 @@ func climberFor(a Acquisition, m surrogate.Model, s *space.Space, ps refineSetti
 	if !ok {
 		return nil
 	}
-	if !slices.ContainsFunc(s.Params, func(p space.Param) bool { return p.Type == space.Float }) {
+	if !slices.ContainsFunc(s.Params, func(p space.Param) bool { return p.Continuous() }) {
 		return nil
 	}
 	initial := ps.initial
@@ -205,13 +205,13 @@ func climberFor(a Acquisition, m surrogate.Model, s *space.Space, ps refineSetti
 	return newClimber(da, gm, s, initial)
 }
 
-// free lists the coordinates a climb may move at u: active float parameters
-// that no condition depends on (moving a parent could switch children on or
+// free lists the coordinates a climb may move at u: active continuous float
+// parameters (a stepped one moves by compass moves, as an int) that no condition depends on (moving a parent could switch children on or
 // off, which a gradient cannot see).
 func (c *climber) free(u []float64) []int {
 	var out []int
 	for j, p := range c.s.Params {
-		if p.Type == space.Float && u[j] != space.Inactive && !c.parent[j] {
+		if p.Continuous() && u[j] != space.Inactive && !c.parent[j] {
 			out = append(out, j)
 		}
 	}

@@ -377,7 +377,7 @@ func patternSearch(a Acquisition, m surrogate.Model, s *space.Space, starts [][]
 	}
 	hasFloat := false
 	for _, p := range s.Params {
-		if p.Type == space.Float {
+		if p.Continuous() {
 			hasFloat = true
 		}
 	}
@@ -517,19 +517,21 @@ func neighbours(s *space.Space, u []float64, step float64) [][]float64 {
 		if u[j] == space.Inactive {
 			continue
 		}
-		switch p.Type {
-		case space.Float:
+		switch {
+		case p.Continuous():
 			add(j, math.Max(0, u[j]-step))
 			add(j, math.Min(1, u[j]+step))
-		case space.Int:
-			v := p.FromUnit(u[j])
-			if v-1 >= p.Low {
-				add(j, p.ToUnit(v-1))
+		case p.Type != space.Categorical:
+			// The neighbouring values of an int or stepped grid: a compass
+			// step in u may be narrower than one bin and repair back.
+			k := p.GridIndex(p.FromUnit(u[j]))
+			if k > 0 {
+				add(j, p.ToUnit(p.GridValue(k-1)))
 			}
-			if v+1 <= p.High {
-				add(j, p.ToUnit(v+1))
+			if k+1 < p.Cardinality() {
+				add(j, p.ToUnit(p.GridValue(k+1)))
 			}
-		case space.Categorical:
+		default:
 			cur := p.FromUnit(u[j])
 			for k := range p.Choices {
 				if float64(k) != cur {

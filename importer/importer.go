@@ -14,7 +14,8 @@
 //     "no usable result");
 //   - values outside the declared domain (Optuna lets enqueued trials leave
 //     it; dynamic search spaces change it between trials) widen the domain;
-//   - what xbo's space cannot express (stepped ranges, normal priors,
+//   - what xbo's space cannot express (a step that does not divide the
+//     range, a step on a log scale, steps that differ between trials, normal priors,
 //     conditions other than "parent takes one of these values", a trial whose
 //     parameters fit no consistent space) is named in Run.Warnings, which the
 //     CLI prints.
@@ -173,6 +174,7 @@ type rawParam struct {
 	low     float64
 	high    float64
 	log     bool
+	step    float64  // a stepped range's step (0: continuous or every integer)
 	choices []string // the choices' names (choiceName), which trial values are matched against
 	// typed maps the names of choices that are not strings (numbers,
 	// booleans) to their values, so that the space keeps their JSON types.
@@ -252,6 +254,25 @@ func finiteSteps(list []history.Intermediate) ([]history.Intermediate, int) {
 	return kept, len(list) - len(kept)
 }
 
+// keptStep is rp's step when the (possibly widened) range is a whole number
+// of steps, and 0 with a warning otherwise: the trials then keep their
+// values, on a continuous range or on every integer.
+func (b *builder) keptStep(rp *rawParam) float64 {
+	if rp.step <= 0 {
+		return 0
+	}
+	_, err := space.New(space.Minimize, []space.Param{{Name: rp.name, Type: rp.typ, Low: rp.low, High: rp.high, Log: rp.log, Step: rp.step}})
+	if err == nil {
+		return rp.step
+	}
+	kind := "a continuous range"
+	if rp.typ == space.Int {
+		kind = "every integer"
+	}
+	b.warnf("parameter %q: step %v is not kept (%v); imported as %s in [%v, %v]", rp.name, rp.step, err, kind, rp.low, rp.high)
+	return 0
+}
+
 // build turns the raw parameters and trials into a Run.
 func (b *builder) build() (*Run, error) {
 	if len(b.params) == 0 {
@@ -273,6 +294,7 @@ func (b *builder) build() (*Run, error) {
 			}
 		} else {
 			p.Low, p.High = rp.low, rp.high
+			p.Step = b.keptStep(rp)
 		}
 		params[i] = p
 	}
@@ -570,9 +592,19 @@ func naturalOf(p *space.Param, rp *rawParam, v rawValue) (float64, error) {
 		if err != nil {
 			return 0, fmt.Errorf("parameter %q: %q is not a number", p.Name, v.text)
 		}
-		return f, nil
+		return onGrid(p, f), nil
 	}
-	return v.num, nil
+	return onGrid(p, v.num), nil
+}
+
+// onGrid reads a stepped parameter's value as its grid value, as the
+// service does (Optuna's low + k·step is 0.30000000000000004 for 0.3);
+// a value off the grid is left for Validate to report.
+func onGrid(p *space.Param, v float64) float64 {
+	if !p.Stepped() || p.CheckValue(v) != nil {
+		return v
+	}
+	return p.GridValue(p.GridIndex(v))
 }
 
 // widen makes every parameter's domain hold every value a trial recorded

@@ -403,17 +403,16 @@ func assembleOptuna(format, source string, st optunaStudy, trialsIn []optunaTria
 		if m.dynamic {
 			b.warnf("parameter %q: its distribution changes between trials (a dynamic search space); imported as the union %s", name, d.describe())
 		}
-		for step := range m.steps {
-			if step > 0 {
-				kind := "continuous"
-				if d.typ == space.Int {
-					kind = "every integer"
-				}
-				b.warnf("parameter %q: step %v is not kept (xbo has no stepped ranges); imported as %s in [%v, %v]", name, step, kind, d.low, d.high)
-				break
-			}
-		}
 		rp := &rawParam{name: name, typ: d.typ, low: d.low, high: d.high, log: d.log, choices: d.choices, typed: d.typed}
+		switch {
+		case len(m.steps) > 1:
+			steps := slices.Sorted(maps.Keys(m.steps))
+			b.warnf("parameter %q: its step changes between trials (%v); imported without a step in [%v, %v]", name, steps, d.low, d.high)
+		case m.dynamic && d.step > 0:
+			b.warnf("parameter %q: its range changes between trials; step %v is not kept", name, d.step)
+		default:
+			rp.step = d.step // build checks it against the range
+		}
 		if err := b.addParam(rp); err != nil {
 			return nil, err
 		}

@@ -258,7 +258,14 @@ func parseHyperparameter(obj map[string]any, b *builder) (*csParam, error) {
 		}
 		rp.low, rp.high = lo, hi
 		if q, has, _ := num("q"); has && q > 0 {
-			b.warnf("parameter %q: quantization q = %v is not kept", name, q)
+			// ConfigSpace rounds to multiples of q: a stepped range from
+			// lower when lower is one of them (build checks upper), no
+			// grid xbo can hold on a log scale.
+			if k := lo / q; !rp.log && strings.HasPrefix(typ, "uniform_") && math.Abs(k-math.Round(k)) < 1e-8 {
+				rp.step = q
+			} else {
+				b.warnf("parameter %q: quantization q = %v is not kept (xbo's steps start at lower and are not on a log scale)", name, q)
+			}
 		}
 		if hasDef && def != nil {
 			if f, ok := numberOf(def); ok && f >= lo && f <= hi {

@@ -1,6 +1,7 @@
 // Package space defines hyperparameter search spaces: float (linear or log),
-// int and categorical parameters, with conditions that switch a parameter on
-// only when its parent takes given values.
+// int and categorical parameters, floats and ints optionally on a stepped
+// grid, with conditions that switch a parameter on only when its parent
+// takes given values.
 //
 // A configuration has two representations, both []float64 with one entry per
 // parameter in declaration order:
@@ -11,6 +12,8 @@
 //     map linearly, or linearly in ln x when Log is set, onto [0,1]. Integers
 //     get equal-width bins, u = (k − low + ½)/(high − low + 1), so a uniform u
 //     gives a uniform integer (log integers use the log scale of [low−½, high+½]).
+//     A stepped float or int (Step, step.go) is an integer over its grid
+//     indices: grid value k of n at (k + ½)/n.
 //     A categorical with K levels puts level k at (k + ½)/K. An inactive
 //     parameter is encoded as Inactive (−1), outside the cube on purpose: a
 //     model then sees "switched off" as a value of its own rather than
@@ -75,6 +78,9 @@ type Param struct {
 	Low  float64 `json:"low,omitempty"`
 	High float64 `json:"high,omitempty"`
 	Log  bool    `json:"log,omitempty"`
+	// Step, when positive, restricts a float or int parameter to the grid
+	// low, low + step, …, high (step.go); it cannot go with Log.
+	Step float64 `json:"step,omitempty"`
 	// Choices are a categorical's levels as JSON scalars: strings, numbers
 	// (float64) and booleans, kept with their type so that a choice of 16
 	// is handed out as the number 16 and true as a boolean. Each has a text
@@ -150,6 +156,7 @@ func Parse(data []byte) (*Space, error) {
 			Low       *float64   `json:"low"`
 			High      *float64   `json:"high"`
 			Log       bool       `json:"log"`
+			Step      *float64   `json:"step"`
 			Choices   []any      `json:"choices"`
 			Condition *Condition `json:"condition"`
 			Default   any        `json:"default"`
@@ -177,7 +184,16 @@ func Parse(data []byte) (*Space, error) {
 			if rp.Low != nil || rp.High != nil {
 				return nil, fmt.Errorf("space: %s: low and high are not used by a categorical parameter", label)
 			}
+			if rp.Step != nil {
+				return nil, fmt.Errorf("space: %s: step is only for float and int parameters", label)
+			}
 			p.Choices = rp.Choices
+		}
+		if rp.Step != nil {
+			if *rp.Step <= 0 {
+				return nil, fmt.Errorf("space: %s: step must be positive (got %v)", label, *rp.Step)
+			}
+			p.Step = *rp.Step
 		}
 		params[i] = p
 	}
@@ -224,6 +240,7 @@ func (p Param) MarshalJSON() ([]byte, error) {
 		Low       float64    `json:"low"`
 		High      float64    `json:"high"`
 		Log       bool       `json:"log,omitempty"`
+		Step      float64    `json:"step,omitempty"`
 		Condition *Condition `json:"condition,omitempty"`
 		Default   any        `json:"default,omitempty"`
 	}
@@ -237,7 +254,7 @@ func (p Param) MarshalJSON() ([]byte, error) {
 	if p.Type == Categorical {
 		return json.Marshal(categorical{p.Name, p.Type, p.Choices, p.Condition, p.Default})
 	}
-	return json.Marshal(numeric{p.Name, p.Type, p.Low, p.High, p.Log, p.Condition, p.Default})
+	return json.Marshal(numeric{p.Name, p.Type, p.Low, p.High, p.Log, p.Step, p.Condition, p.Default})
 }
 
 // UnmarshalJSON lets a Space be embedded in other JSON documents.
@@ -408,6 +425,9 @@ func (s *Space) init() error {
 		}
 		s.index[p.Name] = i
 		if err := p.validateDomain(); err != nil {
+			return fmt.Errorf("space: %s: %w", label, err)
+		}
+		if err := p.validateStep(); err != nil {
 			return fmt.Errorf("space: %s: %w", label, err)
 		}
 		if p.Default != nil {
@@ -601,9 +621,12 @@ func (s *Space) ParentOf(i int) int { return s.Params[i].parent }
 // suggest them).
 func (s *Space) Order() []int { return slices.Clone(s.order) }
 
-// Cardinality is the number of distinct values of an int or categorical
-// parameter, and 0 for a float parameter.
+// Cardinality is the number of distinct values of an int, stepped or
+// categorical parameter, and 0 for a continuous float parameter.
 func (p *Param) Cardinality() int {
+	if p.Stepped() {
+		return p.gridSize()
+	}
 	switch p.Type {
 	case Int:
 		return int(p.High-p.Low) + 1
@@ -615,6 +638,9 @@ func (p *Param) Cardinality() int {
 
 // ToUnit encodes one natural value of an active parameter into [0,1].
 func (p *Param) ToUnit(v float64) float64 {
+	if p.Stepped() {
+		return (float64(p.gridIndex(v)) + 0.5) / float64(p.gridSize())
+	}
 	switch p.Type {
 	case Float:
 		if p.Log {
@@ -636,6 +662,9 @@ func (p *Param) ToUnit(v float64) float64 {
 // rounding ints and categoricals.
 func (p *Param) FromUnit(u float64) float64 {
 	u = math.Min(1, math.Max(0, u))
+	if p.Stepped() {
+		return p.GridValue(int(math.Floor(u * float64(p.gridSize()))))
+	}
 	switch p.Type {
 	case Float:
 		if p.Log {
@@ -678,6 +707,9 @@ func (p *Param) CheckValue(v float64) error {
 		if v != math.Trunc(v) || v < 0 || int(v) >= len(p.Choices) {
 			return fmt.Errorf("parameter %q: level index %v is not one of its %d choices", p.Name, v, len(p.Choices))
 		}
+	}
+	if p.Stepped() {
+		return p.checkStep(v)
 	}
 	return nil
 }
@@ -775,8 +807,8 @@ func (s *Space) Decode(u []float64) []float64 {
 	return vals
 }
 
-// Repair moves a unit-cube point in place onto the representable set: ints
-// and categoricals to their bin centres, floats clamped, inactive parameters
+// Repair moves a unit-cube point in place onto the representable set: ints,
+// stepped parameters and categoricals to their bin centres, floats clamped, inactive parameters
 // to Inactive. Repair(Encode(v)) = Encode(v) for valid v.
 func (s *Space) Repair(u []float64) {
 	vals := s.Decode(u)
@@ -785,7 +817,7 @@ func (s *Space) Repair(u []float64) {
 			u[i] = Inactive
 			continue
 		}
-		if p.Type == Float {
+		if p.Type == Float && !p.Stepped() {
 			u[i] = math.Min(1, math.Max(0, u[i]))
 			continue
 		}
@@ -901,7 +933,7 @@ func (s *Space) ParseValue(i int, text string) (float64, error) {
 	if err := p.CheckValue(v); err != nil {
 		return 0, err
 	}
-	return v, nil
+	return p.snap(v), nil
 }
 
 // naturalFromAny converts a JSON scalar into the parameter's natural value.
@@ -940,7 +972,7 @@ func (p *Param) naturalFromAny(x any) (float64, error) {
 	if err := p.CheckValue(v); err != nil {
 		return 0, err
 	}
-	return v, nil
+	return p.snap(v), nil
 }
 
 // ToMap turns natural values into a name → value map for JSON (see Value:
@@ -992,7 +1024,8 @@ func (s *Space) FromMap(m map[string]any) ([]float64, error) {
 
 // Grid returns g natural values of parameter i spread evenly on its own scale
 // (log-spaced for log parameters), every integer when an int parameter has at
-// most g values, and every level of a categorical.
+// most g values, every level of a categorical, and only grid values of a
+// stepped parameter (all of them when there are at most g).
 func (s *Space) Grid(i, g int) ([]float64, error) {
 	if i < 0 || i >= len(s.Params) {
 		return nil, fmt.Errorf("space: no parameter #%d", i)
@@ -1001,6 +1034,9 @@ func (s *Space) Grid(i, g int) ([]float64, error) {
 		return nil, fmt.Errorf("space: grid size %d must be at least 1", g)
 	}
 	p := &s.Params[i]
+	if p.Stepped() {
+		return p.stepGrid(g), nil
+	}
 	if c := p.Cardinality(); c > 0 && (p.Type == Categorical || c <= g) {
 		out := make([]float64, c)
 		for k := range out {

@@ -75,10 +75,13 @@ func matchChance(s *space.Space, i, pi int) (float64, error) {
 			continue
 		}
 		seen[v] = true
-		switch parent.Type {
-		case space.Categorical:
+		switch {
+		case parent.Stepped():
+			// Every grid value has the same bin width in the encoding.
+			chance += 1 / float64(parent.Cardinality())
+		case parent.Type == space.Categorical:
 			chance += 1 / float64(len(parent.Choices))
-		case space.Int:
+		case parent.Type == space.Int:
 			if parent.Log {
 				chance += (math.Log(v+0.5) - math.Log(v-0.5)) / (math.Log(parent.High+0.5) - math.Log(parent.Low-0.5))
 			} else {

@@ -483,8 +483,8 @@ func (b *builder) numericSplit(n *Node, j int, centred [][]float64, sq []float64
 	}
 	s.thresholdU = (lo + hi) / 2
 	natural := p.FromUnit(s.thresholdU)
-	if p.Type == space.Int {
-		natural = p.FromUnit(lo) // left holds the integers up to this one
+	if p.Cardinality() > 0 {
+		natural = p.FromUnit(lo) // left holds the grid values up to this one
 	}
 	s.Threshold = &natural
 	return s, order[:bestPos+1], bestL, bestR, true

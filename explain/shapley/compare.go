@@ -289,7 +289,7 @@ func gridValues(s *space.Space, j, g int) []float64 {
 				if pr.Type == space.Categorical {
 					vals[k] = pr.ToUnit(float64(k))
 				} else {
-					vals[k] = pr.ToUnit(pr.Low + float64(k))
+					vals[k] = pr.ToUnit(pr.GridValue(k))
 				}
 			}
 			return vals

@@ -55,8 +55,9 @@ class MappingTest(unittest.TestCase):
         self.assertEqual(xbo_param("lr", F(1e-4, 1.0, log=True)), {"name": "lr", "type": "float", "low": 1e-4, "high": 1.0, "log": True})
         self.assertEqual(xbo_param("n", I(2, 9)), {"name": "n", "type": "int", "low": 2, "high": 9})
         self.assertEqual(xbo_param("c", C([16, True, "a"])), {"name": "c", "type": "categorical", "choices": [16, True, "a"]})
-        self.assertIsNone(xbo_param("q", F(0.0, 1.0, step=0.25)))
-        self.assertIsNone(xbo_param("k", I(0, 10, step=2)))
+        self.assertEqual(xbo_param("q", F(0.0, 1.0, step=0.25)), {"name": "q", "type": "float", "low": 0.0, "high": 1.0, "step": 0.25})
+        self.assertEqual(xbo_param("k", I(3, 9, step=2)), {"name": "k", "type": "int", "low": 3, "high": 9, "step": 2})
+        self.assertEqual(xbo_param("n", I(1, 9, log=True, step=1)), {"name": "n", "type": "int", "low": 1, "high": 9, "log": True})
         self.assertIsNone(xbo_param("z", C([None, "a"])))
         self.assertIsNone(xbo_param("alike", C([1, 1.0])))
         self.assertIsNone(xbo_param("alike", C(["true", True])))
@@ -194,7 +195,8 @@ class BridgeTest(unittest.TestCase):
 
         study.optimize(objective, n_trials=4)
         xstudy = sampler.xbo_study
-        self.assertEqual([p["name"] for p in xstudy.space["params"]], ["x"])
+        # The stepped range is xbo's; the None choice is not.
+        self.assertEqual([p["name"] for p in xstudy.space["params"]], ["q", "x"])
         for t in study.trials:
             self.assertIn(t.params["q"], (0.0, 0.25, 0.5, 0.75, 1.0))
         self.assertEqual(len(xstudy.trials), 4)

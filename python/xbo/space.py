@@ -81,8 +81,14 @@ class Param:
         return hash((type(self).__name__, self.name))
 
 
+# How far (in steps) a range may be off a whole number of steps: decimal
+# steps are not exact in binary ((0.3 - 0) / 0.1 is 2.9999999999999996).
+# The server and Optuna use the same tolerance.
+_STEP_TOLERANCE = 1e-8
+
+
 class _Numeric(Param):
-    def __init__(self, name: str, low: Any, high: Any, log: bool, condition: Any, default: Any) -> None:
+    def __init__(self, name: str, low: Any, high: Any, log: bool, condition: Any, default: Any, step: Any = None) -> None:
         super().__init__(name, condition, default)
         for what, v in (("low", low), ("high", high)):
             if not _is_number(v) or not math.isfinite(v):
@@ -94,19 +100,40 @@ class _Numeric(Param):
         if log and low <= 0:
             raise ValueError("parameter %r: a log scale needs low > 0, not %r" % (name, low))
         self.low, self.high, self.log = low, high, log
+        self.step = self._step(step)
         if default is not None:
             if not _is_number(default) or not low <= default <= high:
                 raise ValueError("parameter %r: default %r is not a number in [%r, %r]" % (name, default, low, high))
+
+    def _step(self, step: Any) -> Optional[Any]:
+        """The step of a stepped range (None for none), checked as the
+        server checks it: positive, not with log, dividing high - low."""
+        if step is None:
+            return None
+        if not _is_number(step) or not math.isfinite(step) or step <= 0:
+            raise ValueError("parameter %r: step must be a positive finite number, not %r" % (self.name, step))
+        if self.log:
+            raise ValueError("parameter %r: step %r cannot be combined with log=True (as in Optuna)" % (self.name, step))
+        m = (self.high - self.low) / step
+        if abs(m - round(m)) > _STEP_TOLERANCE * max(1.0, abs(m) / 1e7):
+            raise ValueError(
+                "parameter %r: (high - low) / step = (%r - %r) / %r = %r is not a whole number; "
+                "high must be low plus a whole number of steps" % (self.name, self.high, self.low, step, m)
+            )
+        return step
 
     def _fields(self) -> Dict[str, Any]:
         d: Dict[str, Any] = {"low": self.low, "high": self.high}
         if self.log:
             d["log"] = True
+        if self.step is not None:
+            d["step"] = self.step
         return d
 
 
 class Float(_Numeric):
-    """A real-valued hyperparameter in [low, high], on a log scale if log."""
+    """A real-valued hyperparameter in [low, high], on a log scale if log,
+    or with ``step`` only the values low, low + step, ..., high."""
 
     type = "float"
 
@@ -117,15 +144,17 @@ class Float(_Numeric):
         high: float,
         log: bool = False,
         *,
+        step: Optional[float] = None,
         condition: Optional[Tuple[str, Any]] = None,
         default: Optional[float] = None,
     ) -> None:
-        super().__init__(name, low, high, log, condition, default)
+        super().__init__(name, low, high, log, condition, default, step)
 
 
 
 class Int(_Numeric):
-    """An integer hyperparameter in [low, high] (both included)."""
+    """An integer hyperparameter in [low, high] (both included); with
+    ``step`` only low, low + step, ..., high."""
 
     type = "int"
 
@@ -136,13 +165,15 @@ class Int(_Numeric):
         high: int,
         log: bool = False,
         *,
+        step: Optional[int] = None,
         condition: Optional[Tuple[str, Any]] = None,
         default: Optional[int] = None,
     ) -> None:
-        for what, v in (("low", low), ("high", high), ("default", default)):
+        for what, v in (("low", low), ("high", high), ("default", default), ("step", step)):
             if v is not None and not (isinstance(v, int) and not isinstance(v, bool)):
                 raise ValueError("parameter %r: %s must be an integer, not %r" % (name, what, v))
-        super().__init__(name, low, high, log, condition, default)
+        # A step of 1 is every integer, which goes with log as well.
+        super().__init__(name, low, high, log, condition, default, None if step == 1 else step)
 
 
 

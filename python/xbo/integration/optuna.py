@@ -87,14 +87,12 @@ def _json_scalar(c: Any) -> bool:
 def xbo_param(name: str, dist: BaseDistribution) -> Optional[Dict[str, Any]]:
     """The xbo space entry of an Optuna distribution, or None when xbo's
     space cannot express it exactly."""
+    # Optuna moves high onto low + k·step itself, so a stepped range is
+    # always one xbo accepts.
     if isinstance(dist, FloatDistribution):
-        if dist.step is not None:
-            return None
-        return xbo.Float(name, dist.low, dist.high, log=dist.log).to_dict()
+        return xbo.Float(name, dist.low, dist.high, log=dist.log, step=dist.step).to_dict()
     if isinstance(dist, IntDistribution):
-        if dist.step != 1:
-            return None
-        return xbo.Int(name, int(dist.low), int(dist.high), log=dist.log).to_dict()
+        return xbo.Int(name, int(dist.low), int(dist.high), log=dist.log, step=int(dist.step)).to_dict()
     if isinstance(dist, CategoricalDistribution):
         if not all(_json_scalar(c) for c in dist.choices):
             return None
