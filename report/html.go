@@ -185,7 +185,7 @@ func (rep *Report) view() (*pageView, error) {
 		// Several objectives have no single best value: the front instead.
 		v.Summary = append(v.Summary, kv{"Pareto front", fmt.Sprintf("%d trials (see below)", s.ParetoFront)})
 	} else {
-		v.Summary = append(v.Summary, kv{"best value", short(s.BestValue)}, kv{"best trial", fmt.Sprintf("#%d", s.BestTrial)})
+		v.Summary = append(v.Summary, kv{"best value", Number(s.BestValue)}, kv{"best trial", fmt.Sprintf("#%d", s.BestTrial)})
 	}
 	v.Summary = append(v.Summary, kv{"surrogate", surrogateText}, kv{"PDP settings", pdpText}, kv{"computed in", fmt.Sprintf("%.1f s", rep.Seconds)})
 	for _, k := range sortedKeys(s.States) {
@@ -223,7 +223,7 @@ func (rep *Report) view() (*pageView, error) {
 		case val == "":
 			val = "inactive"
 		case len(p.Choices) == 0 && p.Type != "int":
-			val = short(x) // the JSON keeps every digit
+			val = Number(x) // the JSON keeps every digit
 		}
 		v.BestConfig = append(v.BestConfig, kv{p.Name, val})
 	}
@@ -232,7 +232,9 @@ func (rep *Report) view() (*pageView, error) {
 	v.Trace = template.HTML(traceSVG(rep.Trace, maximize))
 	lastImp := 0
 	infeasible := 0
+	values := make([]float64, len(rep.Trace))
 	for i, p := range rep.Trace {
+		values[i] = p.Value
 		if i > 0 && !sameBest(p.BestSoFar, rep.Trace[i-1].BestSoFar) {
 			lastImp = i
 		}
@@ -247,8 +249,8 @@ func (rep *Report) view() (*pageView, error) {
 	v.TraceCap = fmt.Sprintf("Each dot is one of the %d usable trials, in trial order, at its objective value; "+
 		"the orange step line is the best value found so far%s. %s "+
 		"%d trial(s) without a usable value (failed, pruned or unfinished) are not drawn. "+
-		"The trace is data, not a model: it carries no uncertainty of its own, but a single noisy evaluation can set the best value.",
-		s.Usable, infeasibleWords(infeasible), improvement, s.Skipped)
+		"The trace is data, not a model: it carries no uncertainty of its own, but a single noisy evaluation can set the best value.%s",
+		s.Usable, infeasibleWords(infeasible), improvement, s.Skipped, clippedWords(values, maximize))
 
 	ov, err := rep.objectiveView(rep.explained()[0], 0, false)
 	if err != nil {
@@ -286,11 +288,12 @@ func (rep *Report) objectiveView(sec *ObjectiveSection, k int, multi bool) (*obj
 		ov.ImpTitle = "Objective " + name + ": hyperparameter importance"
 		ov.PDPTitle = "Objective " + name + ": partial dependence with confidence bands"
 		ov.CheckTitle = "Objective " + sec.Objective + ": how well its model predicts these trials"
-		ov.ShapTitle = fmt.Sprintf("Objective %s: why its best feasible configuration (trial #%d, %s) is good", sec.Objective, sec.BestTrial, short(sec.BestValue))
+		ov.ShapTitle = fmt.Sprintf("Objective %s: why its best feasible configuration (trial #%d, %s) is good", sec.Objective, sec.BestTrial, Number(sec.BestValue))
 	}
 	// Importance.
 	imp := sec.Importance
-	ov.Importance = template.HTML(importanceSVG(imp.Ranking))
+	ranked := rankImportance(imp)
+	ov.Importance = template.HTML(importanceSVG(ranked))
 	sumMain := 0.0
 	for _, r := range imp.Ranking {
 		sumMain += r.Fraction
@@ -301,23 +304,26 @@ func (rep *Report) objectiveView(sec *ObjectiveSection, k int, multi bool) (*obj
 		for i, r := range imp.RankedPairs() {
 			sumPairs += r.Fraction
 			if i < 5 {
-				ov.Pairs = append(ov.Pairs, kv{strings.Replace(r.Name, ",", " × ", 1), fmt.Sprintf("%.1f%% ± %.1f%%", 100*r.Fraction, 100*r.Std)})
+				// With its interval, as the CLI prints it (a ± of a
+				// skewed interval would reach below 0%).
+				ov.Pairs = append(ov.Pairs, kv{strings.Replace(r.Name, ",", " × ", 1), effectText(r.Effect)})
 			}
 		}
-		pairsNote = fmt.Sprintf(" Pairwise interactions explain %.1f%% together (largest in the table below);", 100*sumPairs)
+		pairsNote = fmt.Sprintf(" Pairwise interactions explain %s together (largest in the table below);", percent(sumPairs))
 	}
 	if imp.Method == explain.ImportanceGPSobol {
-		ov.ImpCap = fmt.Sprintf("Sobol indices (method %s): each bar is the fraction of the variance of the GP's posterior mean over the whole space "+
-			"that one hyperparameter explains alone (its main effect), from %d usable trials; whiskers show the 95%% interval from posterior "+
-			"sample functions of the GP, the uncertainty about the objective's true index given the data. Main effects add up to %.1f%%;%s "+
+		ov.ImpCap = fmt.Sprintf("Sobol indices (method %s) of the variance of the GP's posterior mean over the whole space, from %d usable trials. "+
+			"Hyperparameters are ranked by their total effect (dark bar: the fraction they take part in, alone and through interactions); "+
+			"beside it, the main effect (light bar: the fraction one hyperparameter explains alone). Whiskers show the 95%% interval from posterior "+
+			"sample functions of the GP, the uncertainty about the objective's true index given the data. Main effects add up to %s;%s "+
 			"the rest is higher-order interaction. Importance is about variation over the whole space, not near the optimum.",
-			imp.Method, usable, 100*sumMain, pairsNote)
+			imp.Method, usable, percent(sumMain), pairsNote)
 	} else {
 		ov.ImpCap = fmt.Sprintf("fANOVA (Hutter, Hoos and Leyton-Brown 2014; method %s): a random forest of %d trees is fitted to the %d usable trials, and each bar is the fraction of "+
 			"the forest's prediction variance over the whole space that one hyperparameter explains alone (its main effect), averaged over trees; "+
-			"whiskers show ±1 standard deviation across trees. Main effects add up to %.1f%%;%s the rest is higher-order interaction. "+
+			"whiskers show ±1 standard deviation across trees. Main effects add up to %s;%s the rest is higher-order interaction. "+
 			"Two parameters whose whiskers overlap cannot be ranked apart with %d trials. Importance is about variation over the whole space, "+
-			"not near the optimum.", imp.Method, imp.Surrogate.Trees, usable, 100*sumMain, pairsNote, usable)
+			"not near the optimum.", imp.Method, imp.Surrogate.Trees, usable, percent(sumMain), pairsNote, usable)
 	}
 	if imp.Cap != "" {
 		ov.ImpCap += " Here " + imp.Cap + "."
@@ -337,13 +343,13 @@ func (rep *Report) objectiveView(sec *ObjectiveSection, k int, multi bool) (*obj
 		}
 	}
 	order := map[string]int{}
-	for i, r := range imp.Ranking {
+	for i, r := range ranked {
 		order[r.Param] = i
 	}
 	parts := append([]*explain.RegionalResult(nil), sec.PDPs...)
 	sort.SliceStable(parts, func(a, b int) bool { return order[parts[a].Param] < order[parts[b].Param] })
 	ov.PDPIntro = fmt.Sprintf("One figure per hyperparameter, in order of importance. Every panel shares the same vertical scale (%s to %s), "+
-		"so a flat curve means a small effect compared with the others.", short(yr[0]), short(yr[1]))
+		"so a flat curve means a small effect compared with the others.", Number(yr[0]), Number(yr[1]))
 	for _, p := range parts {
 		pv, err := rep.pdpView(sec, p, &yr)
 		if err != nil {
@@ -360,12 +366,12 @@ func (rep *Report) objectiveView(sec *ObjectiveSection, k int, multi bool) (*obj
 			{"held-out 95% coverage", fmt.Sprintf("%d of %d trials (%s)", c.Trials-c.Misses, c.Trials, c.Method)},
 		}
 		if c.Spearman != nil {
-			ov.Check = append(ov.Check, kv{"rank correlation of held-out predictions", fmt.Sprintf("%.2f [%.2f, %.2f]", *c.Spearman, c.SpearmanCI[0], c.SpearmanCI[1])})
+			ov.Check = append(ov.Check, kv{"rank correlation of held-out predictions", Number(*c.Spearman) + " " + interval(c.SpearmanCI[0], c.SpearmanCI[1])})
 		}
 		if len(c.Outliers) > 0 {
 			trials := make([]string, len(c.Outliers))
 			for k, o := range c.Outliers {
-				trials[k] = fmt.Sprintf("%d (%s)", o.Trial, short(o.Value))
+				trials[k] = fmt.Sprintf("%d (%s)", o.Trial, Number(o.Value))
 			}
 			ov.Check = append(ov.Check, kv{"trials left out", strings.Join(trials, ", ")})
 		}
@@ -390,8 +396,8 @@ func (v *pageView) biasView(rep *Report) {
 	// Sampling bias.
 	if sb := rep.Bias.Bias; sb != nil {
 		v.MMD = []kv{
-			{"MMD (evaluated vs uniform)", short(sb.MMD)},
-			{"as a multiple of a uniform sample's", fmt.Sprintf("%s× (95%% of uniform samples of the same size stay below %s×)", short(sb.Ratio), short(sb.Null95Ratio))},
+			{"MMD (evaluated vs uniform)", Number(sb.MMD)},
+			{"as a multiple of a uniform sample's", fmt.Sprintf("%s× (95%% of uniform samples of the same size stay below %s×)", Number(sb.Ratio), Number(sb.Null95Ratio))},
 			{"level", sb.Level},
 			{"measured on", fmt.Sprintf("%d evaluated configurations against a uniform reference of %d points (Gaussian kernel on the unit cube)", sb.Points, sb.Reference)},
 		}
@@ -427,7 +433,7 @@ func budgetText(sec *BudgetSection, final *explain.ImportanceResult) *budgetView
 		bv.Reading = c.Reading
 		bv.PairHead = []string{"budgets", "trials", "Spearman", "interval", "Kendall", "interval", "better half: trials", "Spearman", "interval"}
 		interval := func(r *explain.RankCorrelation) (string, string) {
-			return fmt.Sprintf("%.2f", r.Value), fmt.Sprintf("[%.2f, %.2f]", r.Lower, r.Upper)
+			return Number(r.Value), interval(r.Lower, r.Upper)
 		}
 		for _, p := range c.Pairs {
 			row := []string{p.Label, fmt.Sprint(p.Trials), "—", p.Note, "—", "", "", "—", ""}
@@ -459,10 +465,8 @@ func budgetText(sec *BudgetSection, final *explain.ImportanceResult) *budgetView
 			switch {
 			case !ok:
 				row = append(row, "—")
-			case len(e.CI95) == 2:
-				row = append(row, fmt.Sprintf("%.1f%% [%.1f, %.1f]", 100*e.Fraction, 100*e.CI95[0], 100*e.CI95[1]))
 			default:
-				row = append(row, fmt.Sprintf("%.1f%% ± %.1f", 100*e.Fraction, 100*e.Std))
+				row = append(row, effectText(e))
 			}
 		}
 		bv.ImpRows = append(bv.ImpRows, row)
@@ -524,29 +528,38 @@ func (rep *Report) pdpView(sec *ObjectiveSection, p *explain.RegionalResult, yr 
 		panels = append(panels, r)
 	}
 	var buf bytes.Buffer
-	if err := pdp.WriteSVG(&buf, panels, 2); err != nil {
+	if len(param.Choices) > 0 {
+		buf.WriteString(categoricalSVG(panels, 2))
+	} else if err := pdp.WriteSVG(&buf, panels, 2); err != nil {
 		return nil, err
 	}
 	pv := &pdpView{Param: p.Param, Figure: template.HTML(buf.String())}
 
 	var c strings.Builder
-	fmt.Fprintf(&c, "The blue line is the partial dependence of the predicted objective on %s: the surrogate's mean averaged over "+
-		"n = %d configurations of the other parameters drawn uniformly, at %d values of %s; the shaded band is the %g%% band (%s). "+
-		"Ticks along the bottom are the %d evaluated values, the dashed orange line the best configuration. ",
-		p.Param, res.Global.Samples, len(res.Global.Grid), p.Param, 100*res.Global.Level, bandName(string(res.Global.Band)), len(rows))
+	if len(param.Choices) > 0 {
+		fmt.Fprintf(&c, "Each point is the partial dependence of the predicted objective on one level of %s: the surrogate's mean averaged over "+
+			"n = %d configurations of the other parameters drawn uniformly; its bar is the %g%% band (%s). Under each level, how many of the "+
+			"%d usable trials have it; the best configuration's level is orange. ",
+			p.Param, res.Global.Samples, 100*res.Global.Level, bandName(string(res.Global.Band)), len(rows))
+	} else {
+		fmt.Fprintf(&c, "The blue line is the partial dependence of the predicted objective on %s: the surrogate's mean averaged over "+
+			"n = %d configurations of the other parameters drawn uniformly, at %d values of %s; the shaded band is the %g%% band (%s). "+
+			"Ticks along the bottom are the %d evaluated values, the dashed orange line the best configuration. ",
+			p.Param, res.Global.Samples, len(res.Global.Grid), p.Param, 100*res.Global.Level, bandName(string(res.Global.Band)), len(rows))
+	}
 	if p.Note != "" {
 		c.WriteString(strings.ToUpper(p.Note[:1]) + p.Note[1:] + ". ")
 	}
 	ratio := p.Range / math.Max(p.HalfWidth, 1e-300)
 	switch {
 	case p.HalfWidth == 0:
-		fmt.Fprintf(&c, "The curve spans %s; the model reports no uncertainty. ", short(p.Range))
+		fmt.Fprintf(&c, "The curve spans %s; the model reports no uncertainty. ", Number(p.Range))
 	case ratio >= 2:
-		fmt.Fprintf(&c, "The curve spans %s, %.1f× the band's mean half-width %s: the effect is well resolved by the data. ", short(p.Range), ratio, short(p.HalfWidth))
+		fmt.Fprintf(&c, "The curve spans %s, %.1f× the band's mean half-width %s: the effect is well resolved by the data. ", Number(p.Range), ratio, Number(p.HalfWidth))
 	case ratio >= 1:
-		fmt.Fprintf(&c, "The curve spans %s against a band half-width of %s: the direction of the effect is resolved, its size only roughly. ", short(p.Range), short(p.HalfWidth))
+		fmt.Fprintf(&c, "The curve spans %s against a band half-width of %s: the direction of the effect is resolved, its size only roughly. ", Number(p.Range), Number(p.HalfWidth))
 	default:
-		fmt.Fprintf(&c, "The curve spans only %s, less than the band's mean half-width %s: these trials cannot tell this curve from a flat one. ", short(p.Range), short(p.HalfWidth))
+		fmt.Fprintf(&c, "The curve spans only %s, less than the band's mean half-width %s: these trials cannot tell this curve from a flat one. ", Number(p.Range), Number(p.HalfWidth))
 	}
 	switch {
 	case res.Splits == 0:
@@ -555,20 +568,25 @@ func (rep *Report) pdpView(sec *ObjectiveSection, p *explain.RegionalResult, yr 
 		fmt.Fprintf(&c, "The tree made %d split(s), but the best configuration has %s switched off, so no region holds it.", res.Splits, p.Param)
 	case math.IsNaN(best):
 		fmt.Fprintf(&c, "The best configuration has %s switched off; the tree's regions (below) still show where the band is narrowest, "+
-			"and the region its other values fall in is %.0f%% more confident (δ).", p.Param, 100*p.Delta)
+			"and the region its other values fall in is %s confident (δ).", p.Param, moreOrLess(p.Delta, "more", "less"))
 	case p.ShowRegional:
 		fmt.Fprintf(&c, "In the region holding the best configuration (%s; %d of %d Monte Carlo points) the band is %.0f%% narrower "+
 			"(relative improvement δ of the mean standard deviation, %s → %s); its regional PDP is drawn on the right and is the "+
-			"more trustworthy reading near the optimum.", strings.Join(leaf.Path, " and "), leaf.Size, res.Global.Samples,
-			100*p.Delta, short(p.MCGlobal), short(p.MCRegion))
+			"more trustworthy reading near the optimum.", peopleNumbers(strings.Join(leaf.Path, " and ")), leaf.Size, res.Global.Samples,
+			100*p.Delta, Number(p.MCGlobal), Number(p.MCRegion))
 	default:
-		fmt.Fprintf(&c, "The region of the best configuration (%s) is only %.0f%% more confident than the whole space (δ below %.0f%%), so no regional PDP is drawn.",
-			strings.Join(leaf.Path, " and "), 100*p.Delta, 100*p.MinDelta)
+		// δ may be negative: the region is then less confident, said so.
+		how := moreOrLess(p.Delta, "more", "less")
+		if p.Delta >= 0 {
+			how = "only " + how
+		}
+		fmt.Fprintf(&c, "The region of the best configuration (%s) is %s confident than the whole space (δ below %.0f%%), so neither its regional PDP nor the tree is drawn.",
+			peopleNumbers(strings.Join(leaf.Path, " and ")), how, 100*p.MinDelta)
 	}
 	if e := p.Extrapolation; e != nil && len(e.Beyond) > 0 {
 		at := make([]string, len(e.Beyond))
 		for k, g := range e.Beyond {
-			at[k] = short(res.Global.Grid[g])
+			at[k] = Number(res.Global.Grid[g])
 			if res.Global.Labels != nil {
 				at[k] = pdp.LabelTexts(res.Global.Labels)[g]
 			}
@@ -577,11 +595,14 @@ func (rep *Report) pdpView(sec *ObjectiveSection, p *explain.RegionalResult, yr 
 			"so its value there is mostly the model's prior.", strings.Join(at, ", "))
 	}
 	pv.Caption = c.String()
-	if res.Splits > 0 {
+	// The tree is drawn with the regional PDP it leads to, or to show the
+	// regions of a configuration that has the parameter switched off;
+	// never under a sentence that says nothing regional is drawn.
+	if res.Splits > 0 && (p.ShowRegional || leaf != nil && math.IsNaN(best)) {
 		pv.Tree = template.HTML(treeSVG(res))
 		pv.TreeCap = fmt.Sprintf("Confidence-splitting tree for %s (Moosbauer et al. 2021, Algorithm 1): each box is a set of Monte Carlo points of the other "+
 			"parameters, split where the ICE curves of the posterior variance are most alike on each side (impurity R, eq. 6, from %s at the root "+
-			"to %s over the leaves). The highlighted leaf holds the best configuration.", p.Param, short(res.RootImpurity), short(res.LeafImpurity))
+			"to %s over the leaves). The highlighted leaf holds the best configuration.", p.Param, Number(res.RootImpurity), Number(res.LeafImpurity))
 	}
 	return pv, nil
 }
@@ -620,18 +641,18 @@ func shapleyText(r *explain.ShapleyResult, n int) (string, []string, [][]string)
 		if v, ok := r.Point[name]; ok {
 			val = fmt.Sprint(v)
 			if f, isFloat := v.(float64); isFloat {
-				val = short(f)
+				val = Number(f)
 			}
 		}
 		row := []string{name, val}
 		for _, a := range e.Outputs {
-			row = append(row, short(a.Phi[j]))
+			row = append(row, Number(a.Phi[j]))
 		}
 		rows = append(rows, row)
 	}
 	pay := []string{"payout f(θ) − mean f", ""}
 	for _, a := range e.Outputs {
-		pay = append(pay, short(a.Payout))
+		pay = append(pay, Number(a.Payout))
 	}
 	rows = append(rows, pay)
 	return cap, head, rows

@@ -245,8 +245,8 @@ func scatterPanel(b *strings.Builder, pts []paretoPoint, sec *ParetoSection, i, 
 	for k := range ticks {
 		f := 0.04 + 0.92*float64(k)/float64(ticks-1)
 		vx, vy := lo[0]+(hi[0]-lo[0])*f, lo[1]+(hi[1]-lo[1])*f
-		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(px(vx)), num(y0+mt+ph+14), short(vx))
-		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end">%s</text>`+"\n", num(x0+ml-4), num(py(vy)+4), short(vy))
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", num(px(vx)), num(y0+mt+ph+14), Number(vx))
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end">%s</text>`+"\n", num(x0+ml-4), num(py(vy)+4), Number(vy))
 	}
 	oi, oj := sec.Objectives[i], sec.Objectives[j]
 	xname, yname := fmt.Sprintf("%s (%s)", oi.Name, dirShort(oi.Direction)), fmt.Sprintf("%s (%s)", oj.Name, dirShort(oj.Direction))
@@ -259,7 +259,7 @@ func scatterPanel(b *strings.Builder, pts []paretoPoint, sec *ParetoSection, i, 
 	label := func(p paretoPoint) string {
 		parts := make([]string, len(p.values))
 		for k, v := range p.values {
-			parts[k] = sec.Objectives[k].Name + " " + short(v)
+			parts[k] = sec.Objectives[k].Name + " " + Number(v)
 		}
 		return fmt.Sprintf("trial %d: %s (%s)", p.trial, strings.Join(parts, ", "), kindWords[p.kind])
 	}
@@ -315,7 +315,7 @@ func scatterPanel(b *strings.Builder, pts []paretoPoint, sec *ParetoSection, i, 
 	if r := sec.Reference; r != nil {
 		x, y := px(r[i]), py(r[j])
 		fmt.Fprintf(b, `<path class="reference" d="M%s %sh12m-6 -6v12" stroke="black" stroke-width="2"><title>reference point: %s %s, %s %s</title></path>`+"\n",
-			num(x-6), num(y), html.EscapeString(oi.Name), short(r[i]), html.EscapeString(oj.Name), short(r[j]))
+			num(x-6), num(y), html.EscapeString(oi.Name), Number(r[i]), html.EscapeString(oj.Name), Number(r[j]))
 	}
 }
 
@@ -399,7 +399,7 @@ func (rep *Report) hypervolumeSVG() string {
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%s" height="%s" fill="none" stroke="#999"/>`+"\n", ml, mt, num(pw), num(ph))
 	parts := make([]string, len(sec.Objectives))
 	for k, o := range sec.Objectives {
-		parts[k] = o.Name + " = " + short(sec.Reference[k])
+		parts[k] = o.Name + " = " + Number(sec.Reference[k])
 	}
 	fmt.Fprintf(&b, `<text x="%s" y="16" text-anchor="middle" class="reference">reference point: %s</text>`+"\n", num(ml+pw/2), html.EscapeString(strings.Join(parts, ", ")))
 	var pts []string
@@ -412,7 +412,7 @@ func (rep *Report) hypervolumeSVG() string {
 	fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#009E73" stroke-width="2"/>`+"\n", strings.Join(pts, " "))
 	for k := range 5 {
 		v := 1.05 * top * float64(k) / 4
-		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end">%s</text>`+"\n", ml-4, num(py(v)+4), short(v))
+		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end">%s</text>`+"\n", ml-4, num(py(v)+4), Number(v))
 		n := first + int64(math.Round(float64(k)*span/4))
 		fmt.Fprintf(&b, `<text x="%s" y="%d" text-anchor="middle">%d</text>`+"\n", num(px(n)), hgt-mb+14, n)
 	}
@@ -450,12 +450,12 @@ func (rep *Report) paretoView() *paretoView {
 		last := sec.Hypervolume[len(sec.Hypervolume)-1]
 		parts := make([]string, m)
 		for k, o := range sec.Objectives {
-			parts[k] = o.Name + " = " + short(sec.Reference[k])
+			parts[k] = o.Name + " = " + Number(sec.Reference[k])
 		}
 		pv.HVCap = fmt.Sprintf("The hypervolume is the volume of objective space the feasible front dominates up to the reference point (%s), "+
 			"in the product of the objectives' units; it grows whenever a trial joins the front and never falls. The reference point is %s. "+
 			"After the last usable trial (#%d) it is %s, with %d trials on the front. A study compared with another must use one reference point for both.",
-			strings.Join(parts, ", "), ReferenceRule, last.Trial, short(last.Hypervolume), last.FrontSize)
+			strings.Join(parts, ", "), ReferenceRule, last.Trial, Number(last.Hypervolume), last.FrontSize)
 	}
 	pv.Head = []string{"trial"}
 	for _, o := range sec.Objectives {
@@ -469,10 +469,10 @@ func (rep *Report) paretoView() *paretoView {
 	for _, f := range sec.Front {
 		row := paretoRow{Trial: f.Trial}
 		for _, v := range f.Values {
-			row.Cells = append(row.Cells, short(v))
+			row.Cells = append(row.Cells, Number(v))
 		}
 		for _, v := range f.Constraints {
-			row.Cells = append(row.Cells, short(v))
+			row.Cells = append(row.Cells, Number(v))
 		}
 		i, _ := rep.h.Index(f.Trial)
 		var cfg []string
@@ -482,7 +482,7 @@ func (rep *Report) paretoView() *paretoView {
 			case val == "":
 				val = "inactive"
 			case len(p.Choices) == 0 && p.Type != "int":
-				val = short(rep.h.Trials[i].Params[j])
+				val = Number(rep.h.Trials[i].Params[j])
 			}
 			cfg = append(cfg, p.Name+" = "+val)
 		}

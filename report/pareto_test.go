@@ -185,14 +185,14 @@ func TestReportParetoSection(t *testing.T) {
 	}
 	for k, r := range rows {
 		tr := h.Trials[want[k]]
-		if r[1] != fmt.Sprint(tr.Number) || r[2] != short(tr.Values[0]) || r[3] != short(tr.Values[1]) || r[4] != short(tr.Constraints[0]) ||
-			!strings.HasPrefix(r[5], "x1 = "+short(tr.Params[0])) {
+		if r[1] != fmt.Sprint(tr.Number) || r[2] != Number(tr.Values[0]) || r[3] != Number(tr.Values[1]) || r[4] != Number(tr.Constraints[0]) ||
+			!strings.HasPrefix(r[5], "x1 = "+Number(tr.Params[0])) {
 			t.Fatalf("Pareto table row %d: %v; trial %d has %v, %v, %v", k, r[1:], tr.Number, tr.Values, tr.Constraints, tr.Params)
 		}
 	}
 	for _, s := range []string{`id="pareto"`, `id="importance-0"`, `id="importance-1"`, `id="shapley-1"`, `id="bias"`,
 		"Objective err (minimize): hyperparameter importance", "Objective speed (maximize): partial dependence",
-		fmt.Sprintf("reference point: err = %s, speed = %s", short(ref[0]), short(ref[1])), "<th>Pareto front</th>"} {
+		fmt.Sprintf("reference point: err = %s, speed = %s", Number(ref[0]), Number(ref[1])), "<th>Pareto front</th>"} {
 		if !strings.Contains(page, s) {
 			t.Errorf("report lacks %q", s)
 		}

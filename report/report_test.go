@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -223,6 +224,7 @@ func TestReportOnOptimizerRun(t *testing.T) {
 		}
 	}
 	checkWellFormed(t, string(page))
+	checkPeopleNumbers(t, string(page))
 	var back map[string]any
 	data, _ := os.ReadFile(jsonPath)
 	if err := json.Unmarshal(data, &back); err != nil {
@@ -445,6 +447,22 @@ func TestReportTypedChoices(t *testing.T) {
 			t.Errorf("HTML lacks %q", want)
 		}
 	}
+	// A categorical PDP is a point and an interval bar per level: no line
+	// or band joins the levels; the best level is named and every trial
+	// counted under its level.
+	_, units, _ := strings.Cut(html, "<h3>units</h3>")
+	units, _, _ = strings.Cut(units, "</section>")
+	counts := regexp.MustCompile(`>(\d+) trials</text>`).FindAllStringSubmatch(units, -1)
+	total := 0
+	for _, c := range counts {
+		n, _ := strconv.Atoi(c[1])
+		total += n
+	}
+	if strings.Contains(units, "<polyline") || strings.Contains(units, "<polygon") || strings.Count(units, "<circle") != 3 ||
+		!strings.Contains(units, ">32 (best)</text>") || len(counts) != 3 || total != 24 || !strings.Contains(units, "Each point is the partial dependence") {
+		t.Errorf("categorical PDP of units: %d circles, level counts %v (sum %d), polyline %v; figure %s", strings.Count(units, "<circle"), counts, total,
+			strings.Contains(units, "<polyline"), units)
+	}
 }
 
 // A study without intermediate values has no section on budgets; one whose
@@ -504,7 +522,7 @@ func TestReportBudgetSection(t *testing.T) {
 			t.Fatalf("%s: better half %+v", p.Label, b)
 		}
 		row := bv.Pairs[k]
-		if row[6] != fmt.Sprint(b.Trials) || row[7] != fmt.Sprintf("%.2f", b.Spearman.Value) || row[8] != fmt.Sprintf("[%.2f, %.2f]", b.Spearman.Lower, b.Spearman.Upper) {
+		if row[6] != fmt.Sprint(b.Trials) || row[7] != Number(b.Spearman.Value) || row[8] != interval(b.Spearman.Lower, b.Spearman.Upper) {
 			t.Errorf("%s: row %v, better half %d trials %+v", p.Label, row, b.Trials, *b.Spearman)
 		}
 	}

@@ -84,9 +84,9 @@ var verdictClass = map[string]string{explain.AlongFront: "along", explain.Togeth
 // a GP's Sobol index, or ± the spread across a forest's trees.
 func importanceCell(e explain.RankedEffect) tradeoffCell {
 	if len(e.CI95) == 2 {
-		return tradeoffCell{short(e.Fraction), fmt.Sprintf("[%s, %s]", short(e.CI95[0]), short(e.CI95[1]))}
+		return tradeoffCell{Number(e.Fraction), fmt.Sprintf("[%s, %s]", Number(e.CI95[0]), Number(e.CI95[1]))}
 	}
-	return tradeoffCell{short(e.Fraction), "± " + short(e.Std)}
+	return tradeoffCell{Number(e.Fraction), "± " + Number(e.Std)}
 }
 
 // conflictCell writes a conflict and what the engine established about
@@ -103,7 +103,7 @@ func conflictCell(q explain.TradeoffPair) tradeoffCell {
 	if rel != "" && q.BandBacked {
 		rel += ", by the bands"
 	}
-	return tradeoffCell{short(q.Conflict), rel}
+	return tradeoffCell{Number(q.Conflict), rel}
 }
 
 func (rep *Report) tradeoffView() *tradeoffView {
@@ -165,7 +165,7 @@ func (rep *Report) tradeoffView() *tradeoffView {
 	vals := rep.h.ObjectiveValues(t)
 	parts := make([]string, len(os))
 	for k, o := range os {
-		parts[k] = fmt.Sprintf("%s %s", o.Name, short(vals[k]))
+		parts[k] = fmt.Sprintf("%s %s", o.Name, Number(vals[k]))
 	}
 	which := "a Pareto-optimal trial"
 	if n == rep.Summary.BestTrial {
@@ -174,7 +174,7 @@ func (rep *Report) tradeoffView() *tradeoffView {
 	tv.ShapTitle = fmt.Sprintf("Shapley values of trial #%d for every objective", n)
 	var sums []string
 	for _, s := range r.Shapley {
-		sums = append(sums, fmt.Sprintf("%s: %s = %s + %s", s.Objective, short(s.Prediction), short(s.Average), short(s.Prediction-s.Average)))
+		sums = append(sums, fmt.Sprintf("%s: %s = %s + %s", s.Objective, Number(s.Prediction), Number(s.Average), Number(s.Prediction-s.Average)))
 	}
 	tv.ShapCap = fmt.Sprintf("Trial #%d (%s; %s): each objective's surrogate mean there split into one contribution φ per hyperparameter "+
 		"(Shapley values, the game of Croppi 2021), relative to the objective's average over the space, in that objective's own units: "+
@@ -194,13 +194,13 @@ func (rep *Report) tradeoffView() *tradeoffView {
 		case val == "":
 			val = "inactive"
 		case len(sp.Params[j].Choices) == 0 && sp.Params[j].Type != space.Int:
-			val = short(t.Params[j])
+			val = Number(t.Params[j])
 		}
 		row := []string{p.Param, val}
 		for _, s := range r.Shapley {
-			cell := short(s.Phi[p.Param])
+			cell := Number(s.Phi[p.Param])
 			if lo, hi := s.Lower[p.Param], s.Upper[p.Param]; lo != hi {
-				cell += fmt.Sprintf(" [%s, %s]", short(lo), short(hi))
+				cell += fmt.Sprintf(" [%s, %s]", Number(lo), Number(hi))
 			}
 			row = append(row, cell)
 		}
@@ -208,7 +208,7 @@ func (rep *Report) tradeoffView() *tradeoffView {
 	}
 	pred, avg := []string{"prediction (surrogate mean)", ""}, []string{"average over the space", ""}
 	for _, s := range r.Shapley {
-		pred, avg = append(pred, short(s.Prediction)), append(avg, short(s.Average))
+		pred, avg = append(pred, Number(s.Prediction)), append(avg, Number(s.Average))
 	}
 	tv.ShapRows = append(tv.ShapRows, pred, avg)
 	return tv

@@ -111,12 +111,12 @@ func TestReportTradeoff(t *testing.T) {
 		}
 		for k, c := range cells[:2] {
 			e := p.Importance[k]
-			if c[1] != short(e.Fraction) || c[2] != "["+short(e.CI95[0])+", "+short(e.CI95[1])+"]" {
+			if c[1] != Number(e.Fraction) || c[2] != "["+Number(e.CI95[0])+", "+Number(e.CI95[1])+"]" {
 				t.Fatalf("%s: importance for %s %q %q, the engine's %v %v", r[1], want.Objectives[k].Name, c[1], c[2], e.Fraction, e.CI95)
 			}
 		}
 		q := p.Pairs[0]
-		if c := cells[2]; c[1] != short(q.Conflict) || strings.HasPrefix(c[2], "trades") != q.Opposed || strings.HasSuffix(c[2], "by the bands") != q.BandBacked && q.Opposed {
+		if c := cells[2]; c[1] != Number(q.Conflict) || strings.HasPrefix(c[2], "trades") != q.Opposed || strings.HasSuffix(c[2], "by the bands") != q.BandBacked && q.Opposed {
 			t.Fatalf("%s: conflict %q %q, the engine's %+v", r[1], c[1], c[2], q)
 		}
 	}
@@ -138,7 +138,7 @@ func TestReportTradeoff(t *testing.T) {
 			t.Fatalf("Shapley row %d is %s, the table's order is %v", i, r[1], order)
 		}
 		for k, cell := range r[2:4] {
-			if !strings.HasPrefix(cell, short(want.Shapley[k].Phi[r[1]])) {
+			if !strings.HasPrefix(cell, Number(want.Shapley[k].Phi[r[1]])) {
 				t.Fatalf("trial %d, φ of %s for %s: %q, the engine's %v", n, r[1], want.Shapley[k].Objective, cell, want.Shapley[k].Phi[r[1]])
 			}
 		}

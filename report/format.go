@@ -1,0 +1,94 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"xbo/explain/fanova"
+)
+
+// How the report writes numbers for people (issue 45), the rules of the
+// dashboard's web/src/format.js, so that one quantity reads the same in
+// both: three significant digits, whole numbers below 10⁵ in full (counts,
+// steps, integer parameters), exponent form beyond 10⁵ and below 10⁻³,
+// intervals as [a, b], fractions as percentages with one decimal as the
+// CLI's importance table prints them, and signs carried by words rather
+// than by a "-" that contradicts them. The JSON keeps every digit.
+
+// Number writes a number for people: three significant digits (the rules
+// above). The dashboard e2e test writes the API's numbers with it to
+// compare them with the page's text, so the two cannot drift apart.
+func Number(v float64) string {
+	a := math.Abs(v)
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	case v == math.Trunc(v) && a < 1e5:
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	case a >= 1e5 || a < 1e-3:
+		// 'e' keeps trailing zeros and two exponent digits (1.00e+05): the
+		// page writes 1e+5.
+		m, e, _ := strings.Cut(strconv.FormatFloat(v, 'e', 2, 64), "e")
+		mf, _ := strconv.ParseFloat(m, 64)
+		n, _ := strconv.Atoi(e)
+		return fmt.Sprintf("%se%+d", strconv.FormatFloat(mf, 'f', -1, 64), n)
+	}
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	return strconv.FormatFloat(r, 'f', -1, 64)
+}
+
+// interval writes [lo, hi] with each end to three significant digits.
+func interval(lo, hi float64) string { return "[" + Number(lo) + ", " + Number(hi) + "]" }
+
+// percent writes a fraction as a percentage with one decimal (0.361 →
+// 36.1%; 1 → 100%), never as -0.0%.
+func percent(f float64) string {
+	p := 100 * f
+	s := strconv.FormatFloat(p, 'f', 1, 64)
+	if math.Abs(p) >= 99.95 {
+		s = strconv.FormatFloat(p, 'f', 0, 64)
+	}
+	if s == "-0.0" || s == "-0" {
+		s = s[1:]
+	}
+	return s + "%"
+}
+
+// effectText writes an importance as the CLI does: the fraction with its
+// 95% interval [lo, hi] when the method gives one (gp-sobol), else ± one
+// standard deviation across trees (forest-fanova).
+func effectText(e fanova.Effect) string {
+	if len(e.CI95) == 2 {
+		return percent(e.Fraction) + " [" + percent(e.CI95[0]) + ", " + percent(e.CI95[1]) + "]"
+	}
+	return percent(e.Fraction) + " ± " + percent(e.Std)
+}
+
+// moreOrLess says a relative change in words that carry its sign: 0.27 →
+// "27% more", -0.27 → "27% less" (never "-27% more").
+func moreOrLess(rel float64, more, less string) string {
+	word := more
+	if rel < 0 {
+		word = less
+	}
+	return fmt.Sprintf("%.0f%% %s", math.Abs(100*rel), word)
+}
+
+// decimalNumber is a number with a fractional part inside the engine's
+// words (a region's path "x2 ≤ 0.8991", a split rule).
+var decimalNumber = regexp.MustCompile(`-?\d+\.\d+(?:[eE][-+]?\d+)?`)
+
+// peopleNumbers rewrites the decimal numbers in a text the engine wrote
+// with more digits to three significant digits.
+func peopleNumbers(s string) string {
+	return decimalNumber.ReplaceAllStringFunc(s, func(m string) string {
+		v, err := strconv.ParseFloat(m, 64)
+		if err != nil {
+			return m
+		}
+		return Number(v)
+	})
+}
