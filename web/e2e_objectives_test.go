@@ -206,7 +206,7 @@ func checkMultiObjective(t *testing.T, h *harness) {
 		inf := slices.Contains(f.infeasible, r.N)
 		want := map[bool]string{true: "no: memory", false: "yes"}[inf]
 		v := f.values[r.N]
-		if r.Text != want || r.Feasible != strconv.FormatBool(!inf) || r.E != fmtJS(v[0]) || r.S != fmtJS(v[1]) {
+		if r.Text != want || r.Feasible != strconv.FormatBool(!inf) || r.E != pageText(v[0]) || r.S != pageText(v[1]) {
 			t.Fatalf("table row of trial %d: %+v; want feasible %q and values %v", r.N, r, want, v)
 		}
 	}
@@ -235,8 +235,8 @@ func checkMultiObjective(t *testing.T, h *harness) {
 			outcome: Object.fromEntries([...document.querySelectorAll('#trial-outcome tr')].map(tr => [tr.dataset.objective || tr.dataset.constraint || tr.dataset.k, tr.cells[1].textContent]))})`, &tv)
 		tr := f.byNumber(c.n)
 		kept := map[bool]string{true: "kept", false: "violated"}[tr.Constraints[0] <= 0]
-		if tv.Hidden || !strings.HasSuffix(tv.Summary, c.want) || !strings.HasPrefix(tv.Outcome["error"], fmtJS(tr.Values[0])+" (minimized") ||
-			!strings.HasPrefix(tv.Outcome["size_mb"], fmtJS(tr.Values[1])+" (minimized") || tv.Outcome["memory"] != fmtJS(tr.Constraints[0])+" — "+kept {
+		if tv.Hidden || !strings.HasSuffix(tv.Summary, c.want) || !strings.HasPrefix(tv.Outcome["error"], pageText(tr.Values[0])+" (minimized") ||
+			!strings.HasPrefix(tv.Outcome["size_mb"], pageText(tr.Values[1])+" (minimized") || tv.Outcome["memory"] != pageText(tr.Constraints[0])+" — "+kept {
 			t.Fatalf("trial %d view: %+v; want the summary to end with %q, values %v, constraint %v (%s)", c.n, tv, c.want, tr.Values, tr.Constraints, kept)
 		}
 	}
@@ -259,24 +259,6 @@ func (f front) byNumber(n int64) client.Trial {
 		}
 	}
 	return client.Trial{}
-}
-
-// roundTo5 is the page's fmt: five significant digits.
-func roundTo5(v float64) float64 {
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 5, 64), 64)
-	return r
-}
-
-// fmtJS writes a number as the page's fmt does (five significant digits,
-// exponent form beyond 10⁵ and below 10⁻³).
-func fmtJS(v float64) string {
-	if v != 0 && (math.Abs(v) >= 1e5 || math.Abs(v) < 1e-3) {
-		s := strconv.FormatFloat(v, 'e', 3, 64)
-		m, e, _ := strings.Cut(s, "e")
-		exp, _ := strconv.Atoi(e)
-		return fmt.Sprintf("%se%+d", m, exp)
-	}
-	return strconv.FormatFloat(roundTo5(v), 'f', -1, 64)
 }
 
 // checkParetoScatter compares the scatter's three series and the table of
@@ -364,7 +346,7 @@ func checkHypervolume(t *testing.T, h *harness, f front) {
 	if len(page.Ref) != 2 || !closeTo(page.Ref[0], f.ref[0]) || !closeTo(page.Ref[1], f.ref[1]) {
 		t.Fatalf("reference point on the page %v, by the rule %v", page.Ref, f.ref)
 	}
-	if want := fmt.Sprintf("reference point: error = %s, size_mb = %s", fmtJS(f.ref[0]), fmtJS(f.ref[1])); page.Title != want {
+	if want := fmt.Sprintf("reference point: error = %s, size_mb = %s", pageText(f.ref[0]), pageText(f.ref[1])); page.Title != want {
 		t.Fatalf("hypervolume chart titled %q, want %q", page.Title, want)
 	}
 	if len(page.HV) != len(f.hypervolume) {
@@ -398,7 +380,7 @@ func checkObjectiveSelectors(t *testing.T, h *harness) {
 	h.eval(`({shown: [...document.querySelectorAll('select.objective-select')].filter(s => s.offsetParent !== null).map(s => s.id),
 		options: [...document.getElementById('pdp-objective').options].map(o => o.value),
 		paths: document.getElementById('paths-go').disabled, note: document.getElementById('paths-note').textContent})`, &sel)
-	if !slices.Equal(sel.Shown, []string{"pdp-objective", "importance-objective", "proposal-objective"}) || !slices.Equal(sel.Options, []string{"error", "size_mb"}) ||
+	if !slices.Equal(sel.Shown, []string{"importance-objective", "pdp-objective", "proposal-objective"}) || !slices.Equal(sel.Options, []string{"error", "size_mb"}) ||
 		!sel.Paths || !strings.HasPrefix(sel.Note, "Not available for a study with several objectives") {
 		t.Fatalf("objective selectors: %+v", sel)
 	}
@@ -689,7 +671,7 @@ func checkTradeoff(t *testing.T, h *harness, study string, n int64) int64 {
 		for k, e := range p.Importance {
 			got := r.Importance[k]
 			if e.Param != api.Objectives[k].Name || got.X == nil || *got.X != e.Fraction || len(e.CI95) == 2 && (got.Lo == nil || *got.Lo != e.CI95[0] || *got.Hi != e.CI95[1]) ||
-				!strings.HasPrefix(got.Text, fmtJS(e.Fraction)) {
+				!strings.HasPrefix(got.Text, pageText(e.Fraction)) {
 				t.Fatalf("%s trade-offs: %s's importance for %s on the page %+v (%q), API %+v", study, p.Param, api.Objectives[k].Name, got, got.Text, e)
 			}
 		}

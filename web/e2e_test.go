@@ -30,6 +30,7 @@ import (
 	"xbo/explain/pdp"
 	"xbo/explain/regional"
 	"xbo/explain/shapley"
+	"xbo/report"
 	"xbo/server"
 	"xbo/store"
 	"xbo/web"
@@ -558,6 +559,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	}
 	h.screenshot("6-bobax")
 	checkNoObjective(t, h)
+	checkDiverged(t, h)
 	checkMultiObjective(t, h)
 	h.pageErrors()
 
@@ -726,10 +728,23 @@ func checkOverview(t *testing.T, h *harness, d demo) {
 	if par.Lines != 24 || par.Axis0 != "log" || par.Axis2 != "category" {
 		t.Fatalf("parallel coordinates: %+v", par)
 	}
+	// The best trial's line is drawn last (on top) and darkest, the worst's
+	// first and palest: the colour scale runs from worst (0) to best (1).
+	var ends struct {
+		First, Last int64
+		Colours     []string
+	}
+	h.eval(`(() => { const o = xbo.charts['parallel-chart'].getOption(); return {first: xbo.parallelTrials[0], last: xbo.parallelTrials[xbo.parallelTrials.length - 1], colours: o.visualMap[0].inRange.color}; })()`, &ends)
+	if ends.Last != d.best.Number || ends.First != d.worst.Number || len(ends.Colours) == 0 || !(lightness(ends.Colours[0]) > lightness(ends.Colours[len(ends.Colours)-1])) {
+		t.Fatalf("parallel coordinates: drawn from trial %d to %d with colours %v (low to high values); want the worst (%d) first, the best (%d) last and darkest",
+			ends.First, ends.Last, ends.Colours, d.worst.Number, d.best.Number)
+	}
 	h.audit("overview")
-	h.reachable("overview", "view:explain", "view:history", "view:compare", "state-filter", "value-min", "value-max", "param-filter",
+	h.reachable("overview", "view:explain", "view:history", "view:compare", "trace-log", "trace-clip", "state-filter", "value-min", "value-max", "param-filter",
 		"filters-clear", "summary:Columns", "sort:value", "sort:duration", "row:*")
 	h.shoot("overview")
+	checkSignificant(t, h, "view-overview")
+	checkSignificant(t, h, "summary")
 }
 
 func checkExplanations(t *testing.T, h *harness, d demo) {
@@ -769,7 +784,7 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 			t.Fatal(err)
 		}
 		var shown map[string]float64
-		h.eval(`Object.fromEntries([...document.querySelectorAll('#importance-data tbody tr')].map(tr => [tr.cells[0].textContent, Number(tr.cells[1].textContent)]))`, &shown)
+		h.eval(`Object.fromEntries([...document.querySelectorAll('#importance-data tbody tr[data-param]')].map(tr => [tr.dataset.param, Number(tr.querySelector('td[data-v=fraction]').dataset.x)]))`, &shown)
 		for name, e := range imp.Main {
 			if got, ok := shown[name]; !ok || got != e.Fraction {
 				t.Fatalf("importance of %s (%v): page %v, API %v", name, query, got, e.Fraction)
@@ -777,6 +792,7 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 		}
 	}
 	checkImportance(nil)
+	checkLeadsWithAnswers(t, h)
 
 	// Budgets: every trial reported at steps 1, 2, 3; the table holds the
 	// API's rank correlations, and the selector explains at a budget.
@@ -821,11 +837,12 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 		t.Fatalf("PDP freshness at budget 1: %q", fresh)
 	}
 	h.audit("explanations")
-	h.reachable("explanations", "explain-budget", "budgets-refresh", "pdp-param", "pdp-param2", "pdp-ice", "pdp-refresh", "good-region", "proposal-trial", "proposal-go", "paths-go", "summary:PDP data")
+	h.reachable("explanations", "explain-budget", "budgets-refresh", "pdp-param", "pdp-param2", "pdp-ice", "pdp-refresh", "good-region", "proposal-trial", "proposal-go", "paths-go", "summary:PDP data", "budgets-table-summary")
 	setControl(h, "explain-budget", "", "change")
 	h.wait("importance at the final values", `!document.getElementById('importance-note').textContent.includes('at budget')`, 30*time.Second)
 	h.wait("PDP at the final values", `!document.getElementById('pdp-note').textContent.includes('at budget') && document.querySelectorAll('#pdp-data td[data-v=mean]').length === 20`, 30*time.Second)
 	h.shoot("explain")
+	checkSignificant(t, h, "view-explain")
 	h.run("good region", 5*time.Second, chromedp.Click(chromedp.CSS(`#good-region`)))
 	h.wait("good-region importance", `document.getElementById('importance-note').textContent.startsWith('good region')`, 30*time.Second)
 	checkImportance(url.Values{"cap_quantile": {"0.25"}})
@@ -869,7 +886,7 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 		var trials []int64
 		h.eval(`[...document.querySelectorAll('#paths-data tbody tr')].map(tr => Number(tr.dataset.trial))`, &trials)
 		var cells []string
-		h.eval(`[...document.querySelectorAll('#paths-data td[data-v=phi]')].map(td => td.textContent)`, &cells)
+		h.eval(`[...document.querySelectorAll('#paths-data td[data-v=phi]')].map(td => td.dataset.x)`, &cells)
 		var lines []struct {
 			Name string       `json:"name"`
 			Data [][2]float64 `json:"data"`
@@ -946,7 +963,7 @@ func checkExplanations(t *testing.T, h *harness, d demo) {
 	var whisk struct {
 		Top, Max float64
 	}
-	h.eval(`(() => { const o = xbo.charts['importance-chart'].getOption(); const tops = o.series[1].data.map(d => d[2]); return {top: Math.max(...tops), max: o.yAxis[0].max}; })()`, &whisk)
+	h.eval(`(() => { const o = xbo.charts['importance-chart'].getOption(); const tops = o.series.find(s => s.type === 'custom').data.map(d => d[2]); return {top: Math.max(...tops), max: o.yAxis[0].max}; })()`, &whisk)
 	if !(whisk.Top <= whisk.Max) {
 		t.Fatalf("an importance whisker (%v) is above the axis (%v)", whisk.Top, whisk.Max)
 	}
@@ -1003,7 +1020,7 @@ func checkShapley(t *testing.T, h *harness, study string, n int64, answer, table
 		t.Fatalf("%s explains trial %d, want %d", table, got.Trial, n)
 	}
 	var shown []string
-	h.eval(`[...document.querySelectorAll('#`+table+` td[data-v=phi]')].map(td => td.textContent.split(' ')[0])`, &shown)
+	h.eval(`[...document.querySelectorAll('#`+table+` td[data-v=phi]')].map(td => td.dataset.x)`, &shown)
 	var flat, want []float64
 	for k, o := range sh.Explanation.Outputs {
 		want = append(want, o.Phi...)
@@ -1032,21 +1049,16 @@ func checkShapley(t *testing.T, h *harness, study string, n int64, answer, table
 // checkTrialView opens trials from the trace (a click on its point), the
 // parallel coordinates (the click event of a line) and the table (Enter on
 // a row), and checks what the trial view shows against the API.
-// pageText is how the page writes a value of the API: numbers to five
-// significant digits (exponent form beyond 1e5 and below 1e-3), strings as
-// they are, anything else as JSON.
+// pageText is how the page writes a value of the API (web/src/format.js):
+// numbers as the report's report.Number writes them (three significant
+// digits, whole numbers below 1e5 in full), strings as they are, anything
+// else as JSON.
 func pageText(v any) string {
 	switch x := v.(type) {
 	case string:
 		return x
 	case float64:
-		if x != 0 && (math.Abs(x) >= 1e5 || math.Abs(x) < 1e-3) {
-			m, e, _ := strings.Cut(strconv.FormatFloat(x, 'e', 3, 64), "e")
-			n, _ := strconv.Atoi(e)
-			return fmt.Sprintf("%se%+d", m, n)
-		}
-		f, _ := strconv.ParseFloat(strconv.FormatFloat(x, 'g', 5, 64), 64)
-		return strconv.FormatFloat(f, 'f', -1, 64)
+		return report.Number(x)
 	}
 	b, _ := json.Marshal(v)
 	return string(b)
@@ -1056,7 +1068,11 @@ func checkTrialView(t *testing.T, h *harness, d demo) {
 	h.show("overview")
 	// The trace: a real click on the worst trial's point.
 	var xy [2]float64
-	h.eval(fmt.Sprintf(`(() => { const c = xbo.charts['trace-chart']; c.getDom().scrollIntoView(); const p = c.convertToPixel({seriesIndex: 0}, [%d, %v]); const r = c.getDom().getBoundingClientRect(); return [r.left + p[0], r.top + p[1]]; })()`, d.worst.Number, *d.worst.Value), &xy)
+	// Where its point is drawn: at its value, or at the axis's edge when
+	// the outlier clipping put it there.
+	h.eval(fmt.Sprintf(`(() => { const c = xbo.charts['trace-chart']; c.getDom().scrollIntoView(); const o = c.getOption();
+		const clipped = o.series[2].data.find((d) => d.trial === %d);
+		const p = c.convertToPixel({seriesIndex: 0}, clipped ? clipped.value : [%d, %v]); const r = c.getDom().getBoundingClientRect(); return [r.left + p[0], r.top + p[1]]; })()`, d.worst.Number, d.worst.Number, *d.worst.Value), &xy)
 	h.run("click the trace", 5*time.Second, chromedp.MouseClickXY(xy[0], xy[1]))
 	openedTrial(t, h, d.worst.Number)
 	checkTrialFacts(t, h, d.worst)
@@ -1499,8 +1515,17 @@ func checkWide(t *testing.T, h *harness) {
 	}
 	// Each categorical filters by its level, whatever the level's type;
 	// the parallel coordinates place a level at its index.
-	var par [][]any
-	h.eval(`xbo.charts['parallel-chart'].getOption().series[0].data`, &par)
+	// The lines are drawn worst first, best last: par is put back in
+	// trial number order.
+	var drawn struct {
+		Data   [][]any `json:"data"`
+		Trials []int64 `json:"trials"`
+	}
+	h.eval(`({data: xbo.charts['parallel-chart'].getOption().series[0].data, trials: xbo.parallelTrials})`, &drawn)
+	par := make([][]any, len(d.trials))
+	for i, n := range drawn.Trials {
+		par[slices.IndexFunc(d.trials, func(tr client.Trial) bool { return tr.Number == n })] = drawn.Data[i]
+	}
 	for j, p := range sp.Params {
 		if len(p.Choices) == 0 {
 			continue

@@ -7,6 +7,7 @@ import {
   MarkLineComponent, MarkPointComponent, DataZoomComponent, AriaComponent, TitleComponent,
 } from 'echarts/components';
 import { CanvasRenderer } from 'echarts/renderers';
+import { fmtInstant, fmtValue, num as fmt } from './format.js';
 
 echarts.use([LineChart, LinesChart, ScatterChart, BarChart, HeatmapChart, ParallelChart, CustomChart,
   GridComponent, TooltipComponent, LegendComponent, VisualMapComponent, ParallelComponent,
@@ -83,22 +84,9 @@ export async function api(path) {
 }
 export function studyURL(path, study) { return `/api/studies/${encodeURIComponent(study || state.study.name)}/${path}`; }
 
-// fmt shows a number to five significant digits (exponent form when very
-// large or small); anything else as text.
-export function fmt(v) {
-  if (v === null || v === undefined || Number.isNaN(v)) return '';
-  if (typeof v !== 'number') return String(v);
-  if (v !== 0 && (Math.abs(v) >= 1e5 || Math.abs(v) < 1e-3)) return v.toExponential(3);
-  return String(Number(v.toPrecision(5)));
-}
-// fmtValue shows a parameter or attribute value by its JSON type: numbers
-// to five digits, strings as they are, booleans, null and objects as JSON.
-export function fmtValue(v) {
-  if (v === undefined) return '';
-  if (typeof v === 'number') return fmt(v);
-  if (typeof v === 'string') return v;
-  return JSON.stringify(v);
-}
+// Numbers and values are written by format.js (three significant digits,
+// the exact number on hover); fmt is its num under the name every view uses.
+export { num as fmt, fmtValue, fmtDuration, fmtInstant } from './format.js';
 export function jsonType(v) {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
@@ -230,16 +218,6 @@ export function durationMs(t) {
   const a = timeMs(t.started_at), b = timeMs(t.finished_at);
   return a !== null && b !== null ? b - a : null;
 }
-export function fmtDuration(ms) {
-  if (ms === null || ms === undefined) return '';
-  if (ms < 1000) return `${Math.round(ms)} ms`;
-  const s = ms / 1000;
-  if (s < 60) return `${Number(s.toPrecision(3))} s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m} min ${Math.round(s - 60 * m)} s`;
-  return `${Math.floor(m / 60)} h ${m % 60} min`;
-}
-export function fmtInstant(ms) { return new Date(ms).toISOString().replace('T', ' ').replace('Z', ' UTC'); }
 export function fmtTime(s) { const ms = timeMs(s); return ms === null ? '' : fmtInstant(ms); }
 // note is what the optimizer wrote about a proposal (meta.note).
 export function trialNote(t) { return t.meta && typeof t.meta === 'object' && typeof t.meta.note === 'string' ? t.meta.note : ''; }
@@ -256,6 +234,30 @@ export function errorBars(name, data) {
         { type: 'line', shape: { x1: lo[0], y1: lo[1], x2: hi[0], y2: hi[1] }, style },
         { type: 'line', shape: { x1: lo[0] - w, y1: lo[1], x2: lo[0] + w, y2: lo[1] }, style },
         { type: 'line', shape: { x1: hi[0] - w, y1: hi[1], x2: hi[0] + w, y2: hi[1] }, style },
+      ] };
+    },
+  };
+}
+
+// groupedErrorBars draws whiskers over grouped bars: data [category,
+// lower, upper, k, label] puts each whisker over bar k of the category's
+// nBars, with the label (if any) above its top: a bar's value written
+// there stays readable whatever the bar's height, 0 included.
+export function groupedErrorBars(name, data, nBars) {
+  return {
+    name, type: 'custom', data, z: 10, tooltip: { show: false },
+    renderItem: (_, api) => {
+      const j = api.value(0), k = api.value(3);
+      const band = api.size([1, 0])[0] * 0.8;
+      const dx = -band / 2 + band * (k + 0.5) / nBars;
+      const lo = api.coord([j, api.value(1)]), hi = api.coord([j, api.value(2)]);
+      const style = { stroke: C.black, lineWidth: 1.2 };
+      const label = api.value(4);
+      return { type: 'group', children: [
+        { type: 'line', shape: { x1: lo[0] + dx, y1: lo[1], x2: hi[0] + dx, y2: hi[1] }, style },
+        { type: 'line', shape: { x1: lo[0] + dx - 3, y1: lo[1], x2: lo[0] + dx + 3, y2: lo[1] }, style },
+        { type: 'line', shape: { x1: hi[0] + dx - 3, y1: hi[1], x2: hi[0] + dx + 3, y2: hi[1] }, style },
+        ...(label ? [{ type: 'text', x: hi[0] + dx, y: hi[1] - 3, style: { text: label, fill: C.black, fontSize: 10, align: 'center', verticalAlign: 'bottom' } }] : []),
       ] };
     },
   };

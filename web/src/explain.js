@@ -3,10 +3,12 @@
 // desirability paths of the whole run, and a-BOBAX's band width. Every
 // explanation is the API's document (GET explain/…), drawn as it is.
 import {
-  $, C, EDGE_AXIS, api, SERIES_COLOURS, VIRIDIS, axisName, bestFeasible, constrained, chart, chartIf, errorBars, esc, fmt, fmtValue, multiObjective, objectiveIndex,
-  objectives, param, paramAxis, params, setNote, sortedTrials, state, studyURL, trialNote, usable, withObjective,
+  $, C, EDGE_AXIS, SERIES_COLOURS, VIRIDIS, axisName, bestFeasible, constrained, chart, chartIf, errorBars, esc, fmt, fmtValue, multiObjective, objectiveIndex,
+  objectives, param, paramAxis, params, setNote, sortedTrials, state, trialNote, usable, withObjective,
 } from './core.js';
 import { explainGET, freshPanel } from './freshness.js';
+import { budgetText, onBudgetChange, withBudget } from './budgets.js';
+import { ranked, refreshImportance } from './importance.js';
 import { explainTrial } from './shapley.js';
 
 freshPanel('pdp', () => refreshPDP(), true, 'Recompute');
@@ -14,95 +16,26 @@ freshPanel('importance', () => refreshImportance(), true, 'Recompute');
 freshPanel('proposal', () => refreshShapley(), false, 'Explain');
 freshPanel('paths', () => loadPaths(), false, 'Load desirability paths');
 
-// ---------------------------------------------------------------- budgets
-// A study whose trials reported intermediate values can be explained at a
-// budget (a step): the selector adds budget=N to the PDP and importance
-// requests, and the table shows whether the ranking at one budget predicts
-// the ranking at another (GET explain/budgets). The engine defines which
-// trials and values count; the page only shows its answers.
+// ------------------------------------------------------- what leads the view
+// The view answers first which parameters matter (importance), then how
+// the most important one acts (its PDP): the PDP's parameter follows the
+// importance's ranking until the user picks one.
+let pdpChosen = false;
 
-function budgetParam() { const b = $('explain-budget').value; return b === '' ? '' : `budget=${encodeURIComponent(b)}`; }
-// withBudget appends the selected budget to an explanation's path.
-function withBudget(path) { const b = budgetParam(); return b ? path + (path.includes('?') ? '&' : '?') + b : path; }
-// budgetText says which budget and trials an explanation used ('' for the final values).
-function budgetText(r) {
-  const b = r && r.budget;
-  return b ? `at budget ${b.step}: ${b.trials} trials (${b.pruned} pruned; ${b.left_out} finished trials left out)` : '';
-}
-
-function hasCurves() {
-  for (const t of state.trials.values()) if ((t.state === 'complete' || t.state === 'pruned') && (t.intermediate || []).length) return true;
-  return false;
-}
-
-export function resetBudget() {
-  $('explain-budget').innerHTML = '<option value="">final values</option>';
-  $('budgets-data').innerHTML = '<caption>Rank correlation of the trials\' values between budgets</caption>';
-  setNote('budgets-note', '');
-  $('budgets-reading').textContent = '';
-  window.xbo.budgets = null;
-}
-
-// The table follows a running study: when its trials changed it is asked
-// again, at most every BUDGETS_EVERY_MS (the engine answers from its cache
-// while the curves stay the same).
-const BUDGETS_EVERY_MS = 15000;
-let budgetsAsked = { version: -1, at: 0 };
-let budgetsTimer = null;
-export function followBudgets() {
-  if (!state.study || state.version === budgetsAsked.version) return;
-  const wait = BUDGETS_EVERY_MS - (Date.now() - budgetsAsked.at);
-  if (wait > 0) {
-    // A change inside the interval is picked up when it ends, even if no
-    // other change comes to call this again (the last trial of a study).
-    if (!budgetsTimer) budgetsTimer = setTimeout(() => { budgetsTimer = null; followBudgets(); }, wait);
-    return;
+export async function explainLeading() {
+  const r = await refreshImportance();
+  if (r && !pdpChosen) {
+    const top = ranked(r).params[0];
+    if (top && param(top.k)) $('pdp-param').value = top.k;
   }
-  loadBudgets();
+  await refreshPDP();
 }
-
-export async function loadBudgets() {
-  if (!state.study) return;
-  budgetsAsked = { version: state.version, at: Date.now() };
-  $('budget-panel').hidden = !hasCurves();
-  if ($('budget-panel').hidden) return;
-  const gen = state.gen;
-  setNote('budgets-note', 'computing…');
-  try {
-    const r = await api(studyURL(withObjective('budgets', 'explain/budgets')));
-    if (gen !== state.gen) return;
-    window.xbo.budgets = r;
-    const sel = $('explain-budget'), current = sel.value;
-    sel.innerHTML = '<option value="">final values</option>' + r.steps.map((s) =>
-      `<option value="${s.step}"${s.trials < r.min_trials ? ' disabled' : ''}>${s.step} (${s.trials} trials${s.pruned ? `, ${s.pruned} pruned` : ''})</option>`).join('');
-    if (r.steps.some((s) => String(s.step) === current)) sel.value = current;
-    setNote('budgets-note', `${r.curves} finished trials with intermediate values, ${r.final} complete; ${Math.round(r.level * 100)}% intervals; `
-      + `a trial's value at a budget is ${r.rule}${r.steps_total > r.steps.length ? `; ${r.steps.length} of ${r.steps_total} budgets listed` : ''}`);
-    $('budgets-reading').textContent = r.reading;
-    const cell = (c, name) => (c ? `<td data-v="${name}" data-x="${c.value}">${fmt(c.value)}</td><td>[${fmt(c.lower)}, ${fmt(c.upper)}]</td>` : '<td>—</td><td></td>');
-    $('budgets-data').innerHTML = '<caption>Rank correlation of the trials\' values between budgets</caption>'
-      + '<thead><tr><th scope="col">budgets</th><th scope="col">trials</th><th scope="col">Spearman</th><th scope="col">interval</th>'
-      + '<th scope="col">Kendall</th><th scope="col">interval</th>'
-      + '<th scope="col" title="Spearman among the better half of the trials by the later value: does the budget rank the good ones among themselves?">better half: trials</th>'
-      + '<th scope="col">Spearman</th><th scope="col">interval</th><th scope="col">note</th></tr></thead><tbody>'
-      + r.pairs.map((p) => {
-        const b = p.better_half;
-        const better = b ? `<td data-v="better-trials">${b.trials}</td>${cell(b.spearman, 'better-spearman')}` : '<td></td><td>—</td><td></td>';
-        const note = [p.note, b && b.note ? `better half: ${b.note}` : ''].filter(Boolean).join('; ');
-        return `<tr><th scope="row">${esc(p.label)}</th><td data-v="trials">${p.trials}</td>${cell(p.spearman, 'spearman')}${cell(p.kendall, 'kendall')}${better}<td>${esc(note)}</td></tr>`;
-      }).join('')
-      + '</tbody>';
-  } catch (e) {
-    if (gen === state.gen) setNote('budgets-note', `budgets: ${e.message}`, true);
-  }
-}
-$('budgets-refresh').addEventListener('click', loadBudgets);
-$('budgets-objective').addEventListener('change', loadBudgets);
-$('explain-budget').addEventListener('change', () => { refreshPDP(); refreshImportance(); });
+onBudgetChange(() => { refreshPDP(); refreshImportance(); });
 
 // ---------------------------------------------------------------- PDP
 
 export function fillParamSelects() {
+  pdpChosen = false;
   const opts = params().map((p) => `<option value="${esc(p.name)}">${esc(p.name)}</option>`).join('');
   $('pdp-param').innerHTML = opts;
   $('pdp-param2').innerHTML = '<option value="">none</option>' + opts;
@@ -228,66 +161,25 @@ function drawPDP(r, title) {
       grid: { left: 70, right: 20, top: 56, bottom: 55 },
       xAxis: cat ? { type: 'category', data: xs, name: axisName(p), nameLocation: 'middle', nameGap: 30, ...EDGE_AXIS } : paramAxis(p, EDGE_AXIS),
       // With several objectives the axis names the objective (its units).
-      yAxis: { type: 'value', name: multiObjective() ? `partial dependence of ${objectives()[k].name} (${minimize() ? 'lower' : 'higher'} is better)` : `partial dependence (study units, ${minimize() ? 'lower' : 'higher'} is better)`, nameLocation: 'middle', nameGap: 50, min: lo - 0.02 * (hi - lo), max: hi + 0.02 * (hi - lo), axisLabel: { formatter: fmt } },
+      yAxis: { type: 'value', name: multiObjective() ? `partial dependence of ${objectives()[k].name} (${minimize() ? 'lower' : 'higher'} is better)` : `partial dependence (study units, ${minimize() ? 'lower' : 'higher'} is better)`, nameLocation: 'middle', nameGap: 50, min: lo - 0.02 * (hi - lo), max: hi + 0.02 * (hi - lo),
+        // The padded ends are not round numbers: only the gridlines' are written.
+        axisLabel: { formatter: fmt, showMinLabel: false, showMaxLabel: false } },
       series,
     }, true);
   }
   // The numbers behind the chart, for screen readers and for checking.
   const rows = r.mean.map((m, k) => {
     const g = r.param2 ? `${fmt(r.grid[Math.floor(k / r.grid2.length)])}, ${fmt(r.grid2[k % r.grid2.length])}` : fmt(r.grid[k]);
-    // Five significant digits on screen; the exact number in data-x.
-    const cell = (v, name) => `<td data-v="${name}" data-x="${v}">${fmt(v)}</td>`;
+    // Three significant digits on screen; the exact number in data-x and on hover.
+    const cell = (v, name) => `<td data-v="${name}" data-x="${v}" title="${v}">${fmt(v)}</td>`;
     return `<tr><td>${esc(g)}</td>${cell(m, 'mean')}${cell(r.lower[k], 'lower')}${cell(r.upper[k], 'upper')}</tr>`;
   }).join('');
   $('pdp-data').innerHTML = `<thead><tr><th scope="col">${esc(r.param)}${r.param2 ? ', ' + esc(r.param2) : ''}</th><th scope="col">mean</th><th scope="col">lower</th><th scope="col">upper</th></tr></thead><tbody>${rows}</tbody>`;
 }
 
 for (const id of ['pdp-objective', 'pdp-param', 'pdp-param2', 'pdp-ice', 'pdp-refresh']) $(id).addEventListener(id === 'pdp-refresh' ? 'click' : 'change', refreshPDP);
+$('pdp-param').addEventListener('change', () => { pdpChosen = true; });
 for (const r of document.querySelectorAll('input[name="pdp-mode"]')) r.addEventListener('change', refreshPDP);
-
-// ---------------------------------------------------------------- importance
-
-export async function refreshImportance() {
-  if (!state.study) return;
-  const good = $('good-region').checked;
-  const gen = state.gen;
-  setNote('importance-note', 'computing…');
-  try {
-    const r = await explainGET('importance', withObjective('importance', withBudget('explain/importance' + (good ? '?cap_quantile=0.25' : ''))));
-    if (!r || gen !== state.gen) return;
-    window.xbo.importance = r;
-    const main = Object.entries(r.main).map(([k, e]) => ({ k, ...e })).sort((a, b) => b.fraction - a.fraction);
-    const pairs = Object.entries(r.pairs || {}).map(([k, e]) => ({ k: k.replace(',', ' × '), ...e })).sort((a, b) => b.fraction - a.fraction).slice(0, 5);
-    const items = [...main, ...pairs];
-    // gp-sobol gives 95% posterior intervals; forest-fanova a spread across trees.
-    const ci = items.length > 0 && Array.isArray(items[0].ci95);
-    const how = ci
-      ? 'bars: Sobol index of the GP mean, whiskers the 95% interval from posterior samples'
-      : 'bars: mean fraction over trees, whiskers ± one standard deviation across trees';
-    setNote('importance-note', `${good ? 'good region (values capped at the top-25% quantile)' : 'whole space'}; ${r.budget ? budgetText(r) + '; ' : ''}${r.method}; variance ${fmt(r.total_variance)}; ${how}; main effects then the top ${pairs.length} pairs`);
-    chart('importance-chart').setOption({
-      aria: { enabled: true }, animation: false,
-      tooltip: { trigger: 'axis' },
-      grid: { left: 60, right: 20, top: 20, bottom: 70 },
-      xAxis: { type: 'category', data: items.map((i) => i.k), axisLabel: { rotate: 30 }, name: 'effect (main, then pair)', nameLocation: 'middle', nameGap: 55 },
-      // The whiskers decide the top, so none is clipped.
-      yAxis: { type: 'value', name: 'fraction of variance (0–1)', nameLocation: 'middle', nameGap: 42, min: 0,
-        max: ((top) => (top <= 0.95 ? 1.05 * top : Math.max(1, 1.02 * top)))(Math.max(0.01, ...items.map((i) => (Array.isArray(i.ci95) ? i.ci95[1] : i.fraction + i.std)))),
-        axisLabel: { formatter: fmt, showMaxLabel: false } },
-      series: [
-        { name: 'fraction', type: 'bar', data: items.map((i, n) => ({ value: i.fraction, itemStyle: { color: n < main.length ? C.blue : C.orange } })) },
-        errorBars(ci ? '95% interval' : '± sd', items.map((i, n) => (Array.isArray(i.ci95) ? [n, i.ci95[0], i.ci95[1]] : [n, Math.max(0, i.fraction - i.std), i.fraction + i.std]))),
-      ],
-    }, true);
-    $('importance-data').innerHTML = '<thead><tr><th scope="col">effect</th><th scope="col">fraction</th><th scope="col">sd</th><th scope="col">95% interval</th></tr></thead><tbody>' +
-      items.map((i) => `<tr><td>${esc(i.k)}</td><td data-v="fraction">${i.fraction}</td><td>${i.std}</td><td>${Array.isArray(i.ci95) ? `${fmt(i.ci95[0])} – ${fmt(i.ci95[1])}` : ''}</td></tr>`).join('') + '</tbody>';
-  } catch (e) {
-    setNote('importance-note', `importance: ${e.message}`, true);
-  }
-}
-$('good-region').addEventListener('change', refreshImportance);
-$('importance-objective').addEventListener('change', refreshImportance);
-$('importance-refresh').addEventListener('click', refreshImportance);
 
 // ---------------------------------------------------------------- proposal
 
@@ -390,8 +282,8 @@ function drawPaths() {
   }, true);
   $('paths-data').innerHTML = `<caption class="sr-only">φ of ${esc(out)} per proposal</caption><thead><tr><th scope="col">trial</th><th scope="col">acquisition</th><th scope="col">payout</th>` +
     r.params.map((p) => `<th scope="col">${esc(p)}</th>`).join('') + '</tr></thead><tbody>' +
-    steps.map((s) => { const a = attr(s); return `<tr data-trial="${s.trial}"><th scope="row">${s.trial}</th><td>${esc(s.acquisition || '')}</td><td data-v="payout">${a.payout}</td>` +
-      a.phi.map((v, j) => `<td data-v="phi" data-param="${esc(r.params[j])}">${v}</td>`).join('') + '</tr>'; }).join('') + '</tbody>';
+    steps.map((s) => { const a = attr(s); return `<tr data-trial="${s.trial}"><th scope="row">${s.trial}</th><td>${esc(s.acquisition || '')}</td><td data-v="payout" data-x="${a.payout}" title="${a.payout}">${fmt(a.payout)}</td>` +
+      a.phi.map((v, j) => `<td data-v="phi" data-param="${esc(r.params[j])}" data-x="${v}" title="${v}">${fmt(v)}</td>`).join('') + '</tr>'; }).join('') + '</tbody>';
 }
 $('paths-go').addEventListener('click', loadPaths);
 

@@ -4,8 +4,9 @@
 // marked).
 import {
   $, C, EDGE_AXIS, bestFeasible, chart, chartIf, onChart, durationMs, esc, fmt, fmtDuration, fmtInstant, multiObjective, objectiveIndex, objectiveLabel,
-  objectiveValues, objectives, openTrial, setNote, sortedTrials, state, stateColour, timeMs, usable, usableAll,
+  minimize, objectiveValues, objectives, openTrial, setNote, sortedTrials, state, stateColour, timeMs, usable, usableAll,
 } from './core.js';
+import { clipText, isClipped, scaleControls, valueScale } from './scale.js';
 
 const EDF_POINTS = 2000; // points drawn of the distribution function
 const CURVE_POINTS = 20000; // intermediate values drawn, the latest trials first
@@ -192,28 +193,39 @@ export function renderCurves(all) {
   }
   const states = stateOrder(byState.keys());
   const few = points <= 2000;
-  window.xbo.curves = { trials: kept.length, of: withValues.length, points, byState: Object.fromEntries(states.map((s) => [s, byState.get(s).trials])), stops: stops.length };
+  // One diverged trial must not squash the others: log scale and clipping
+  // (scale.js), in the study's direction.
+  const worseHigh = minimize();
+  const values = [];
+  for (const g of byState.values()) for (const d of g.data) if (d !== '-') values.push(d[1]);
+  const sc = valueScale(values, { worseHigh, ...scaleControls('curves', values) });
+  const edge = [];
+  for (const g of byState.values()) for (const d of g.data) if (d !== '-' && isClipped(sc, d[1], worseHigh)) edge.push({ value: [d[0], worseHigh ? sc.max : sc.min, d[2]], real: d[1] });
+  window.xbo.curves = { trials: kept.length, of: withValues.length, points, byState: Object.fromEntries(states.map((s) => [s, byState.get(s).trials])), stops: stops.length, clipped: edge.length, axis: sc.type };
   setNote('curves-note', withValues.length === 0 ? 'no trial has reported intermediate values (POST …/trials/{t}/report)' :
     `${kept.length}${kept.length < withValues.length ? ` of ${withValues.length} (the latest)` : ''} trials with intermediate values, ${points} values; ` +
-    states.map((s) => `${byState.get(s).trials} ${s}`).join(', ') + (stops.length ? '; × marks where a pruned trial was stopped' : '') + (few ? '; click a point for its trial' : ''));
+    states.map((s) => `${byState.get(s).trials} ${s}`).join(', ') + (stops.length ? '; × marks where a pruned trial was stopped' : '') + clipText(sc, worseHigh, 'value') + (few ? '; click a point for its trial' : ''));
   const series = states.map((s) => ({
     name: s, type: 'line', data: byState.get(s).data, color: stateColour(s), showSymbol: few, symbolSize: 4, connectNulls: false,
     lineStyle: { width: s === 'pruned' ? 1.5 : 1, type: s === 'pruned' ? 'dashed' : 'solid', opacity: Math.max(0.25, Math.min(0.9, 40 / Math.max(1, byState.get(s).trials))) },
   }));
+  if (edge.length) series.push({ name: CLIPPED, type: 'scatter', data: edge, symbol: 'triangle', symbolRotate: worseHigh ? 0 : 180, symbolSize: 8, color: C.red, z: 6 });
   if (stops.length) series.push({ name: 'pruned here', type: 'scatter', data: stops, symbol: CROSS, symbolSize: 10, color: C.black, z: 5 });
   const c = chartIf('curves-chart', withValues.length > 0);
   if (!c) return;
   c.setOption({
     aria: { enabled: true }, animation: false,
     legend: { data: series.map((s) => s.name), top: 0 },
-    tooltip: { trigger: 'item', formatter: (p) => `trial ${p.value[2]} (${esc(p.seriesName)}): step ${p.value[0]}, value ${fmt(p.value[1])}` },
+    tooltip: { trigger: 'item', formatter: (p) => `trial ${p.value[2]} (${esc(p.seriesName)}): step ${p.value[0]}, value ${fmt(p.seriesName === CLIPPED ? p.data.real : p.value[1])}` },
     grid: { left: 70, right: 20, top: 30, bottom: 50 },
     xAxis: { type: 'value', name: 'step', nameLocation: 'middle', nameGap: 28, minInterval: 1, scale: true, ...EDGE_AXIS },
-    yAxis: { type: 'value', name: 'intermediate value (study units)', nameLocation: 'middle', nameGap: 50, scale: true, axisLabel: { formatter: fmt } },
+    yAxis: { type: sc.type, name: `intermediate value (study units${sc.type === 'log' ? ', log scale' : ''})`, nameLocation: 'middle', nameGap: 50, min: sc.min, max: sc.max, logBase: 10, axisLabel: { formatter: fmt, showMinLabel: false, showMaxLabel: false }, ...EDGE_AXIS },
     dataZoom: [{ type: 'inside' }],
     series,
   }, true);
 }
+const CLIPPED = 'clipped (beyond the axis)';
+for (const id of ['curves-log', 'curves-clip']) $(id).addEventListener('change', () => renderCurves(sortedTrials()));
 
 $('edf-objective').addEventListener('change', () => renderEDF(sortedTrials()));
 onChart('curves-chart', (c) => c.on('click', (p) => { if (p.value && Number.isInteger(p.value[2])) openTrial(p.value[2]); }));

@@ -2,9 +2,10 @@
 // parallel coordinates (the trials table is in table.js). A point of the
 // trace or a line of the parallel coordinates opens its trial.
 import {
-  $, C, EDGE_AXIS, VIRIDIS, axisValue, bestFeasible, bestSoFar, chart, constraintNames, esc, feasible, fmt, minimize, multiObjective, objectiveValues,
-  objectives, onChart, openTrial, paramAxis, params, setNote, state, usable, usableAll, valueName,
+  $, C, EDGE_AXIS, axisValue, bestFeasible, bestSoFar, chart, constraintNames, esc, feasible, fmt, minimize, multiObjective, objectiveValues,
+  objectives, onChart, openTrial, paramAxis, params, setNote, sortedTrials, state, usable, usableAll, valueName,
 } from './core.js';
+import { clipText, isClipped, scaleControls, valueScale } from './scale.js';
 import { classify } from './pareto.js';
 
 const TRACE_POINTS = 2000; // points drawn per series in the trace
@@ -62,25 +63,35 @@ export function renderTrace(all) {
   const { line, best: b } = bestSoFar(done, minimize(), (t) => feasible(t));
   const infeasible = constraintNames().length ? done.filter((t) => !feasible(t)).length : 0;
   const pts = downsample(xs, ys, TRACE_POINTS);
+  // A minimized objective's outliers are high, a maximized one's low.
+  const worseHigh = minimize();
+  const sc = valueScale(ys, { worseHigh, ...scaleControls('trace', ys) });
+  const kept = pts.filter((p) => !isClipped(sc, p[1], worseHigh));
+  // A clipped point is drawn at the edge, and keeps its value for the tooltip and a click.
+  const edge = pts.filter((p) => isClipped(sc, p[1], worseHigh)).map((p) => ({ value: [p[0], worseHigh ? sc.max : sc.min], trial: p[0], real: p[1] }));
   setNote('trace-note', (xs.length > TRACE_POINTS ? `${xs.length} complete trials, drawn as ${pts.length} points (min and max of each stretch)` : `${xs.length} complete trials`) +
-    (constraintNames().length ? `; best so far among the feasible ones (${infeasible} infeasible)` : '') + '; click a point for its trial');
-  window.xbo.trace = { n: xs.length, best: b, drawn: pts.length };
+    (constraintNames().length ? `; best so far among the feasible ones (${infeasible} infeasible)` : '') + clipText(sc, worseHigh) + '; click a point for its trial');
+  window.xbo.trace = { n: xs.length, best: b, drawn: pts.length, clipped: sc.clipped, limit: sc.limit, axis: sc.type };
   chart('trace-chart').setOption({
     aria: { enabled: true },
     animation: false,
-    color: [C.blue, C.orange],
-    tooltip: { trigger: 'item', formatter: (p) => `trial ${p.value[0]}: ${fmt(p.value[1])}` },
-    legend: { data: ['value', 'best so far'], top: 0 },
+    color: [C.blue, C.orange, C.red],
+    tooltip: { trigger: 'item', formatter: (p) => (p.seriesName === CLIPPED ? `trial ${p.data.trial}: ${fmt(p.data.real)} (beyond the axis)` : `trial ${p.value[0]}: ${fmt(p.value[1])}`) },
+    legend: { data: ['value', 'best so far', ...(edge.length ? [CLIPPED] : [])], top: 0 },
     grid: { left: 70, right: 20, top: 30, bottom: 60 },
     xAxis: { type: 'value', name: 'trial number', nameLocation: 'middle', nameGap: 26, min: 0, ...EDGE_AXIS },
-    yAxis: { type: 'value', name: valueName(), nameLocation: 'middle', nameGap: 50, scale: true, axisLabel: { formatter: fmt } },
+    yAxis: { type: sc.type, name: valueName() + (sc.type === 'log' ? ', log scale' : ''), nameLocation: 'middle', nameGap: 50, min: sc.min, max: sc.max, logBase: 10, axisLabel: { formatter: fmt, showMinLabel: false, showMaxLabel: false }, ...EDGE_AXIS },
     dataZoom: [{ type: 'inside' }],
     series: [
-      { name: 'value', type: 'scatter', symbolSize: 4, data: pts, large: pts.length > 1000 },
-      { name: 'best so far', type: 'line', step: 'end', showSymbol: false, silent: true, data: line, lineStyle: { width: 2 } }, // clicks reach the points
+      { name: 'value', type: 'scatter', symbolSize: 4, data: kept, large: kept.length > 1000 },
+      // The line is clipped by the axis too; clicks reach the points.
+      { name: 'best so far', type: 'line', step: 'end', showSymbol: false, silent: true, data: line, lineStyle: { width: 2 } },
+      { name: CLIPPED, type: 'scatter', symbol: 'triangle', symbolRotate: worseHigh ? 0 : 180, symbolSize: 9, data: edge, z: 5 },
     ],
   }, true);
 }
+const CLIPPED = 'clipped (beyond the axis)';
+for (const id of ['trace-log', 'trace-clip']) $(id).addEventListener('change', () => renderTrace(sortedTrials()));
 
 
 // ---------------------------------------------------------------- parallel coordinates
@@ -137,27 +148,40 @@ export function renderParallel(all) {
     return;
   }
   axes.push({ dim: ps.length, name: 'value', type: 'value', scale: true, nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length) });
-  const data = done.map(row);
-  parallelTrials = [done.map((t) => t.number)];
-  const vals = done.map((t) => t.value);
+  // The best trials are drawn last (on top), dark and opaque; the worst
+  // first, pale and faint: the lines a reader looks for are the easiest to
+  // see. Colour follows the rank, not the value, so that one diverged
+  // trial does not make every other line equally dark.
+  const min = minimize();
+  const order = done.slice().sort((a, b) => (min ? b.value - a.value : a.value - b.value));
+  const goodness = (i) => (order.length > 1 ? i / (order.length - 1) : 1);
+  const data = order.map((t, i) => [...row(t), goodness(i)]);
+  parallelTrials = [order.map((t) => t.number)];
+  window.xbo.parallelTrials = parallelTrials[0];
   chart('parallel-chart').setOption({
     aria: { enabled: true },
     animation: false,
     parallelAxis: axes,
     // The colour scale has a margin of its own, clear of the value axis;
     // the first axis's name (centred on it, about 8 px a letter) fits left.
-    parallel: { left: Math.max(50, 4 * (axes[0] ? axes[0].name.length : 0)), right: 130, top: 50, bottom: 30 },
+    parallel: { left: Math.max(50, 4 * (axes[0] ? axes[0].name.length : 0)), right: 110, top: 50, bottom: 30 },
     visualMap: {
-      type: 'continuous', dimension: ps.length, min: vals.length ? Math.min(...vals) : 0, max: vals.length ? Math.max(...vals) : 1,
-      inRange: { color: minimize() ? VIRIDIS.slice().reverse() : VIRIDIS }, right: 10, top: 'middle', calculable: true,
-      text: ['high', 'low'], itemHeight: 160, precision: 3,
+      type: 'continuous', dimension: ps.length + 1, min: 0, max: 1,
+      inRange: { color: BEST_LAST, opacity: [opacity, 0.95] }, right: 10, top: 'middle', calculable: false,
+      text: ['best', 'worst'], itemHeight: 160, formatter: () => '',
     },
-    // Many lines fade, so the ticks stay readable at 10,000 trials.
-    series: [{ type: 'parallel', data, lineStyle: { width: 1, opacity }, progressive: 500, smooth: false }],
+    series: [{ type: 'parallel', data, lineStyle: { width: 1.2 }, progressive: 500, smooth: false }],
   }, true);
 }
+
+// Pale to dark (worse to better) on white: one hue, so that darkness alone
+// says how good a line is, whatever the reader's colour vision.
+const BEST_LAST = ['#dbe9f6', '#9ecae1', '#4292c6', '#2171b5', '#08306b'];
 
 // The trial of each line of the parallel coordinates, per series in drawing order.
 let parallelTrials = [];
 onChart('parallel-chart', (c) => c.on('click', (p) => { const n = (parallelTrials[p.seriesIndex] || [])[p.dataIndex]; if (n !== undefined) openTrial(n); }));
-onChart('trace-chart', (c) => c.on('click', (p) => { if (p.seriesName === 'value' && p.value) openTrial(p.value[0]); }));
+onChart('trace-chart', (c) => c.on('click', (p) => {
+  if (p.seriesName === 'value' && p.value) openTrial(p.value[0]);
+  if (p.seriesName === CLIPPED && p.data) openTrial(p.data.trial);
+}));

@@ -1,7 +1,8 @@
 // The Shapley explanation of one configuration (GET explain/shapley,
 // ShapleyMBO, Croppi 2021), drawn by the Proposal panel and the trial view.
-import { $, C, chart, esc, fmt, fmtValue, multiObjective, objectiveIndex, objectiveValues, objectives, setNote, state, unitsOf, withObjective } from './core.js';
+import { $, C, chart, esc, fmt, fmtValue, groupedErrorBars, multiObjective, objectiveIndex, objectiveValues, objectives, setNote, state, unitsOf, withObjective } from './core.js';
 import { explainGET } from './freshness.js';
+import { interval, plus } from './format.js';
 
 const OUTPUT_COLOURS = [C.blue, C.orange, C.green, C.purple];
 // Acquisition labels of trials no surrogate chose (opt/settings.go, notProposals).
@@ -34,28 +35,15 @@ function drawShapley(panel, r) {
   const k = objectiveIndex(panel);
   const vals = t && objectiveValues(t);
   const valueText = !t || t.value === undefined ? '' : multiObjective() ? (vals ? `, ${objectives()[k].name} ${fmt(vals[k])}` : '') : ', value ' + fmt(t.value);
-  setNote(`${panel}-note`, `trial ${n}${t ? ` (${t.state}${valueText}, ${t.acquisition || ''})` : ''}: ${ex.method} Shapley values, ${Math.round(ex.level * 100)}% intervals; ` +
-    outs.map((o) => `${o.output}: prediction ${fmt(o.prediction)} = average ${fmt(o.average)} + ${fmt(o.payout)}`).join('; ') +
+  // Exact values have no intervals to speak of (lower = upper).
+  const exact = outs.every((o) => o.phi.every((_, j) => o.lower[j] === o.upper[j]));
+  setNote(`${panel}-note`, `trial ${n}${t ? ` (${t.state}${valueText}, ${t.acquisition || ''})` : ''}: ${ex.method} Shapley values${exact ? '' : `, ${Math.round(ex.level * 100)}% intervals`}; ` +
+    outs.map((o) => `${o.output}: prediction ${fmt(o.prediction)} = average ${fmt(o.average)} ${plus(o.payout)}`).join('; ') +
     (t && NOT_PROPOSALS.has(t.acquisition) ? `. No surrogate chose this configuration (${t.acquisition}): the values say how the surrogate sees it now, not why it was proposed.` : ''));
   const series = outs.map((o, k) => ({ name: o.output, type: 'bar', data: o.phi, color: OUTPUT_COLOURS[k % OUTPUT_COLOURS.length] }));
-  // Whiskers of every output, placed over its bar in the group.
-  const nOut = outs.length;
-  series.push({
-    name: 'interval', type: 'custom', z: 10, tooltip: { show: false },
-    data: outs.flatMap((o, k) => o.phi.map((_, j) => [j, o.lower[j], o.upper[j], k])),
-    renderItem: (_, api) => {
-      const j = api.value(0), k = api.value(3);
-      const band = api.size([1, 0])[0] * 0.8;
-      const dx = -band / 2 + band * (k + 0.5) / nOut;
-      const lo = api.coord([j, api.value(1)]), hi = api.coord([j, api.value(2)]);
-      const style = { stroke: C.black, lineWidth: 1.2 };
-      return { type: 'group', children: [
-        { type: 'line', shape: { x1: lo[0] + dx, y1: lo[1], x2: hi[0] + dx, y2: hi[1] }, style },
-        { type: 'line', shape: { x1: lo[0] + dx - 3, y1: lo[1], x2: lo[0] + dx + 3, y2: lo[1] }, style },
-        { type: 'line', shape: { x1: hi[0] + dx - 3, y1: hi[1], x2: hi[0] + dx + 3, y2: hi[1] }, style },
-      ] };
-    },
-  });
+  // Whiskers of every output over its bar in the group; an exact value
+  // (lower = upper) has none.
+  series.push(groupedErrorBars('interval', outs.flatMap((o, k) => o.phi.map((_, j) => [j, o.lower[j], o.upper[j], k]).filter((w) => w[1] !== w[2])), outs.length));
   const many = ex.params.length > 4;
   chart(`${panel}-chart`).setOption({
     aria: { enabled: true }, animation: false,
@@ -69,5 +57,5 @@ function drawShapley(panel, r) {
   }, true);
   $(`${panel}-data`).innerHTML = `<caption class="sr-only">Shapley values of trial ${n} with their intervals</caption><thead><tr><th scope="col">output</th>` +
     ex.params.map((p) => `<th scope="col">${esc(p)} = ${esc(r.point && p in r.point ? fmtValue(r.point[p]) : 'off')}</th>`).join('') + '</tr></thead><tbody>' +
-    outs.map((o) => `<tr><th scope="row">${esc(o.output)}</th>${o.phi.map((v, j) => `<td data-v="phi">${v} [${o.lower[j]}, ${o.upper[j]}]</td>`).join('')}</tr>`).join('') + '</tbody>';
+    outs.map((o) => `<tr><th scope="row">${esc(o.output)}</th>${o.phi.map((v, j) => `<td data-v="phi" data-x="${v}" title="${v} [${o.lower[j]}, ${o.upper[j]}]">${[fmt(v), interval(o.lower[j], o.upper[j])].filter(Boolean).join(' ')}</td>`).join('')}</tr>`).join('') + '</tbody>';
 }

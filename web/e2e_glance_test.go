@@ -1,0 +1,203 @@
+package web_test
+
+// Checks of issue 45 (items 1–3): the Explanations view leads with the
+// answers, numbers are written for people, and charts read at a glance
+// when one trial diverged. They run inside TestDashboardEndToEnd, on its
+// browser and server.
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"xbo/client"
+)
+
+// checkLeadsWithAnswers: on the demo study (Explanations shown, PDP and
+// importance drawn) the first panel is the importance, ranked by total
+// effect; the PDP shows its first parameter; budgets come after the
+// explanations with their reading first and the table folded; the header
+// carries no debug timing.
+func checkLeadsWithAnswers(t *testing.T, h *harness) {
+	var order []string
+	h.eval(`[...document.querySelectorAll('#view-explain > section.panel')].filter(s => !s.hidden).map(s => s.id)`, &order)
+	if len(order) < 3 || order[0] != "importance-panel" || order[1] != "pdp-panel" {
+		t.Fatalf("Explanations view panels in order %v: want importance, then the PDP", order)
+	}
+	budgets := -1
+	for i, id := range order {
+		if id == "budget-panel" {
+			budgets = i
+		}
+	}
+	if budgets < 2 {
+		t.Fatalf("Explanations view panels in order %v: want the budgets after the explanations", order)
+	}
+	var lead struct {
+		Reading, Summary string
+		Open             bool
+		Totals           []float64
+		First, PDP       string
+	}
+	h.eval(`(() => ({
+		reading: document.getElementById('budgets-reading').textContent,
+		summary: document.getElementById('budgets-table-summary').textContent,
+		open: document.getElementById('budgets-details').open,
+		totals: [...document.querySelectorAll('#importance-data tr[data-param] td[data-v=total]')].map(td => Number(td.dataset.x)),
+		first: document.querySelector('#importance-data tr[data-param]').dataset.param,
+		pdp: document.getElementById('pdp-param').value,
+	}))()`, &lead)
+	if lead.Reading == "" || lead.Open || !strings.Contains(lead.Summary, "pairs of budgets") {
+		t.Fatalf("budgets: reading %q, table open %v, summary %q: want the reading shown and the table folded", lead.Reading, lead.Open, lead.Summary)
+	}
+	if len(lead.Totals) != 3 {
+		t.Fatalf("importance: %d total effects, want one per parameter", len(lead.Totals))
+	}
+	for i := 1; i < len(lead.Totals); i++ {
+		if lead.Totals[i] > lead.Totals[i-1] {
+			t.Fatalf("importance rows not ranked by total effect: %v", lead.Totals)
+		}
+	}
+	if lead.PDP != lead.First {
+		t.Fatalf("the PDP shows %s, the most important parameter is %s", lead.PDP, lead.First)
+	}
+	// Every bar's value is written above its whisker: a bar of height 0
+	// still says 0.0%.
+	var labels []string
+	h.eval(`xbo.charts['importance-chart'].getOption().series.find(s => s.type === 'custom').data.map(d => d[4])`, &labels)
+	if len(labels) != 6 || !regexp.MustCompile(`^\d+\.\d%$|^\d+%$`).MatchString(labels[0]) {
+		t.Fatalf("importance bar labels %v: want a percentage for each of 3 totals and 3 main effects", labels)
+	}
+	var status string
+	h.eval(`document.getElementById('status').textContent`, &status)
+	if strings.Contains(status, "render") || strings.Contains(status, " ms") {
+		t.Fatalf("header %q shows a debug timing", status)
+	}
+	var ms string
+	h.eval(`document.body.dataset.firstRenderMs`, &ms)
+	if ms == "" {
+		t.Fatal("the first render's time is not kept in data-first-render-ms")
+	}
+}
+
+// decimal is a number with a fractional part in a page's text; whole
+// numbers (counts, trial numbers, steps) are written in full by design.
+var decimal = regexp.MustCompile(`\d+\.\d+(?:e[-+]?\d+)?`)
+
+// checkSignificant fails when the visible text of the element with the id
+// holds a number written with more than three significant digits.
+func checkSignificant(t *testing.T, h *harness, id string) {
+	t.Helper()
+	var text string
+	h.eval(`document.getElementById('`+id+`').innerText`, &text)
+	n := 0
+	for _, m := range decimal.FindAllString(text, -1) {
+		mant, _, _ := strings.Cut(m, "e")
+		digits := strings.TrimLeft(strings.Replace(mant, ".", "", 1), "0")
+		n++
+		if len(digits) > 3 {
+			i := strings.Index(text, m)
+			t.Fatalf("%s shows %q with %d significant digits (in %q)", id, m, len(digits), text[max(0, i-60):min(len(text), i+40)])
+		}
+	}
+	if n == 0 {
+		t.Fatalf("%s shows no decimal number to check", id)
+	}
+	t.Logf("%s: %d decimal numbers, none beyond three significant digits", id, n)
+}
+
+// runDiverged creates a study of 12 trials whose values lie near 0.3 but
+// for one that diverged at 3.68, each reporting three intermediate values.
+func runDiverged(t *testing.T, h *harness) {
+	ctx := context.Background()
+	if _, err := h.c.CreateStudy(ctx, client.StudySpec{Name: "diverged", Space: json.RawMessage(`{"objective":"minimize","params":[{"name":"lr","type":"float","low":0.001,"high":1,"log":true}]}`),
+		Optimizer: map[string]any{"strategy": "random", "seed": 4}}); err != nil {
+		t.Fatal(err)
+	}
+	k := 0
+	if err := h.c.Optimize(ctx, "diverged", 12, func(ctx context.Context, tr *client.Trial) (float64, error) {
+		k++
+		v := 0.28 + 0.004*float64(k)
+		if k == 7 {
+			v = 3.68
+		}
+		for step := int64(1); step <= 3; step++ {
+			if _, err := h.c.Report(ctx, "diverged", tr.Number, step, v+0.1/float64(step)); err != nil {
+				return 0, err
+			}
+		}
+		return v, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type scaleState struct {
+	Clipped int     `json:"clipped"`
+	Axis    string  `json:"axis"`
+	Max     float64 `json:"max"`
+	Note    string  `json:"note"`
+}
+
+// checkDiverged: the trace and the intermediate values clip the diverged
+// trial (and say so), show it again unclipped, and switch to a log axis.
+func checkDiverged(t *testing.T, h *harness) {
+	runDiverged(t, h)
+	h.run("open diverged", 20*time.Second, chromedp.Navigate("about:blank"), chromedp.Navigate(h.base+"/#study=diverged"))
+	h.wait("diverged rendered", `document.body.dataset.ready === 'diverged'`, 15*time.Second)
+	read := func(chartID, key string) scaleState {
+		var s scaleState
+		h.eval(`(() => ({clipped: xbo.`+key+`.clipped, axis: xbo.charts['`+chartID+`'].getOption().yAxis[0].type,
+			max: xbo.charts['`+chartID+`'].getOption().yAxis[0].max, note: document.getElementById('`+strings.TrimSuffix(chartID, "-chart")+`-note').textContent}))()`, &s)
+		return s
+	}
+	checkPanel := func(panel, key, what string, want int) {
+		t.Helper()
+		s := read(panel+"-chart", key)
+		if s.Clipped != want || s.Axis != "value" || !(s.Max < 1) || !strings.Contains(s.Note, what+" above") || !strings.Contains(s.Note, "clipped") {
+			t.Fatalf("%s with a diverged trial: %+v; want %d clipped, a linear axis below 1 and the count in the note", panel, s, want)
+		}
+		h.shoot("diverged-" + panel)
+		h.run(panel+": no clipping", 5*time.Second, chromedp.Click(chromedp.CSS(`#`+panel+`-clip`)))
+		if s := read(panel+"-chart", key); s.Clipped != 0 || !(s.Max >= 3.68) || strings.Contains(s.Note, "clipped") {
+			t.Fatalf("%s unclipped: %+v; want the diverged trial on the axis", panel, s)
+		}
+		h.run(panel+": log scale", 5*time.Second, chromedp.Click(chromedp.CSS(`#`+panel+`-log`)))
+		if s := read(panel+"-chart", key); s.Axis != "log" {
+			t.Fatalf("%s after the log toggle: axis %q, want log", panel, s.Axis)
+		}
+		h.shoot("diverged-" + panel + "-log")
+		// Back as a user found it, for the audit.
+		h.run(panel+": back", 5*time.Second, chromedp.Click(chromedp.CSS(`#`+panel+`-log`)), chromedp.Click(chromedp.CSS(`#`+panel+`-clip`)))
+	}
+	checkPanel("trace", "trace", "1 point", 1)
+	h.audit("overview of a study with a diverged trial")
+	h.show("history")
+	// The diverged trial's three values are above the fence.
+	checkPanel("curves", "curves", "3 values", 3)
+	h.audit("history of a study with a diverged trial")
+	// The report's rule, no negative axis for values that are all
+	// positive, holds for the trace's linear axis too.
+	h.show("overview")
+	var lo float64
+	h.eval(`xbo.charts['trace-chart'].getOption().yAxis[0].min`, &lo)
+	if lo < 0 || math.IsNaN(lo) {
+		t.Fatalf("trace of positive values: axis from %v", lo)
+	}
+}
+
+// lightness is a #rrggbb colour's mean channel, 0 (black) to 255 (white).
+func lightness(hex string) float64 {
+	v, err := strconv.ParseUint(strings.TrimPrefix(hex, "#"), 16, 32)
+	if err != nil || len(hex) != 7 {
+		return math.NaN()
+	}
+	return float64(v>>16+v>>8&0xff+v&0xff) / 3
+}
