@@ -9,18 +9,34 @@ study, so the dashboard and ``xbo explain`` describe the run while it goes::
     study = optuna.create_study(sampler=XBOSampler(study_name="mlp"))
     study.optimize(objective, n_trials=60)
 
-How it maps Optuna onto xbo:
+How it maps Optuna onto xbo (define-by-run spaces):
 
-- The relative search space is Optuna's intersection search space: the
-  parameters every finished trial suggested with the same distribution.
-  Until one trial has finished it is empty and the first trial is sampled
-  independently (by ``independent_sampler``, a RandomSampler by default).
-- When the space is first non-empty, the sampler creates the xbo study with
-  those parameters (or loads it, when a study of that name exists with the
-  same space, e.g. on resuming), and records the Optuna trials finished so
-  far in it as imported trials. From then on each trial's configuration is
-  xbo's proposal (an ask); the sampler tells xbo the outcome: the value,
-  intermediate values, user attributes, pruned or failed.
+- The xbo study's space is the union of the parameters the finished trials
+  suggested, each later-appearing parameter conditional on the categorical
+  choice under which it appeared (``_optuna_space.infer_space`` has the
+  rules; what it leaves out, Optuna's ``independent_sampler`` samples).
+  Until one trial has finished the space is empty and the first trial is
+  sampled independently.
+- xbo's space is fixed once a study exists, so when a finished trial shows
+  a new parameter or breaks an inferred condition, the sampler makes the
+  next generation of the xbo study: it deletes the study (only when every
+  trial in it came from this Optuna study), creates it again under the same
+  name with the new space, and records every finished Optuna trial in it
+  with its true state (complete trials as evaluated elsewhere, pruned and
+  failed ones enqueued, handed out and told). Spaces settle after the
+  first trials of each branch, so this happens a few times early on; the
+  trials proposed before keep their values and states, not their
+  acquisition labels.
+- Every other trial's configuration is xbo's proposal (an ask); the sampler
+  tells xbo the outcome: the value, intermediate values, user attributes,
+  pruned or failed. A trial evaluated with other values than xbo proposed
+  (a fixed parameter) is told failed with the reason and recorded as
+  evaluated.
+- ``sample_relative`` accepts any space (Optuna's own tests call it with
+  spaces it did not infer): parameters it names that the study's space
+  lacks join it unconditionally.
+- The server is asked once when the sampler is created, so a wrong URL or
+  token is an error at once.
 - Several objectives (``optuna.create_study(directions=[...])``) make an xbo
   study with those directions, and the names Optuna >= 3.2 keeps in
   ``study.metric_names`` when set. With ``constraints_func`` (Optuna's
@@ -30,13 +46,6 @@ How it maps Optuna onto xbo:
   Optuna's own samplers do, and tells them to xbo, whose study declares as
   many constraints as the first complete trial has (named constraint_0,
   ...). xbo's ``best_trials`` then holds feasible trials only.
-- Parameters xbo cannot hold in its space (distributions with a ``step``,
-  categorical choices that are None or not strings, numbers or booleans,
-  or two choices written alike such as 1 and 1.0)
-  and parameters outside the space are sampled independently. If the
-  intersection later shrinks (a parameter is no longer suggested by every
-  trial, or its range changes), the xbo study no longer describes the trials:
-  the sampler warns once and samples every parameter independently.
 
 Optuna itself is imported by this module only; ``import xbo`` works without it.
 """
@@ -60,13 +69,9 @@ except ImportError as e:  # pragma: no cover - depends on the machine
         "the rest of xbo works without it"
     ) from e
 
-try:  # Optuna >= 3.2 moved it; 3.1 has it in optuna.samplers.
-    from optuna.search_space import IntersectionSearchSpace
-except ImportError:  # pragma: no cover - depends on the Optuna version
-    from optuna.samplers import IntersectionSearchSpace  # type: ignore[no-redef]
-
 import xbo
-from xbo._http import resolve_url
+from xbo._http import Connection, resolve_url
+from xbo.integration._optuna_space import SINGLE_VALUE, Entry, fits, infer_space
 
 __all__ = ["XBOSampler"]
 
@@ -149,20 +154,30 @@ def _attrs_of(study: "optuna.Study", trial: FrozenTrial) -> Dict[str, Any]:
     return out
 
 
+# The states whose suggested parameters describe the space: a failed trial
+# may have stopped before suggesting all of its own.
+_SPACE_STATES = (TrialState.COMPLETE, TrialState.PRUNED)
+# The states the sampler records in xbo.
+_RECORDED_STATES = (TrialState.COMPLETE, TrialState.PRUNED, TrialState.FAIL)
+
+
 class XBOSampler(BaseSampler):
     """An Optuna sampler whose proposals come from an xbo study.
 
     Args:
         url, token: the xbo server (default $XBO_URL / $XBO_TOKEN, then
-            http://127.0.0.1:8080).
+            http://127.0.0.1:8080). It is asked once at once: a wrong URL
+            or token raises xbo.XBOError here.
         study_name: the xbo study's name (default: the Optuna study's name).
             An xbo study of that name with the same space is continued;
-            one with another space is an error.
+            one with another space is replaced only when all its trials
+            came from this Optuna study, else it is an error.
         optimizer: xbo's optimizer configuration for a new study
-            ({"strategy": "ei", "seed": 1, ...}).
+            ({"strategy": "ei", "seed": 1, ...}); seed, when given, is its
+            default seed.
         independent_sampler: the Optuna sampler of the parameters outside
             xbo's space (default: RandomSampler(seed)).
-        seed: seed of the default independent sampler.
+        seed: seed of the default independent sampler and of xbo's optimizer.
         worker: the worker name xbo records with each trial.
         constraints_func: f(frozen_trial) -> [c0, c1, ...], the trial's
             constraint values (feasible when all are <= 0), called after
@@ -190,48 +205,90 @@ class XBOSampler(BaseSampler):
             raise ValueError("optimizer must be a dict, not %r" % (optimizer,))
         if independent_sampler is not None and not isinstance(independent_sampler, BaseSampler):
             raise ValueError("independent_sampler must be an Optuna sampler, not %r" % (independent_sampler,))
+        if seed is not None and (not isinstance(seed, int) or isinstance(seed, bool)):
+            raise ValueError("seed must be an integer, not %r" % (seed,))
         self._url = resolve_url(url)
         self._token = token
+        self._check_server()
         self._study_name = study_name
-        self._optimizer = optimizer
+        self._optimizer = dict(optimizer) if optimizer is not None else None
+        if seed is not None:
+            self._optimizer = dict(self._optimizer or {})
+            self._optimizer.setdefault("seed", seed)
         self._worker = worker
         self._constraints_func = constraints_func
         self._independent = independent_sampler or RandomSampler(seed=seed)
-        self._intersection = IntersectionSearchSpace()
-        self._lock = threading.Lock()
+        # One lock for the xbo study's generation and every request that
+        # depends on it: a new generation deletes the study other threads
+        # would otherwise ask from.
+        self._lock = threading.RLock()
         self._xbo: Optional[xbo.Study] = None
-        self._space: Dict[str, BaseDistribution] = {}
-        # Optuna trial id -> (xbo trial number, the params xbo proposed).
-        self._links: Dict[int, Tuple[int, Dict[str, Any]]] = {}
-        self._warned_shrink = False
+        self._entries: List[Entry] = []
+        self._doc: List[Dict[str, Any]] = []
+        self._generation = 0
+        # Optuna trial id -> (generation, xbo trial number, the params xbo proposed).
+        self._links: Dict[int, Tuple[int, int, Dict[str, Any]]] = {}
+        self._left_out_warned: set = set()
+
+    def _check_server(self) -> None:
+        # Reads need no token on a default server, so the check is a write
+        # that cannot succeed: creating a study without a name. A server
+        # that accepts the token answers 400 (and creates nothing), one
+        # that does not 401. One retry only: a wrong URL fails in seconds,
+        # not after the 30 s of an ordinary request's retries.
+        try:
+            Connection(self._url, self._token, retries=1, timeout=30).request("POST", "/api/studies", {})
+        except xbo.XBOError as e:
+            if e.status == 400:
+                return
+            raise xbo.XBOError(e.status, "XBOSampler: the xbo server at %s cannot be used: %s" % (self._url, e.message)) from None
+        raise xbo.XBOError(None, "XBOSampler: %s accepted a study without a name; is it an xbo server?" % self._url)
 
     @property
     def xbo_study(self) -> Optional["xbo.Study"]:
         """The xbo study, once the first trial has finished (None before)."""
         return self._xbo
 
+    @property
+    def generation(self) -> int:
+        """How many times the xbo study was created for a new space (0 before the first)."""
+        return self._generation
+
     def reseed_rng(self) -> None:
         self._independent.reseed_rng()
 
-    # ---- relative sampling: xbo's proposals ----
+    # ---- the space ----
+
+    def _infer(self, study: "optuna.Study", extra: Optional[FrozenTrial] = None) -> List[Entry]:
+        """The space the finished trials (and extra, a trial finishing now)
+        describe."""
+        trials = [t for t in study.get_trials(deepcopy=False, states=_SPACE_STATES) if extra is None or t.number != extra.number]
+        if extra is not None:
+            trials.append(extra)
+        trials.sort(key=lambda t: t.number)
+        entries, left_out = infer_space([(t.params, t.distributions) for t in trials], lambda n, d: xbo_param(n, d) is not None)
+        for name, why in left_out.items():
+            # A single-valued parameter needs no sampler: no warning.
+            if name not in self._left_out_warned and why != SINGLE_VALUE:
+                self._left_out_warned.add(name)
+                warnings.warn("XBOSampler: parameter %r is sampled independently: %s" % (name, why))
+        return entries
+
+    def _doc_of(self, entries: List[Entry]) -> List[Dict[str, Any]]:
+        out = []
+        for name, dist, condition in entries:
+            d = xbo_param(name, dist)
+            assert d is not None
+            if condition is not None:
+                d["condition"] = {"parent": condition[0], "values": list(condition[1])}
+            out.append(d)
+        return out
 
     def infer_relative_search_space(self, study: "optuna.Study", trial: FrozenTrial) -> Dict[str, BaseDistribution]:
         with self._lock:
-            inferred = {
-                name: dist
-                for name, dist in self._intersection.calculate(study).items()
-                if not dist.single() and xbo_param(name, dist) is not None
-            }
-            if self._xbo is None or inferred == self._space:
-                return inferred
-            if not self._warned_shrink:
-                self._warned_shrink = True
-                warnings.warn(
-                    "XBOSampler: the trials no longer share xbo study %r's parameters %s (common now: %s); "
-                    "further trials are sampled independently and recorded in xbo only when they "
-                    "suggest all of its parameters" % (self._xbo.name, sorted(self._space), sorted(inferred))
-                )
-            return {}
+            return {name: dist for name, dist, _ in self._infer(study)}
+
+    # ---- relative sampling: xbo's proposals ----
 
     def sample_relative(
         self, study: "optuna.Study", trial: FrozenTrial, search_space: Dict[str, BaseDistribution]
@@ -242,52 +299,106 @@ class XBOSampler(BaseSampler):
             # Enqueued in Optuna: its values are given, so no xbo proposal
             # is spent; after_trial records the result.
             return {}
-        xstudy = self._bind(study, search_space)
-        if xstudy is None:
-            return {}
-        xtrial = xstudy.ask()
-        params = {name: optuna_value(dist, xtrial.params[name]) for name, dist in search_space.items()}
         with self._lock:
-            self._links[trial._trial_id] = (xtrial.number, params)
+            entries = self._infer(study)
+            known = {name for name, _, _ in entries}
+            for name, dist in search_space.items():
+                if name not in known and not dist.single() and xbo_param(name, dist) is not None:
+                    entries.append((name, dist, None))
+            xstudy = self._ensure(study, entries)
+            if xstudy is None:
+                return {}
+            xtrial = xstudy.ask()
+            dists = {name: dist for name, dist, _ in self._entries}
+            proposed = {name: optuna_value(dists[name], v) for name, v in xtrial.params.items() if name in dists}
+            self._links[trial._trial_id] = (self._generation, xtrial.number, proposed)
         study._storage.set_trial_system_attr(trial._trial_id, LINK_ATTR, xtrial.number)
-        return params
+        return {name: optuna_value(dist, xtrial.params[name]) for name, dist in search_space.items() if name in xtrial.params}
 
-    def _bind(self, study: "optuna.Study", space: Dict[str, BaseDistribution]) -> Optional["xbo.Study"]:
-        """The xbo study for space: created (or loaded) on first use, with
-        the finished Optuna trials recorded in it."""
-        with self._lock:
+    def _ensure(
+        self,
+        study: "optuna.Study",
+        entries: List[Entry],
+        finishing: Optional[Tuple[FrozenTrial, TrialState, Optional[List[float]], Optional[List[float]]]] = None,
+    ) -> Optional["xbo.Study"]:
+        """The xbo study for entries' space: the current one when its space
+        is that, else a new generation with every finished trial recorded
+        (and finishing, a trial whose outcome Optuna has not stored yet).
+        None while the study cannot be created yet."""
+        doc = self._doc_of(entries)
+        if not doc or (self._xbo is not None and doc == self._doc):
+            return self._xbo
+        complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+        n_constraints = None
+        if self._constraints_func is not None:
+            # The xbo study declares its constraints at creation: as many
+            # as a finished trial has. None finished: not yet.
             if self._xbo is not None:
-                return self._xbo if space == self._space else None
-            names = sorted(space)
-            complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            n_constraints = None
-            if self._constraints_func is not None:
-                # The xbo study declares its constraints at creation: as
-                # many as a finished trial has. None finished: not yet.
-                if not complete:
-                    return None
+                n_constraints = len(self._xbo.constraint_names)
+            elif complete:
                 n_constraints = len(self._constraints_of(complete[0]))
-            directions = ["maximize" if d == optuna.study.StudyDirection.MAXIMIZE else "minimize" for d in study.directions]
-            xstudy = xbo.create_study(
-                self._study_name or study.study_name,
-                {"params": [xbo_param(n, space[n]) for n in names]},
-                directions=directions,
-                # Optuna >= 3.2 names the objectives with set_metric_names.
-                objective_names=getattr(study, "metric_names", None),
-                constraints=n_constraints,
-                url=self._url,
-                token=self._token,
-                optimizer=self._optimizer,
-                load_if_exists=True,
-                worker=self._worker,
-            )
-            self._xbo, self._space = xstudy, dict(space)
-        # A continued xbo study may hold this Optuna study's trials already.
-        known = {(t.user_attrs.get(STUDY_ATTR), t.user_attrs.get(NUMBER_ATTR)) for t in xstudy.trials}
-        for finished in complete:
-            if LINK_ATTR not in finished.system_attrs and (study.study_name, finished.number) not in known:
-                self._record(study, finished, finished.values)
+            elif finishing is not None and finishing[3] is not None:
+                n_constraints = len(finishing[3])
+            else:
+                return None
+        name = self._study_name or study.study_name
+        directions = ["maximize" if d == optuna.study.StudyDirection.MAXIMIZE else "minimize" for d in study.directions]
+        create = dict(
+            directions=directions,
+            # Optuna >= 3.2 names the objectives with set_metric_names.
+            objective_names=getattr(study, "metric_names", None),
+            constraints=n_constraints,
+            url=self._url,
+            token=self._token,
+            optimizer=self._optimizer,
+            worker=self._worker,
+        )
+        if self._xbo is not None:
+            if not self._ours(self._xbo, study):
+                if "generation" not in self._left_out_warned:
+                    self._left_out_warned.add("generation")
+                    warnings.warn("XBOSampler: xbo study %r holds trials of other sources, so its space is not changed; "
+                                  "trials that do not fit it are not recorded" % name)
+                return self._xbo
+            xbo.delete_study(name, url=self._url, token=self._token)
+            xstudy = xbo.create_study(name, {"params": doc}, **create)
+        else:
+            try:
+                xstudy = xbo.create_study(name, {"params": doc}, load_if_exists=True, **create)
+            except ValueError:
+                old = xbo.load_study(name, url=self._url, token=self._token)
+                if not self._ours(old, study):
+                    raise ValueError(
+                        "XBOSampler: xbo study %r exists with another space and trials not from Optuna study %r; "
+                        "give XBOSampler(study_name=...) another name" % (name, study.study_name)
+                    ) from None
+                xbo.delete_study(name, url=self._url, token=self._token)
+                xstudy = xbo.create_study(name, {"params": doc}, **create)
+        self._xbo, self._entries, self._doc = xstudy, list(entries), doc
+        self._generation += 1
+        self._replay(study, xstudy, finishing)
         return xstudy
+
+    def _ours(self, xstudy: "xbo.Study", study: "optuna.Study") -> bool:
+        """Whether every trial of xstudy came from this Optuna study: told
+        with its name, or asked by this sampler and not told yet."""
+        asked = {number for gen, number, _ in self._links.values() if gen == self._generation and xstudy is self._xbo}
+        return all(t.user_attrs.get(STUDY_ATTR) == study.study_name or t.number in asked for t in xstudy.trials)
+
+    def _replay(self, study: "optuna.Study", xstudy: "xbo.Study", finishing: Any) -> None:
+        """Record the finished Optuna trials the xbo study does not hold
+        yet (it may be a continued one), in number order."""
+        known = {t.user_attrs.get(NUMBER_ATTR) for t in xstudy.trials if t.user_attrs.get(STUDY_ATTR) == study.study_name}
+        todo: List[Tuple[FrozenTrial, TrialState, Optional[List[float]], Optional[List[float]]]] = []
+        for t in study.get_trials(deepcopy=False, states=_RECORDED_STATES):
+            if finishing is None or t.number != finishing[0].number:
+                todo.append((t, t.state, list(t.values) if t.values else None, None))
+        if finishing is not None:
+            todo.append(finishing)
+        todo.sort(key=lambda item: item[0].number)
+        for trial, state, values, cons in todo:
+            if trial.number not in known:
+                self._record(study, trial, state, values, cons)
 
     def _constraints_of(self, trial: FrozenTrial) -> List[float]:
         """A finished trial's constraint values: those after_trial stored,
@@ -313,18 +424,61 @@ class XBOSampler(BaseSampler):
             )
         return out
 
-    def _record(self, study: "optuna.Study", trial: FrozenTrial, values: Optional[Sequence[float]]) -> None:
-        """Record a complete trial xbo did not propose, when it suggested
-        every parameter of xbo's space from the same distribution."""
+    def _record(
+        self,
+        study: "optuna.Study",
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Optional[List[float]],
+        cons: Optional[List[float]],
+    ) -> None:
+        """Record a finished trial xbo did not propose with its own state:
+        a complete one as evaluated elsewhere, a pruned or failed one
+        enqueued, handed out and told."""
         xstudy = self._xbo
-        if xstudy is None or not values or not all(math.isfinite(v) for v in values):
+        if xstudy is None:
             return
-        for name, dist in self._space.items():
-            if trial.distributions.get(name) != dist:
+        names = [name for name, _, _ in self._entries]
+        params = {name: trial.params[name] for name in names if name in trial.params}
+        if not fits(self._entries, params):
+            warnings.warn("XBOSampler: trial %d (%s) is not recorded in xbo study %r: its parameters %r do not fit its space"
+                          % (trial.number, state.name.lower(), xstudy.name, params))
+            return
+        attrs = _attrs_of(study, trial)
+        if state == TrialState.COMPLETE:
+            if not values or not all(math.isfinite(v) for v in values):
                 return
-        params = {name: trial.params[name] for name in self._space}
-        cons = self._constraints_of(trial) if xstudy.constraint_names else None
-        xstudy.add_trial(params, list(values), user_attrs=_attrs_of(study, trial), constraints=cons)
+            if xstudy.constraint_names and cons is None:
+                cons = self._constraints_of(trial)
+            xstudy.add_trial(params, list(values), user_attrs=attrs, constraints=cons if xstudy.constraint_names else None)
+            return
+        queued = xstudy.enqueue_trial(params, user_attrs=attrs)
+        handed = xstudy.ask()
+        if handed.number != queued.number:
+            # Another process enqueued before: its trial goes back by failing
+            # here would lose it, so it is told nothing and expires.
+            warnings.warn("XBOSampler: xbo handed out trial %d instead of the enqueued %d" % (handed.number, queued.number))
+        self._tell_outcome(xstudy, handed.number, trial, state, values, cons, attrs)
+
+    def _tell_outcome(
+        self,
+        xstudy: "xbo.Study",
+        number: int,
+        trial: FrozenTrial,
+        state: TrialState,
+        values: Optional[List[float]],
+        cons: Optional[List[float]],
+        attrs: Dict[str, Any],
+    ) -> None:
+        for step, v in sorted(trial.intermediate_values.items()):
+            if math.isfinite(v):
+                xstudy._report(number, int(step), float(v))
+        if state == TrialState.COMPLETE:
+            xstudy.tell(number, values, constraints=cons, user_attrs=attrs)
+        elif state == TrialState.PRUNED:
+            xstudy.tell(number, values[0] if values else None, state="pruned", user_attrs=attrs)
+        else:
+            xstudy.tell(number, state="failed", reason="the Optuna objective failed (Optuna logs the exception)", user_attrs=attrs)
 
     # ---- independent sampling ----
 
@@ -339,42 +493,55 @@ class XBOSampler(BaseSampler):
         self._independent.after_trial(study, trial, state, values)
         vals = [float(v) for v in values] if values else None
         with self._lock:
-            link = self._links.pop(trial._trial_id, None)
-        xstudy = self._xbo
-        cons: Optional[List[float]] = None
-        if self._constraints_func is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
-            try:
-                cons = self._checked_constraints(trial, self._constraints_func(trial))
-            except Exception as e:
-                # The xbo trial would otherwise stay running until it expires.
-                if link is not None and xstudy is not None:
-                    xstudy.tell(link[0], state="failed", reason="constraints_func: %s" % e, user_attrs=_attrs_of(study, trial))
-                raise
-            study._storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR, tuple(cons))
-        if link is None:
-            if state == TrialState.COMPLETE and xstudy is not None:
-                self._record(study, trial, vals)
-            return
-        assert xstudy is not None
-        number, proposed = link
-        attrs = _attrs_of(study, trial)
-        for name, dist in self._space.items():
-            if name not in trial.params:
-                why = "the Optuna objective did not suggest %s" % name
-            elif not _same_value(dist, trial.params[name], proposed[name]):
-                why = "Optuna evaluated %s=%r, not xbo's proposal %r" % (name, trial.params[name], proposed[name])
+            link = self._links.get(trial._trial_id)
+            if link is not None and link[0] != self._generation:
+                link = None  # asked from an earlier generation, deleted since
+            cons: Optional[List[float]] = None
+            if self._constraints_func is not None and state in (TrialState.COMPLETE, TrialState.PRUNED):
+                try:
+                    cons = self._checked_constraints(trial, self._constraints_func(trial))
+                except Exception as e:
+                    # The xbo trial would otherwise stay running until it expires.
+                    if link is not None and self._xbo is not None:
+                        self._xbo.tell(link[1], state="failed", reason="constraints_func: %s" % e, user_attrs=_attrs_of(study, trial))
+                    self._links.pop(trial._trial_id, None)
+                    raise
+                study._storage.set_trial_system_attr(trial._trial_id, CONSTRAINTS_ATTR, tuple(cons))
+            if state in _SPACE_STATES:
+                entries = self._infer(study, extra=trial)
+                if entries and self._doc_of(entries) != self._doc:
+                    # A new parameter, or a broken condition: a new
+                    # generation, whose replay records this trial too
+                    # (its xbo trial went with the old one).
+                    before = self._generation
+                    try:
+                        self._ensure(study, entries, finishing=(trial, state, vals, cons))
+                    finally:
+                        self._links.pop(trial._trial_id, None)
+                    if self._generation != before or self._xbo is None:
+                        return
+            self._links.pop(trial._trial_id, None)
+            xstudy = self._xbo
+            if xstudy is None or state not in _RECORDED_STATES:
+                return
+            if link is None:
+                self._record(study, trial, state, vals, cons)
+                return
+            _, number, proposed = link
+            attrs = _attrs_of(study, trial)
+            names = [name for name, _, _ in self._entries]
+            evaluated = {name: trial.params[name] for name in names if name in trial.params}
+            dists = {name: dist for name, dist, _ in self._entries}
+            why = None
+            if set(evaluated) != set(proposed):
+                why = "Optuna evaluated the parameters %s, xbo proposed %s" % (sorted(evaluated), sorted(proposed))
             else:
-                continue
-            xstudy.tell(number, state="failed", reason=why, user_attrs=attrs)
-            if state == TrialState.COMPLETE:
-                self._record(study, trial, vals)
-            return
-        for step, v in sorted(trial.intermediate_values.items()):
-            if math.isfinite(v):
-                xstudy._report(number, int(step), float(v))
-        if state == TrialState.COMPLETE:
-            xstudy.tell(number, vals, constraints=cons, user_attrs=attrs)
-        elif state == TrialState.PRUNED:
-            xstudy.tell(number, vals[0] if vals else None, state="pruned", user_attrs=attrs)
-        else:
-            xstudy.tell(number, state="failed", reason="the Optuna objective failed (Optuna logs the exception)", user_attrs=attrs)
+                for name, v in evaluated.items():
+                    if not _same_value(dists[name], v, proposed[name]):
+                        why = "Optuna evaluated %s=%r, not xbo's proposal %r" % (name, v, proposed[name])
+                        break
+            if why is not None and state != TrialState.FAIL:
+                xstudy.tell(number, state="failed", reason=why, user_attrs=attrs)
+                self._record(study, trial, state, vals, cons)
+                return
+            self._tell_outcome(xstudy, number, trial, state, vals, cons, attrs)
