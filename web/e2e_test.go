@@ -1078,6 +1078,10 @@ func checkTrialView(t *testing.T, h *harness, d demo) {
 	checkTrialFacts(t, h, d.worst)
 	h.wait("trial's Shapley drawn", fmt.Sprintf(`xbo.trialShapley && xbo.trialShapley.trial === %d && document.querySelectorAll('#trial-shapley-data td[data-v=phi]').length > 0`, d.worst.Number), 30*time.Second)
 	checkShapley(t, h, "demo", d.worst.Number, "xbo.trialShapley", "trial-shapley-data")
+	// Times are written to the millisecond on purpose; the numbers are not.
+	checkSignificant(t, h, "trial-summary")
+	checkSignificant(t, h, "trial-params")
+	checkSignificant(t, h, "trial-shapley-note")
 	h.audit("trial view")
 	h.reachable("trial view", "view:overview", "view:trial", "trial-prev", "trial-number", "trial-go", "trial-next", "trial-shapley-go", "summary:Shapley data")
 	h.shoot("trial")
@@ -1288,6 +1292,9 @@ func checkHistory(t *testing.T, h *harness, d demo) {
 	if got := curves("failed"); !slices.Equal(got, []point{{1, 7.5, float64(d.failed.Number)}}) {
 		t.Fatalf("intermediate curve of the failed trial: %v", got)
 	}
+	// The timeline's tip writes times to the millisecond on purpose.
+	checkSignificant(t, h, "edf-note")
+	checkSignificant(t, h, "curves-panel")
 	h.audit("history")
 	h.reachable("history", "view:overview", "summary:Timeline data")
 	h.shoot("history")

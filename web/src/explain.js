@@ -121,7 +121,7 @@ function drawPDP(r, title) {
       grid: { left: 80, right: 90, top: 30, bottom: 60 },
       xAxis: { type: 'category', name: axisName(p) + ' (grid)', nameLocation: 'middle', nameGap: 36, data: r.grid.map((v, i) => fmt(labelOf(p, v, r.labels, i))) },
       yAxis: { type: 'category', name: axisName(p2) + ' (grid)', nameLocation: 'middle', nameGap: 60, data: r.grid2.map((v, i) => fmt(labelOf(p2, v, r.labels2, i))) },
-      visualMap: { min: Math.min(...r.mean), max: Math.max(...r.mean), calculable: true, right: 0, top: 'middle', inRange: { color: minimize() ? VIRIDIS.slice().reverse() : VIRIDIS }, text: ['PD high', 'PD low'], precision: 3 },
+      visualMap: { min: Math.min(...r.mean), max: Math.max(...r.mean), calculable: true, right: 0, top: 'middle', inRange: { color: minimize() ? VIRIDIS.slice().reverse() : VIRIDIS }, text: ['PD high', 'PD low'], formatter: fmt },
       series: [{ type: 'heatmap', name: 'PD mean', data }],
     }, true);
   } else {

@@ -6,6 +6,7 @@
 // every objective side by side (trial=N). The page draws the engine's
 // answer as it is; it only orders the rows.
 import { $, C, SERIES_COLOURS, chart, esc, fmt, fmtValue, multiObjective, objectiveValues, setNote, state } from './core.js';
+import { interval, plus } from './format.js';
 import { explainGET, freshPanel } from './freshness.js';
 import { classify } from './pareto.js';
 
@@ -78,10 +79,10 @@ export async function refreshTradeoff() {
 
 function pairName(os, q) { return `${os[q.a].name} × ${os[q.b].name}`; }
 function dirShort(o) { return o.direction === 'maximize' ? 'max' : 'min'; }
-// interval writes an importance's uncertainty: the 95% interval of the GP's
+// spread writes an importance's uncertainty: the 95% interval of the GP's
 // Sobol index, or the spread across a forest's trees.
-function interval(e) {
-  if (Array.isArray(e.ci95)) return `[${fmt(e.ci95[0])}, ${fmt(e.ci95[1])}]`;
+function spread(e) {
+  if (Array.isArray(e.ci95)) return interval(e.ci95[0], e.ci95[1]);
   return e.std ? `± ${fmt(e.std)}` : '';
 }
 // relation says what the engine established about a pair: the parameter
@@ -115,7 +116,7 @@ function drawTradeoff(r) {
       const v = VERDICTS.indexOf(p.verdict); // a verdict this page does not know is shown unmarked
       return `<tr data-param="${esc(p.param)}"><th scope="row" class="text">${esc(p.param)}</th>` +
         p.importance.map((e, k) => `<td data-v="importance" data-k="${k}" data-x="${e.fraction}"${Array.isArray(e.ci95) ? ` data-lo="${e.ci95[0]}" data-hi="${e.ci95[1]}"` : ''}>` +
-          `${fmt(e.fraction)}${sub(interval(e))}</td>`).join('') +
+          `${fmt(e.fraction)}${sub(spread(e))}</td>`).join('') +
         p.pairs.map((q, i) => `<td data-v="conflict" data-pair="${i}" data-x="${q.conflict}" title="correlation of the two sign-aligned PD curves ρ = ${fmt(q.correlation)}">` +
           `${fmt(q.conflict)}${sub(relation(q))}</td>`).join('') +
         `<td data-v="verdict" class="text verdict ${v >= 0 ? VERDICT_CLASS[v] : ''}" title="${esc(p.reading)}">${esc(p.verdict)}</td></tr>`;
@@ -184,7 +185,7 @@ function drawTradeoffChart(r, rows, pairs) {
   os.forEach((o, k) => series.push(slotBars({
     name: o.name, color: SERIES_COLOURS[k], slot: k, slots: os.length, axis: 0,
     data: rows.map((p, j) => [j, p.importance[k].fraction, ...span(p.importance[k])]),
-    tip: (v) => `${esc(names[v[0]])}: importance for ${esc(o.name)} ${fmt(v[1])} [${fmt(v[2])}, ${fmt(v[3])}]`,
+    tip: (v) => `${esc(names[v[0]])}: importance for ${esc(o.name)} ${fmt(v[1])} ${interval(v[2], v[3])}`,
   })));
   // Pairs in colours after the objectives', so a pair is never mistaken for one.
   pairs.forEach((q, i) => series.push(slotBars({
@@ -255,7 +256,7 @@ function drawTradeoffShapley(r, order) {
   $('tradeoff-shapley-h').textContent = `Shapley values of trial ${n} for every objective`;
   const where = r.front.includes(n) ? 'Pareto-optimal' : 'not on the front';
   setNote('tradeoff-shapley-note', `Trial ${n} (${where}): each objective's surrogate mean there is its average over the space plus the sum of the parameters' ` +
-    `contributions φ, in that objective's own units (${sh.map((s) => `${s.objective}: ${fmt(s.prediction)} = ${fmt(s.average)} + ${fmt(s.prediction - s.average)}`).join('; ')}). ` +
+    `contributions φ, in that objective's own units (${sh.map((s) => `${s.objective}: ${fmt(s.prediction)} = ${fmt(s.average)} ${plus(s.prediction - s.average)}`).join('; ')}). ` +
     'A φ that lowers a minimized objective or raises a maximized one helps it; a parameter with opposite signs across objectives is traded here.');
   const label = (p) => (t && t.params[p] !== undefined && t.params[p] !== null ? `${p} = ${fmtValue(t.params[p])}` : `${p} (off)`);
   const m = sh.length;
@@ -279,7 +280,7 @@ function drawTradeoffShapley(r, order) {
     series.push(slotBars({
       name: o.name, color: SERIES_COLOURS[k], slot: 0, slots: 1, axis: k,
       data: order.map((p, j) => [j, s.phi[p], s.lower[p], s.upper[p]]),
-      tip: (v) => `${esc(label(order[v[0]]))}: φ for ${esc(o.name)} ${fmt(v[1])}${v[2] !== v[3] ? ` [${fmt(v[2])}, ${fmt(v[3])}]` : ''}`,
+      tip: (v) => `${esc(label(order[v[0]]))}: φ for ${esc(o.name)} ${fmt(v[1])}${v[2] !== v[3] ? ` ${interval(v[2], v[3])}` : ''}`,
     }));
   });
   c.setOption({
@@ -291,7 +292,7 @@ function drawTradeoffShapley(r, order) {
     '<thead><tr><th scope="col" class="text">parameter = value</th>' + os.map((o, k) => `<th scope="col" data-k="${k}">φ, ${esc(o.name)} (${dirShort(o)})</th>`).join('') + '</tr></thead><tbody>' +
     order.map((p) => `<tr data-param="${esc(p)}"><th scope="row" class="text">${esc(label(p))}</th>` +
       sh.map((s, k) => `<td data-v="phi" data-k="${k}" data-x="${s.phi[p]}">${fmt(s.phi[p])}` +
-        `${sub(s.lower[p] !== s.upper[p] ? `[${fmt(s.lower[p])}, ${fmt(s.upper[p])}]` : '')}</td>`).join('') + '</tr>').join('') +
+        `${sub(interval(s.lower[p], s.upper[p]))}</td>`).join('') + '</tr>').join('') +
     '<tr data-k="prediction"><th scope="row" class="text">prediction (surrogate mean)</th>' + sh.map((s) => `<td data-x="${s.prediction}">${fmt(s.prediction)}</td>`).join('') + '</tr>' +
     '<tr data-k="average"><th scope="row" class="text">average over the space</th>' + sh.map((s) => `<td data-x="${s.average}">${fmt(s.average)}</td>`).join('') + '</tr></tbody>';
 }
