@@ -20,7 +20,10 @@
 //
 // Tell, Fail, Prune and Report are idempotent on the server, so the client retries
 // them (and every GET) after network errors and 5xx answers, with a
-// doubling, jittered backoff (WithRetries). Ask is retried the same way: it
+// doubling, jittered backoff, for up to a minute by default (WithRetryFor,
+// WithRetries), waiting at least what a 503's Retry-After asks: a server
+// restart or a database outage of that length costs a worker nothing. Ask
+// is retried the same way: it
 // sends a new random Idempotency-Key with each ask and the same key with
 // each repetition, so an ask whose answer was lost gets the trial the
 // server handed out for it rather than a second one (docs/api.md,
@@ -50,12 +53,16 @@ import (
 
 // Client talks to one server. Its zero value is not usable; call New.
 type Client struct {
-	base    string
-	token   string
-	worker  string
-	http    *http.Client
-	retries int
-	backoff time.Duration
+	base   string
+	token  string
+	worker string
+	http   *http.Client
+	// retries bounds how often a request is repeated (−1: only the
+	// window bounds it); retryFor is the window, from the first attempt,
+	// within which it is repeated.
+	retries  int
+	backoff  time.Duration
+	retryFor time.Duration
 }
 
 // Option configures a Client.
@@ -98,20 +105,44 @@ func (t handlerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	return resp, nil
 }
 
-// WithRetries sets how often retryable requests are repeated (default 5)
-// and the first backoff (default 100 ms, doubling up to 5 s; each wait is
-// drawn between half and one and a half times that, so that many workers
-// do not retry in step).
+// WithRetries bounds how often retryable requests are repeated (default:
+// no bound but the window of WithRetryFor; 0: never) and sets the first
+// backoff (default 100 ms, doubling up to 5 s; each wait is drawn between
+// half and one and a half times that, so that many workers do not retry
+// in step). Whichever of the count and the window runs out first ends the
+// retries.
 func WithRetries(n int, backoff time.Duration) Option {
 	return func(c *Client) { c.retries, c.backoff = n, backoff }
 }
 
+// DefaultRetryFor is how long a retryable request is repeated by default:
+// long enough for a PostgreSQL restart or an xbo serve restart under a
+// supervisor, so that an outage that short loses no worker's result.
+const DefaultRetryFor = time.Minute
+
+// WithRetryFor sets the window, from a request's first attempt, within
+// which a retryable request is repeated (default DefaultRetryFor). The
+// last attempt is made at the window's end rather than skipped, so an
+// outage shorter than d is ridden out whatever the backoff's jitter drew;
+// 0 turns retries off.
+func WithRetryFor(d time.Duration) Option {
+	return func(c *Client) { c.retryFor = d }
+}
+
+// RetryFor is the client's retry window (WithRetryFor).
+func (c *Client) RetryFor() time.Duration { return c.retryFor }
+
 // New returns a client of the server at baseURL (e.g. http://127.0.0.1:8080).
+// A negative retry window counts as 0 (no retries) and a negative count as
+// no bound, as New has no error to return.
 func New(baseURL string, opts ...Option) *Client {
-	c := &Client{base: strings.TrimRight(baseURL, "/"), http: http.DefaultClient, retries: 5, backoff: 100 * time.Millisecond}
+	c := &Client{base: strings.TrimRight(baseURL, "/"), http: http.DefaultClient, retries: -1, backoff: 100 * time.Millisecond,
+		retryFor: DefaultRetryFor}
 	for _, o := range opts {
 		o(c)
 	}
+	c.retryFor = max(c.retryFor, 0)
+	c.backoff = max(c.backoff, time.Millisecond)
 	return c
 }
 
@@ -119,6 +150,9 @@ func New(baseURL string, opts ...Option) *Client {
 type APIError struct {
 	Status  int
 	Message string
+	// RetryAfter is the answer's Retry-After (0 when it has none): a 503
+	// of a store outage says when to try again.
+	RetryAfter time.Duration
 }
 
 func (e *APIError) Error() string {
@@ -482,25 +516,67 @@ func (c *Client) send(ctx context.Context, method, path string, header http.Head
 		}
 	}
 	wait := c.backoff
+	end := time.Now().Add(c.retryFor)
 	for attempt := 0; ; attempt++ {
 		err := c.once(ctx, method, path, header, body, out)
 		if err == nil {
 			return nil
 		}
-		var ae *APIError
-		retryable := errors.Is(err, syscall.ECONNREFUSED) ||
-			(retry && (isNetErr(err) || (errors.As(err, &ae) && ae.Status >= 500)))
-		if !retryable || attempt >= c.retries || ctx.Err() != nil {
+		retryable := errors.Is(err, syscall.ECONNREFUSED) || (retry && IsOutage(err))
+		left := time.Until(end)
+		if !retryable || (c.retries >= 0 && attempt >= c.retries) || left <= 0 || ctx.Err() != nil {
+			if attempt > 0 {
+				return fmt.Errorf("%w (after %d attempts in %v)", err, attempt+1, (c.retryFor - left).Round(time.Millisecond))
+			}
 			return err
 		}
-		jittered := time.Duration(float64(wait) * (0.5 + mrand.Float64()))
+		// The jitter spreads many workers' retries; Retry-After is the
+		// server's own estimate of the outage, so it is waited at least.
+		// No wait runs past the window's end: the last attempt is made
+		// there, so jitter never shortens the window.
+		pause := time.Duration(float64(wait) * (0.5 + mrand.Float64()))
+		var ae *APIError
+		if errors.As(err, &ae) {
+			pause = max(pause, ae.RetryAfter)
+		}
 		select {
 		case <-ctx.Done():
 			return err
-		case <-time.After(jittered):
+		case <-time.After(min(pause, left)):
 		}
 		wait = min(2*wait, 5*time.Second)
 	}
+}
+
+// IsOutage reports whether err says the service could not be reached or
+// could not answer (a network error, a 5xx answer such as the 503 of a
+// store outage): the same request may succeed later. Other errors (a 4xx
+// answer) will not change by repeating the request.
+func IsOutage(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Status >= 500
+	}
+	return isNetErr(err) || errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// maxRetryAfter bounds a Retry-After the client honours, so that a
+// misconfigured proxy cannot park a worker for hours.
+const maxRetryAfter = 5 * time.Minute
+
+// retryAfter reads a Retry-After header: delay-seconds or an HTTP date.
+func retryAfter(h string) time.Duration {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return 0
+	}
+	var d time.Duration
+	if n, err := strconv.Atoi(h); err == nil {
+		d = time.Duration(n) * time.Second
+	} else if at, err := http.ParseTime(h); err == nil {
+		d = time.Until(at)
+	}
+	return min(max(d, 0), maxRetryAfter)
 }
 
 func isNetErr(err error) bool {
@@ -543,7 +619,7 @@ func (c *Client) once(ctx context.Context, method, path string, header http.Head
 		if json.Unmarshal(data, &e) != nil || e.Error == "" {
 			e.Error = strings.TrimSpace(string(data))
 		}
-		return &APIError{Status: resp.StatusCode, Message: e.Error}
+		return &APIError{Status: resp.StatusCode, Message: e.Error, RetryAfter: retryAfter(resp.Header.Get("Retry-After"))}
 	}
 	if out != nil && len(data) > 0 {
 		if err := json.Unmarshal(data, out); err != nil {

@@ -88,6 +88,9 @@ type Config struct {
 	Events func(Event)
 	// Echo, when set, gets every line a command prints, cut to MaxLine.
 	Echo func(trial int64, stream string, line []byte)
+	// Notice, when set, gets a message when a result could not be told
+	// and is kept to be sent again (deliver).
+	Notice func(msg string)
 }
 
 // Event is a trial that ended, with the run's progress.
@@ -104,8 +107,8 @@ type Event struct {
 	Feasible            bool
 	Reason              string // why it failed
 	// Finished counts the study's finished trials toward Config.Trials (−1
-	// when the study could not be read), Running the commands this run has
-	// running.
+	// when the study could not be read: then it is unknown, not zero),
+	// Running the commands this run has running.
 	Finished, Running int
 	// Best is the best complete feasible trial of this run so far (nil:
 	// none, and always with several objectives); Front counts this run's
@@ -121,8 +124,10 @@ type Summary struct {
 	// interrupted.
 	Complete, Failed, Pruned, Interrupted int
 	// Finished is the study's finished trials at the end, as counted
-	// toward Config.Trials.
-	Finished int
+	// toward Config.Trials and read from the study (−1 when it could not
+	// be read; FinishedErr says why).
+	Finished    int
+	FinishedErr error
 	// Best is the best complete feasible trial of this run (nil: none,
 	// and always with several objectives: client.BestTrials gives the
 	// study's Pareto-optimal trials).
@@ -138,6 +143,10 @@ type Summary struct {
 	// FirstReportError is the first such error.
 	ReportErrors     int
 	FirstReportError error
+	// Undelivered holds the results the commands produced that the
+	// service had not taken when the run ended (Run then returns an error
+	// wrapping ErrUndelivered): none is dropped silently.
+	Undelivered []Undelivered
 }
 
 // ErrInterrupted is returned, wrapped, when the run stopped before the
@@ -192,13 +201,21 @@ type run struct {
 	// front holds the objective values of this run's complete feasible
 	// trials, for Event.Front (several objectives).
 	front [][]float64
+	// pending holds results whose tell found the service unreachable, to
+	// be sent again (deliver.go); lastTellErr is the last such error.
+	pending     []result
+	lastTellErr error
 }
 
 // Run runs commands until the study has cfg.Trials finished trials, ctx
 // ends (the running commands are then stopped and their trials failed with
 // the reason "interrupted"; the error wraps ErrInterrupted) or the first
 // trials all fail. Every outcome is told before Run returns, so stopping
-// loses nothing that was told, and the same call resumes the study.
+// loses nothing that was told, and the same call resumes the study. A
+// result the service does not take (an outage longer than the client's
+// retry window) is kept and sent again, and one still not delivered at the
+// end is listed in Summary.Undelivered, with an error wrapping
+// ErrUndelivered.
 func Run(ctx context.Context, cfg Config) (Summary, error) {
 	if cfg.Client == nil {
 		return Summary{}, errors.New("runner: no client")
@@ -286,14 +303,21 @@ func Run(ctx context.Context, cfg Config) (Summary, error) {
 	}
 	wg.Wait()
 
+	undelivered := r.settle(ctx)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if st, err := r.c.Study(context.WithoutCancel(ctx), cfg.Study); err == nil {
-		r.sum.Finished = r.counted(st)
+	// The study's own count, not this run's: what the store holds is what
+	// counts, whatever this run saw of it.
+	if r.sum.Finished, r.sum.FinishedErr = Finished(context.WithoutCancel(ctx), r.c, cfg.Study); r.sum.FinishedErr != nil {
+		r.sum.Finished = -1
 	}
 	switch {
+	case r.fatal != nil && undelivered != nil:
+		return r.sum, fmt.Errorf("%w; %w", r.fatal, undelivered)
 	case r.fatal != nil:
 		return r.sum, r.fatal
+	case undelivered != nil:
+		return r.sum, undelivered
 	case ctx.Err() != nil && r.sum.Finished < cfg.Trials:
 		return r.sum, fmt.Errorf("runner: %w with %d of %d trials finished", ErrInterrupted, r.sum.Finished, cfg.Trials)
 	}
@@ -339,6 +363,11 @@ func (r *run) next(ctx context.Context, c *client.Client) (*client.Trial, error)
 	if ctx.Err() != nil {
 		return nil, nil
 	}
+	// Results kept through an outage go first: the service is likely back
+	// when a slot is free again, and they count toward the total.
+	if err := r.flush(ctx); err != nil {
+		return nil, err
+	}
 	st, err := r.c.Study(ctx, r.cfg.Study)
 	if err != nil {
 		return nil, fmt.Errorf("runner: study %q: %w", r.cfg.Study, err)
@@ -359,8 +388,9 @@ func (r *run) next(ctx context.Context, c *client.Client) (*client.Trial, error)
 	return t, nil
 }
 
-// trial runs one trial's command and tells its outcome. runCtx stops the
-// command; the tell runs even after ctx ended, so no outcome is lost.
+// trial runs one trial's command and tells its outcome (deliver). runCtx
+// stops the command; the tell runs even after ctx ended, so no outcome is
+// lost.
 func (r *run) trial(runCtx, ctx context.Context, t *client.Trial) error {
 	args, env, err := r.prepare(t)
 	r.mu.Lock()
@@ -381,25 +411,10 @@ func (r *run) trial(runCtx, ctx context.Context, t *client.Trial) error {
 			func(iv Intermediate) bool { return r.report(runCtx, t.Number, iv) }, echo)
 	}
 	state, res, reason := r.outcome(ex)
-	tellCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
-	defer cancel()
-	switch {
-	case state == "complete" && r.sp.NumObjectives() == 1 && len(r.sp.Constraints) == 0:
-		err = r.c.Tell(tellCtx, r.cfg.Study, t.Number, res.Values[0])
-	case state == "complete":
-		err = r.c.TellOutcome(tellCtx, r.cfg.Study, t.Number, res)
-	case state == "pruned":
-		err = r.c.Prune(tellCtx, r.cfg.Study, t.Number)
-	default:
-		err = r.c.Fail(tellCtx, r.cfg.Study, t.Number, reason)
-	}
 	r.mu.Lock()
 	r.running--
 	r.mu.Unlock()
-	if err != nil {
-		return fmt.Errorf("runner: tell trial %d: %w", t.Number, err)
-	}
-	return r.record(ctx, t, state, res, reason, ex.stopped == interrupted)
+	return r.deliver(ctx, result{t: t, state: state, res: res, reason: reason, interrupted: ex.stopped == interrupted})
 }
 
 // record counts a told trial, sends its event and stops a run whose first

@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -34,7 +35,7 @@ func init() {
 
 const runSynopsis = `xbo run --space space.json --trials N [--workers K] [--name S]
         [--db xbo.db | --url URL [--token T]] [--dashboard 127.0.0.1:8080]
-        [--trial-timeout D] [--grace 10s] [--pruner JSON] [--echo] -- CMD ARGS...`
+        [--trial-timeout D] [--grace 10s] [--retry-for 60s] [--pruner JSON] [--echo] -- CMD ARGS...`
 
 const runAbout = `Runs CMD once per trial with a proposed configuration: {name} in ARGS is
 replaced by the parameter's value, and the environment holds
@@ -54,7 +55,12 @@ the tail of standard error as the reason.
 failed; trials failed as "interrupted" do not count): run the same command
 again (after Ctrl-C, or with a larger --trials) to resume. Ctrl-C stops the
 running commands (SIGTERM, then SIGKILL after --grace) and fails their
-trials as "interrupted"; every result already told is kept.`
+trials as "interrupted"; every result already told is kept.
+
+An outage of the server or its database shorter than --retry-for is
+ridden out: requests are repeated until it ends. A result the service did
+not take is kept and sent again; one still not delivered at the end is
+printed as an xbo tell command, and the exit status is 1.`
 
 func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
@@ -68,6 +74,7 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	dashboard := fs.String("dashboard", "", "also serve the dashboard and the API on this address while the run lasts (embedded store only)")
 	timeout := fs.Duration("trial-timeout", 0, "stop a command that runs longer than this and fail its trial (0: no limit)")
 	grace := fs.Duration("grace", 10*time.Second, "time a stopped command has between SIGTERM and SIGKILL")
+	retryFor := fs.Duration("retry-for", client.DefaultRetryFor, "how long a request to the service is repeated while the server or its database is unreachable")
 	literal := fs.Bool("literal-braces", false, "pass a {word} in the command that names no parameter on as written instead of refusing it")
 	echo := fs.Bool("echo", false, "copy the commands' output to standard error, each line prefixed with [trial N stdout] or [trial N stderr]")
 	settings := optimizerFlags(fs)
@@ -94,6 +101,8 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 		return usagef("--workers %d must be between 1 and 1024", *workers)
 	case *timeout < 0 || *grace <= 0:
 		return usagef("--trial-timeout must not be negative and --grace must be positive")
+	case *retryFor < 0:
+		return usagef("--retry-for must not be negative")
 	case *remote != "" && set["db"]:
 		return usagef("give --db or --url, not both")
 	case *remote != "" && *dashboard != "":
@@ -122,7 +131,8 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 		}
 	}
 
-	svc, err := openRunService(ctx, runService{db: *db, url: *remote, token: *token, dashboard: *dashboard, timeout: *timeout, grace: *grace})
+	svc, err := openRunService(ctx, runService{db: *db, url: *remote, token: *token, dashboard: *dashboard, timeout: *timeout, grace: *grace,
+		retryFor: retryFor})
 	if err != nil {
 		return err
 	}
@@ -159,19 +169,20 @@ func runRun(ctx context.Context, args []string, env *cliEnv) error {
 	}
 	pr := newRunProgress(env, *trialsN)
 	cfg := runner.Config{Client: svc.c, Study: *name, Command: command, LiteralBraces: *literal, Trials: *trialsN, Workers: *workers,
-		Timeout: *timeout, Grace: *grace, Events: pr.event}
+		Timeout: *timeout, Grace: *grace, Events: pr.event, Notice: pr.notice}
 	if *echo {
 		cfg.Echo = pr.echo
 	}
 	sum, runErr := runner.Run(ctx, cfg)
 	pr.finish()
-	if runErr != nil && sum.Complete+sum.Failed == 0 && !errors.Is(runErr, runner.ErrInterrupted) {
+	if runErr != nil && sum.Complete+sum.Failed == 0 && len(sum.Undelivered) == 0 && !errors.Is(runErr, runner.ErrInterrupted) {
 		return runErr // it did not start
 	}
 	printTuningSummary(ctx, env.stderr, env.stdout, sum, *name, studySpace, svc)
 	if sum.ReportErrors > 0 {
 		fmt.Fprintf(env.stderr, "warning: %d intermediate values were not recorded; the first: %v\n", sum.ReportErrors, sum.FirstReportError)
 	}
+	printUndelivered(env.stderr, sum.Undelivered, *name, svc)
 	if errors.Is(runErr, runner.ErrInterrupted) {
 		return fmt.Errorf("%w; run the same command again to resume", runErr)
 	}
@@ -200,6 +211,8 @@ func checkPlaceholders(command []string, sp *space.Space, literal bool) error {
 type runService struct {
 	db, url, token, dashboard string
 	timeout, grace            time.Duration
+	// retryFor is the client's retry window (nil: client.DefaultRetryFor).
+	retryFor *time.Duration
 	// worker names the asks (default runner.WorkerID(), which lets a later
 	// xbo run fail the trials of a killed one: a command that asks and
 	// exits, as xbo ask does, must use another name).
@@ -207,6 +220,14 @@ type runService struct {
 	// existing: the store must exist already (a command that only reads or
 	// changes a study must not leave an empty database behind a typo).
 	existing bool
+}
+
+// window is the client's retry window.
+func (rs runService) window() time.Duration {
+	if rs.retryFor == nil {
+		return client.DefaultRetryFor
+	}
+	return *rs.retryFor
 }
 
 // openedService is the client and what must be closed after the run.
@@ -227,7 +248,7 @@ func openRunService(ctx context.Context, rs runService) (*openedService, error) 
 	}
 	if rs.url != "" {
 		base := strings.TrimRight(rs.url, "/")
-		c := client.New(base, client.WithToken(rs.token), client.WithWorker(rs.worker))
+		c := client.New(base, client.WithToken(rs.token), client.WithWorker(rs.worker), client.WithRetryFor(rs.window()))
 		return &openedService{c: c, where: base, dashboard: base, close: func() {}}, nil
 	}
 	var ln net.Listener
@@ -280,7 +301,8 @@ func openRunService(ctx context.Context, rs runService) (*openedService, error) 
 	}
 	// The in-process client names localhost, one of the hosts the server
 	// accepts (server.Config.Addr).
-	out := &openedService{c: client.New("http://localhost", client.WithHandler(srv), client.WithWorker(rs.worker)), where: where,
+	out := &openedService{c: client.New("http://localhost", client.WithHandler(srv), client.WithWorker(rs.worker),
+		client.WithRetryFor(rs.window())), where: where,
 		explain: rs.db}
 	var hs *http.Server
 	var served sync.WaitGroup
@@ -388,6 +410,10 @@ func (p *runProgress) event(e runner.Event) {
 		p.bar.clear()
 		// "failed" or "pruned": a pruned trial is no failure.
 		fmt.Fprintf(p.env.stderr, "trial %d %s: %s\n", e.Trial, e.State, reason)
+	} else if !p.env.isTerminal && e.Finished < 0 {
+		// The study could not be read just now: its count is unknown, not
+		// zero or negative.
+		fmt.Fprintf(p.env.stderr, "trial %d: %s; best %s; %d running\n", e.Trial, outcomeLine(e), best, e.Running)
 	} else if !p.env.isTerminal {
 		fmt.Fprintf(p.env.stderr, "trial %d: %s; best %s; %d/%d finished, %d running\n", e.Trial, outcomeLine(e), best, e.Finished, p.total, e.Running)
 	}
@@ -402,6 +428,14 @@ func (p *runProgress) echo(trial int64, stream string, line []byte) {
 	defer p.mu.Unlock()
 	p.bar.clear()
 	fmt.Fprintf(p.env.stderr, "[trial %d %s] %s\n", trial, stream, line)
+}
+
+// notice prints what the runner says of a result it keeps to send again.
+func (p *runProgress) notice(msg string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.bar.clear()
+	fmt.Fprintf(p.env.stderr, "warning: %s\n", msg)
 }
 
 func (p *runProgress) finish() {
@@ -434,8 +468,13 @@ func printTuningSummary(ctx context.Context, stderr, stdout io.Writer, sum runne
 	if sum.Abandoned > 0 {
 		fmt.Fprintf(stderr, "%d trials left running by an earlier xbo run that was killed were failed\n", sum.Abandoned)
 	}
-	fmt.Fprintf(stderr, "this run: %d complete, %d pruned, %d failed (%d interrupted); the study has %d finished trials\n",
-		sum.Complete, sum.Pruned, sum.Failed, sum.Interrupted, sum.Finished)
+	if sum.Finished >= 0 {
+		fmt.Fprintf(stderr, "this run: %d complete, %d pruned, %d failed (%d interrupted); the study has %d finished trials\n",
+			sum.Complete, sum.Pruned, sum.Failed, sum.Interrupted, sum.Finished)
+	} else {
+		fmt.Fprintf(stderr, "this run: %d complete, %d pruned, %d failed (%d interrupted); the study's finished trials could not be read: %v\n",
+			sum.Complete, sum.Pruned, sum.Failed, sum.Interrupted, sum.FinishedErr)
+	}
 	if sum.RandomFallbacks > 0 {
 		fmt.Fprintf(stderr, "%d of this run's trials were random configurations standing in for model-based proposals (acquisition random-fallback; their notes say why)\n", sum.RandomFallbacks)
 	}
@@ -481,6 +520,45 @@ func printTuningSummary(ctx context.Context, stderr, stdout io.Writer, sum runne
 	case svc.dashboard != "":
 		fmt.Fprintf(stderr, "dashboard: %s/#study=%s\n", svc.dashboard, url.QueryEscape(name))
 	}
+}
+
+// printUndelivered lists the results the service did not take, each as
+// the xbo tell command that records it, so that none is lost: the user
+// runs them once the service is back.
+func printUndelivered(w io.Writer, list []runner.Undelivered, study string, svc *openedService) {
+	if len(list) == 0 {
+		return
+	}
+	where := "--url " + shellQuote(svc.dashboard)
+	if svc.explain != "" {
+		where = "--db " + shellQuote(svc.explain)
+	}
+	fmt.Fprintf(w, "%d results could not be told to the study; record them with:\n", len(list))
+	for _, u := range list {
+		cmd := fmt.Sprintf("xbo tell --study %s --trial %d %s", shellQuote(study), u.Trial, where)
+		switch u.State {
+		case "complete":
+			cmd += " --value " + numberList(u.Values)
+			if len(u.Constraints) > 0 {
+				cmd += " --constraints " + numberList(u.Constraints)
+			}
+		case "pruned":
+			cmd += " --state pruned"
+		default:
+			cmd += " --state failed --reason " + shellQuote(u.Reason)
+		}
+		fmt.Fprintf(w, "  %s    # %v\n", cmd, u.Err)
+	}
+}
+
+// numberList writes numbers comma-separated in full precision, as xbo
+// tell reads them.
+func numberList(xs []float64) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.FormatFloat(x, 'g', -1, 64)
+	}
+	return strings.Join(parts, ",")
 }
 
 // shellQuote quotes a word for a POSIX shell when it needs it.
