@@ -109,3 +109,18 @@ func TestPeopleNumbers(t *testing.T) {
 		t.Errorf("peopleNumbers: %q", got)
 	}
 }
+
+func TestNiceTicks(t *testing.T) {
+	for _, c := range []struct {
+		lo, hi float64
+		want   string
+	}{{0.154, 1.01, "[0.2 0.4 0.6 0.8 1]"}, {0, 118, "[0 20 40 60 80 100]"}, {-2220, 3650, "[-2000 -1000 0 1000 2000 3000]"}, {0.282, 0.328, "[0.29 0.3 0.31 0.32]"}} {
+		var got []string
+		for _, v := range niceTicks(c.lo, c.hi) {
+			got = append(got, Number(v))
+		}
+		if s := "[" + strings.Join(got, " ") + "]"; s != c.want {
+			t.Errorf("niceTicks(%v, %v) = %s, want %s", c.lo, c.hi, s, c.want)
+		}
+	}
+}

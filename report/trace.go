@@ -96,6 +96,30 @@ func traceScale(values []float64, worseHigh bool) scale {
 	return s
 }
 
+// niceTicks are the axis's labelled values: multiples of 1, 2 or 5 times
+// a power of ten, four to nine of them, inside [lo, hi] (0.2, 0.4, 0.6
+// rather than 0.154, 0.366, 0.578).
+func niceTicks(lo, hi float64) []float64 {
+	raw := (hi - lo) / 4
+	if !(raw > 0) {
+		return []float64{lo}
+	}
+	// The longest step that still leaves at least 3.5 steps on the axis.
+	mag := math.Pow(10, math.Floor(math.Log10(raw)))
+	step := mag
+	for _, m := range []float64{2, 5, 10} {
+		if (hi-lo)/(m*mag) >= 3.5 {
+			step = m * mag
+		}
+	}
+	var out []float64
+	for v := math.Ceil(lo/step) * step; v <= hi+1e-9*step; v += step {
+		// Rounded to the step's digits: 0.1+0.2 is written 0.3.
+		out = append(out, math.Round(v/step)*step)
+	}
+	return out
+}
+
 // clippedWords says in the caption how many trials the axis clips.
 func clippedWords(values []float64, maximize bool) string {
 	s := traceScale(values, !maximize)
@@ -166,8 +190,8 @@ func traceSVG(tr []TracePoint, maximize bool) string {
 		pts = append(pts, num(px(i))+","+num(py(edge(*p.BestSoFar))))
 	}
 	fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="#e6550d" stroke-width="2"/>`+"\n", strings.Join(pts, " "))
-	for k := range 5 {
-		v := lo + (hi-lo)*float64(k)/4
+	for _, v := range niceTicks(lo, hi) {
+		fmt.Fprintf(&b, `<line x1="%d" y1="%s" x2="%s" y2="%s" stroke="#eee"/>`+"\n", ml, num(py(v)), num(ml+pw), num(py(v)))
 		fmt.Fprintf(&b, `<text x="%d" y="%s" text-anchor="end">%s</text>`+"\n", ml-4, num(py(v)+4), Number(v))
 	}
 	for k := range 5 {
