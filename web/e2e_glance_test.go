@@ -201,3 +201,66 @@ func lightness(hex string) float64 {
 	}
 	return float64(v>>16+v>>8&0xff+v&0xff) / 3
 }
+
+// checkProposingModel (issue 45 item 4): the trial view explains a trial a
+// model chose with that model, the surrogate the desirability paths rebuild
+// for its iteration (its φ equal the API's paths step), and says so; a
+// trial of the initial design is explained with today's surrogate, and the
+// note says that this is how the model sees it now.
+func checkProposingModel(t *testing.T, h *harness, d demo) {
+	var chosen, design *client.Trial
+	for i, tr := range d.trials {
+		switch {
+		case tr.Acquisition == "initial-design" && design == nil:
+			design = &d.trials[i]
+		case tr.Acquisition == "ei" && tr.State == "complete":
+			chosen = &d.trials[i] // the last: the paths' default window holds it
+		}
+	}
+	if chosen == nil || design == nil {
+		t.Fatalf("demo has no complete EI trial (%v) or no design trial (%v)", chosen, design)
+	}
+	var paths pathsAnswer
+	if err := h.c.Explain(context.Background(), "demo", "paths", nil, &paths); err != nil {
+		t.Fatal(err)
+	}
+	var want []float64
+	observed := -1
+	for _, st := range paths.Steps {
+		if st.Trial == chosen.Number {
+			observed = st.Observed
+			for _, o := range st.Explanation.Outputs {
+				want = append(want, o.Phi...)
+			}
+		}
+	}
+	if observed < 0 {
+		t.Fatalf("the API's paths have no step for EI trial %d", chosen.Number)
+	}
+	n := strconv.FormatInt(chosen.Number, 10)
+	h.run("open trial "+n, 10*time.Second, chromedp.Navigate(h.base+"/#study=demo&trial="+n))
+	openedTrial(t, h, chosen.Number)
+	h.wait("trial "+n+" explained by its proposing model", `xbo.trialShapley && xbo.trialShapley.trial === `+n+` && xbo.trialShapley.proposer && document.querySelectorAll('#trial-shapley-data td[data-v=phi]').length > 0`, 60*time.Second)
+	var page struct {
+		Phi  []string `json:"phi"`
+		Note string   `json:"note"`
+		Axis string   `json:"axis"`
+	}
+	h.eval(`({phi: [...document.querySelectorAll('#trial-shapley-data td[data-v=phi]')].map(td => td.dataset.x), note: document.getElementById('trial-shapley-note').textContent,
+		axis: xbo.charts['trial-shapley-chart'].getOption().yAxis[0].name})`, &page)
+	sameFloats(t, "trial "+n+": φ of its proposing model", numbers(t, "proposal", page.Phi), want)
+	if !strings.Contains(page.Note, "explained with the model that proposed it: the surrogate fitted on the "+strconv.Itoa(observed)+" trials complete when trial "+n+" was asked") {
+		t.Fatalf("trial %s's note %q does not say which model explains it", n, page.Note)
+	}
+	h.shoot("trial-proposing-model")
+	n = strconv.FormatInt(design.Number, 10)
+	h.run("open trial "+n, 10*time.Second, chromedp.Navigate(h.base+"/#study=demo&trial="+n))
+	openedTrial(t, h, design.Number)
+	h.wait("design trial "+n+" explained", `xbo.trialShapley && xbo.trialShapley.trial === `+n+` && !xbo.trialShapley.proposer && document.getElementById('trial-shapley-note').textContent.startsWith('trial `+n+` (')`, 60*time.Second)
+	h.eval(`document.getElementById('trial-shapley-note').textContent`, &page.Note)
+	if !strings.Contains(page.Note, "(no model chose it: initial-design), explained with today's surrogate") || !strings.Contains(page.Note, "not why it was proposed") {
+		t.Fatalf("design trial %s's note %q does not say what it shows instead", n, page.Note)
+	}
+	checkShapley(t, h, "demo", design.Number, "xbo.trialShapley", "trial-shapley-data")
+	h.audit("trial view, proposing model")
+}

@@ -534,6 +534,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	checkOverview(t, h, d)
 	checkExplanations(t, h, d)
 	checkTrialView(t, h, d)
+	checkProposingModel(t, h, d)
 	checkHistory(t, h, d)
 	checkCompare(t, h)
 	checkOpenedOnView(t, h)
@@ -976,6 +977,7 @@ type pathsAnswer struct {
 	Units     string   `json:"units"`
 	Steps     []struct {
 		Trial       int64                `json:"trial"`
+		Observed    int                  `json:"observed"`
 		Explanation *shapley.Explanation `json:"explanation"`
 	} `json:"steps"`
 }

@@ -6,19 +6,20 @@ import { interval, plus } from './format.js';
 
 const OUTPUT_COLOURS = [C.blue, C.orange, C.green, C.purple];
 // Acquisition labels of trials no surrogate chose (opt/settings.go, notProposals).
-const NOT_PROPOSALS = new Set(['initial-design', 'random', 'random-fallback', 'design', 'initial', 'init', 'enqueued', 'imported', 'requeue']);
+export const NOT_PROPOSALS = new Set(['initial-design', 'random', 'random-fallback', 'design', 'initial', 'init', 'enqueued', 'imported', 'requeue']);
 
-// explainTrial fetches trial n's Shapley values for the panel whose elements
-// are `${panel}-note`, `-chart` and `-data`, and draws them while
-// stillWanted() says the panel still shows trial n. It returns the answer,
-// or null when the study or the trial changed meanwhile or the request failed.
-export async function explainTrial(panel, n, stillWanted) {
+// explainTrial fetches trial n's Shapley values (today's surrogate) for the
+// panel whose elements are `${panel}-note`, `-chart` and `-data`, and draws
+// them while stillWanted() says the panel still shows trial n (how: see
+// drawShapley). It returns the answer, or null when the study or the trial
+// changed meanwhile or the request failed.
+export async function explainTrial(panel, n, stillWanted, how) {
   const gen = state.gen;
   setNote(`${panel}-note`, `explaining trial ${n}…`);
   try {
     const r = await explainGET(panel, withObjective(panel, `explain/shapley?trial=${n}`));
     if (!r || gen !== state.gen || !stillWanted()) return null;
-    drawShapley(panel, r);
+    drawShapley(panel, r, how);
     return r;
   } catch (e) {
     if (gen === state.gen && stillWanted()) setNote(`${panel}-note`, `Shapley values of trial ${n}: ${e.message}`, true);
@@ -26,7 +27,11 @@ export async function explainTrial(panel, n, stillWanted) {
   }
 }
 
-function drawShapley(panel, r) {
+// drawShapley draws an explanation of trial r.trial's configuration. how,
+// when given, says which model it is (how.lead, the note's first words)
+// and in which units (how.units); without it the model is today's
+// surrogate and a trial no model chose is said to be seen as it is now.
+export function drawShapley(panel, r, how = {}) {
   const ex = r.explanation;
   const outs = ex.outputs;
   const n = r.trial;
@@ -37,9 +42,9 @@ function drawShapley(panel, r) {
   const valueText = !t || t.value === undefined ? '' : multiObjective() ? (vals ? `, ${objectives()[k].name} ${fmt(vals[k])}` : '') : ', value ' + fmt(t.value);
   // Exact values have no intervals to speak of (lower = upper).
   const exact = outs.every((o) => o.phi.every((_, j) => o.lower[j] === o.upper[j]));
-  setNote(`${panel}-note`, `trial ${n}${t ? ` (${t.state}${valueText}, ${t.acquisition || ''})` : ''}: ${ex.method} Shapley values${exact ? '' : `, ${Math.round(ex.level * 100)}% intervals`}; ` +
+  setNote(`${panel}-note`, `trial ${n}${t ? ` (${t.state}${valueText}, ${t.acquisition || ''})` : ''}${how.lead ? ` ${how.lead}` : ''}: ${ex.method} Shapley values${exact ? '' : `, ${Math.round(ex.level * 100)}% intervals`}; ` +
     outs.map((o) => `${o.output}: prediction ${fmt(o.prediction)} = average ${fmt(o.average)} ${plus(o.payout)}`).join('; ') +
-    (t && NOT_PROPOSALS.has(t.acquisition) ? `. No surrogate chose this configuration (${t.acquisition}): the values say how the surrogate sees it now, not why it was proposed.` : ''));
+    (!how.lead && t && NOT_PROPOSALS.has(t.acquisition) ? `. No surrogate chose this configuration (${t.acquisition}): the values say how the surrogate sees it now, not why it was proposed.` : ''));
   const series = outs.map((o, k) => ({ name: o.output, type: 'bar', data: o.phi, color: OUTPUT_COLOURS[k % OUTPUT_COLOURS.length] }));
   // Whiskers of every output over its bar in the group; an exact value
   // (lower = upper) has none.
@@ -52,7 +57,7 @@ function drawShapley(panel, r) {
     // Every parameter, with the explained configuration's value.
     xAxis: { type: 'category', data: ex.params.map((name) => (r.point && r.point[name] !== undefined && r.point[name] !== null ? `${name}=${fmtValue(r.point[name])}` : `${name} (off)`)),
       axisLabel: { interval: 0, rotate: many ? 30 : 0 }, name: 'parameter = value', nameLocation: 'middle', nameGap: many ? 58 : 28 },
-    yAxis: { type: 'value', name: `Shapley value (${unitsOf(k)})`, nameLocation: 'middle', nameGap: 50, axisLabel: { formatter: fmt } },
+    yAxis: { type: 'value', name: `Shapley value (${how.units || unitsOf(k)})`, nameLocation: 'middle', nameGap: 50, axisLabel: { formatter: fmt } },
     series,
   }, true);
   $(`${panel}-data`).innerHTML = `<caption class="sr-only">Shapley values of trial ${n} with their intervals</caption><thead><tr><th scope="col">output</th>` +

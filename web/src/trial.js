@@ -1,14 +1,15 @@
 // The trial view (#study=…&trial=N): everything the API holds about one
 // trial — typed parameters, value, state, fail reason, user attributes,
 // timestamps and duration, worker, what chose it and its note — its
-// intermediate-value curve, and the Shapley explanation of its proposal.
+// intermediate-value curve, and the Shapley explanation of its proposal
+// (with the model that proposed it: proposal.js).
 import {
   $, EDGE_AXIS, chart, chartIf, constrained, constraintNames, directionWord, durationMs, esc, feasible, fmt, fmtDuration, fmtTime, fmtValue, jsonType,
   multiObjective, objectiveValues, objectives, openTrial, params, setNote, better, sortedTrials, state, stateColour, trialNote, usable, usableAll, violated,
 } from './core.js';
 import { classify } from './pareto.js';
 import { freshPanel } from './freshness.js';
-import { explainTrial } from './shapley.js';
+import { explainProposal } from './proposal.js';
 
 freshPanel('trial-shapley', () => explainShown(), false, 'Explain this trial');
 
@@ -171,7 +172,7 @@ function renderShapley(t) {
 }
 function explainShown() {
   const n = shown;
-  if (n !== null) explainTrial('trial-shapley', n, () => shown === n).then((r) => { if (r) window.xbo.trialShapley = r; });
+  if (n !== null) explainProposal('trial-shapley', n, () => shown === n).then((r) => { if (r) window.xbo.trialShapley = r; });
 }
 export function forgetTrialView() { shown = null; explainedFor = ''; }
 
