@@ -37,8 +37,9 @@ class ScriptedServer:
     """A tiny HTTP server that answers from a script, to test the client's
     retries without an xbo server.
 
-    answer(method, path, body) returns (status, json_document) or the string
-    "drop" to close the connection without an answer. Every request is
+    answer(method, path, body) returns (status, json_document), optionally
+    with a dict of headers as a third item, or the string "drop" to close
+    the connection without an answer. Every request is
     recorded in ``requests`` as (method, path, headers, body).
     """
 
@@ -61,9 +62,11 @@ class ScriptedServer:
                 if reply == "drop":
                     self.close_connection = True
                     return
-                status, doc = reply
+                status, doc = reply[0], reply[1]
                 data = b"" if doc is None else json.dumps(doc).encode()
                 self.send_response(status)
+                for name, value in (reply[2] if len(reply) > 2 else {}).items():
+                    self.send_header(name, value)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()

@@ -1,10 +1,12 @@
 """The transport: retries, errors, URL and token resolution (against
 scripted servers, so every failure can be staged)."""
 
+import inspect
 import os
 import socket
 import time
 import unittest
+import urllib.request
 from unittest import mock
 
 import xbo
@@ -28,6 +30,22 @@ def closed_port_url():
     port = s.getsockname()[1]
     s.close()
     return "http://127.0.0.1:%d" % port
+
+
+def shortest_jitter():
+    """Make the backoff's jitter draw its shortest waits (half the nominal)."""
+    return mock.patch("xbo._http.random.random", return_value=0.0)
+
+
+def timed_attempts(times):
+    """Record the time of every request the client sends into times."""
+    real_urlopen = urllib.request.urlopen
+
+    def timed(*args, **kwargs):
+        times.append(time.monotonic())
+        return real_urlopen(*args, **kwargs)
+
+    return mock.patch("xbo._http.urllib.request.urlopen", timed)
 
 
 class RetryTest(unittest.TestCase):
@@ -141,6 +159,52 @@ class RetryTest(unittest.TestCase):
         self.assertIn(url, cm.exception.message)
         # two waits of 0.05 and 0.1 s, each with jitter of at least half
         self.assertGreaterEqual(time.monotonic() - start, 0.07)
+
+    def test_default_retry_window_is_a_minute(self):
+        # Every way to reach a study retries for at least 60 s by default
+        # (the former 8 retries gave up after 11 to 23 s).
+        self.assertGreaterEqual(Connection("http://127.0.0.1:1").retry_for, 60.0)
+        for fn in (xbo.create_study, xbo.load_study, xbo.delete_study):
+            default = inspect.signature(fn).parameters["retry_for"].default
+            self.assertGreaterEqual(default, 60.0, fn.__name__)
+            self.assertIsNone(inspect.signature(fn).parameters["retries"].default, fn.__name__)
+        for bad in (-1, float("nan"), float("inf"), True, "60"):
+            with self.assertRaises(ValueError):
+                Connection("http://127.0.0.1:1", retry_for=bad)
+
+    def test_jitter_never_shortens_the_window(self):
+        # With the jitter drawing its shortest waits, a request that keeps
+        # failing is still retried until the window's end, and last tried
+        # there, not a doubled backoff later.
+        srv = self.serve(lambda m, p, b: (503, {"error": "store unavailable"}))
+        times = []
+        conn = Connection(srv.url, retry_for=1.5, backoff=0.4)
+        with shortest_jitter(), timed_attempts(times):
+            with self.assertRaises(xbo.XBOError) as cm:
+                conn.request("POST", "/api/studies/s/trials/1/tell", {"value": 1})
+        self.assertEqual(cm.exception.status, 503)
+        self.assertGreaterEqual(times[-1] - times[0], 1.5)
+        self.assertLess(times[-1] - times[0], 2.3)
+
+    def test_retry_after_is_waited_in_full(self):
+        # Retry-After: 1 is waited a whole second each time, even when the
+        # jitter draws its shortest wait (it used to halve it).
+        left = {"n": 2}
+
+        def answer(method, path, body):
+            if left["n"] > 0:
+                left["n"] -= 1
+                return 503, {"error": "store unavailable"}, {"Retry-After": "1"}
+            return 200, {"ok": True}
+
+        srv = self.serve(answer)
+        times = []
+        conn = Connection(srv.url, backoff=0.01)
+        with shortest_jitter(), timed_attempts(times):
+            self.assertEqual(conn.request("GET", "/api/studies"), {"ok": True})
+        self.assertEqual(len(times), 3)
+        for a, b in zip(times, times[1:]):
+            self.assertGreaterEqual(b - a, 1.0)
 
     def test_nan_is_never_sent(self):
         srv = self.serve(lambda m, p, b: (200, {}))

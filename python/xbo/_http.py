@@ -15,6 +15,15 @@ from typing import Any, Dict, Optional
 
 DEFAULT_URL = "http://127.0.0.1:8080"
 
+# How long a failed request is repeated by default: long enough for a
+# PostgreSQL restart or a supervised xbo serve restart, so that a worker
+# rides out an outage that short without losing its result.
+DEFAULT_RETRY_FOR = 60.0
+
+# The longest Retry-After honoured, so that a misconfigured proxy cannot
+# park a worker for hours.
+MAX_RETRY_AFTER = 300.0
+
 
 class XBOError(Exception):
     """An error answered by the xbo server, or no answer at all.
@@ -85,28 +94,38 @@ class Connection:
     same outcome twice), reads, and asks, which carry an Idempotency-Key
     header (the same for every attempt of one ask), so that a repeated ask
     receives the trial the server handed out for a lost answer instead of a
-    second one. The wait doubles from ``backoff`` seconds up to
-    ``max_backoff``, with jitter so that many workers do not retry in step;
-    a 503's Retry-After is honoured.
+    second one.
+
+    A request is repeated for ``retry_for`` seconds from its first attempt
+    (default 60; 0: never), and at most ``retries`` times when that is
+    given. The wait doubles from ``backoff`` seconds up to
+    ``max_backoff``, drawn between half and one and a half times that so
+    that many workers do not retry in step; it is never shorter than a
+    503's Retry-After. No wait runs past the window's end, and the last
+    attempt is made there: jitter never shortens the window.
     """
 
     def __init__(
         self,
         url: Optional[str] = None,
         token: Optional[str] = None,
-        retries: int = 8,
+        retries: Optional[int] = None,
         backoff: float = 0.1,
         max_backoff: float = 10.0,
         timeout: float = 300.0,
+        retry_for: float = DEFAULT_RETRY_FOR,
     ) -> None:
-        if not isinstance(retries, int) or isinstance(retries, bool) or retries < 0:
-            raise ValueError("retries must be an integer >= 0, not %r" % (retries,))
+        if retries is not None and (not isinstance(retries, int) or isinstance(retries, bool) or retries < 0):
+            raise ValueError("retries must be None or an integer >= 0, not %r" % (retries,))
         for name, v in (("backoff", backoff), ("max_backoff", max_backoff), ("timeout", timeout)):
             if not isinstance(v, (int, float)) or isinstance(v, bool) or not v > 0:
                 raise ValueError("%s must be a number > 0, not %r" % (name, v))
+        if not isinstance(retry_for, (int, float)) or isinstance(retry_for, bool) or not 0 <= retry_for < float("inf"):
+            raise ValueError("retry_for must be a number of seconds >= 0, not %r" % (retry_for,))
         self.url = resolve_url(url)
         self.token = resolve_token(token)
         self.retries = retries
+        self.retry_for = float(retry_for)
         self.backoff = float(backoff)
         self.max_backoff = float(max_backoff)
         self.timeout = float(timeout)
@@ -135,8 +154,11 @@ class Connection:
             except ValueError as e:
                 raise ValueError("%s %s: the request holds NaN or infinity, which JSON cannot carry (%s)" % (method, path, e)) from None
         delay = self.backoff
-        for attempt in range(self.retries + 1):
-            last = attempt == self.retries
+        end = time.monotonic() + self.retry_for
+        attempt = 0
+        while True:
+            left = end - time.monotonic()
+            last = left <= 0 or (self.retries is not None and attempt >= self.retries)
             req = urllib.request.Request(self.url + path, data=data, method=method)
             req.add_header("Accept", "application/json")
             if data is not None:
@@ -153,7 +175,7 @@ class Connection:
                 message = _error_message(e)
                 if e.code < 500 or last:
                     raise XBOError(e.code, message) from None
-                wait = max(delay, min(_retry_after(e.headers), 30.0))
+                retry_after = min(_retry_after(e.headers), MAX_RETRY_AFTER)
             except (urllib.error.URLError, http.client.HTTPException, OSError) as e:
                 reason = getattr(e, "reason", e)
                 refused = isinstance(reason, ConnectionRefusedError)
@@ -163,10 +185,13 @@ class Connection:
                         "%s %s%s: no answer (%s)%s"
                         % (method, self.url, path, reason, "" if attempt == 0 else " after %d retries" % attempt),
                     ) from e
-                wait = delay
-            time.sleep(wait * (0.5 + random.random()))
+                retry_after = 0.0
+            # Jitter spreads the workers' retries; Retry-After is the
+            # server's own estimate of the outage, so it is waited in full.
+            wait = max(delay * (0.5 + random.random()), retry_after)
+            time.sleep(max(0.0, min(wait, end - time.monotonic())))
             delay = min(2 * delay, self.max_backoff)
-        raise AssertionError("unreachable")
+            attempt += 1
 
 
 def _error_message(e: urllib.error.HTTPError) -> str:

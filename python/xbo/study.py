@@ -11,7 +11,7 @@ import time
 import uuid
 from typing import Any, Callable, Dict, Iterable, List, Optional, Sequence, Tuple, Type, Union
 
-from ._http import Connection, XBOError, quote
+from ._http import DEFAULT_RETRY_FOR, Connection, XBOError, quote
 from .space import objectives_of, param_types, space_document
 from .trial import STATES, FrozenTrial, Trial, TrialPruned, check_attr
 
@@ -61,8 +61,9 @@ def create_study(
     constraints: Union[int, Sequence[str], None] = None,
     constraints_func: Optional[Callable[[FrozenTrial], Sequence[float]]] = None,
     worker: Optional[str] = None,
-    retries: int = 8,
+    retries: Optional[int] = None,
     timeout: float = 300.0,
+    retry_for: float = DEFAULT_RETRY_FOR,
 ) -> "Study":
     """Create a study on the server and return it.
 
@@ -102,7 +103,7 @@ def create_study(
     pruner_doc = _pruner_document(pruner)
     if pruner_doc is not None:
         body["pruner"] = pruner_doc
-    conn = Connection(url, token, retries=retries, timeout=timeout)
+    conn = Connection(url, token, retries=retries, timeout=timeout, retry_for=retry_for)
     try:
         # With load_if_exists a repeated create is harmless (its 409 loads
         # the study), so a lost answer may be retried.
@@ -124,8 +125,9 @@ def load_study(
     wait: float = 0,
     constraints_func: Optional[Callable[[FrozenTrial], Sequence[float]]] = None,
     worker: Optional[str] = None,
-    retries: int = 8,
+    retries: Optional[int] = None,
     timeout: float = 300.0,
+    retry_for: float = DEFAULT_RETRY_FOR,
 ) -> "Study":
     """Load an existing study (constraints_func: as for create_study).
 
@@ -140,7 +142,7 @@ def load_study(
     _check_worker(worker)
     if isinstance(wait, bool) or not isinstance(wait, (int, float)) or not wait >= 0:
         raise ValueError("wait must be a number of seconds >= 0, not %r" % (wait,))
-    conn = Connection(url, token, retries=retries, timeout=timeout)
+    conn = Connection(url, token, retries=retries, timeout=timeout, retry_for=retry_for)
     deadline = time.monotonic() + wait
     pause = 0.5
     while True:
@@ -167,12 +169,13 @@ def delete_study(
     url: Optional[str] = None,
     token: Optional[str] = None,
     *,
-    retries: int = 8,
+    retries: Optional[int] = None,
     timeout: float = 300.0,
+    retry_for: float = DEFAULT_RETRY_FOR,
 ) -> None:
     """Delete a study and all its trials."""
     _check_name(name)
-    Connection(url, token, retries=retries, timeout=timeout).request("DELETE", "/api/studies/" + quote(name))
+    Connection(url, token, retries=retries, timeout=timeout, retry_for=retry_for).request("DELETE", "/api/studies/" + quote(name))
 
 
 def _read_study(conn: Connection, name: str) -> Dict[str, Any]:
