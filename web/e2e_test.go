@@ -647,6 +647,13 @@ func checkOverview(t *testing.T, h *harness, d demo) {
 	if trace.N != 24 || trace.Best != *d.best.Value {
 		t.Fatalf("trace: %d trials, best %v; want 24, %v", trace.N, trace.Best, *d.best.Value)
 	}
+	// The summary writes the best value to three significant digits, with
+	// every digit on hover.
+	var best struct{ Text, Title string }
+	h.eval(`(() => { const e = document.getElementById('best-value'); return {text: e.textContent, title: e.title}; })()`, &best)
+	if exact, err := strconv.ParseFloat(cmp.Or(best.Title, best.Text), 64); best.Text != report.Number(*d.best.Value) || err != nil || exact != *d.best.Value {
+		t.Fatalf("summary's best value %+v, API %v: want %q with every digit in the title", best, *d.best.Value, report.Number(*d.best.Value))
+	}
 	// Table: 25 rows; sorted by value (ascending) the best comes first.
 	if rows := rowNumbers(h); len(rows) != 25 {
 		t.Fatalf("table shows %d rows, want 25", len(rows))

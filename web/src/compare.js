@@ -4,6 +4,7 @@ import {
   $, EDGE_AXIS, SERIES_COLOURS, api, bestSoFar, chart, esc, feasible, fmt, multiObjective, objectiveValues, objectives, setNote, state, studyURL, usable,
 } from './core.js';
 import { frontMask, hypervolumeTrace, referencePoint } from './pareto.js';
+import { exact } from './format.js';
 
 const PAGE = 10000; // trials per request (the API's limit)
 const MAX_TRIALS = 100000; // complete trials read per study
@@ -121,7 +122,7 @@ export async function renderCompare() {
     series: drawn.map((l, i) => ({ name: l.name, type: 'line', step: 'end', showSymbol: false, data: l.line, color: SERIES_COLOURS[i % SERIES_COLOURS.length], lineStyle: { width: 2, type: i % 2 ? 'dashed' : 'solid' } })),
   }, true);
   $('compare-data').innerHTML = '<thead><tr><th scope="col">study</th><th scope="col">direction</th><th scope="col">complete trials</th><th scope="col">best</th><th scope="col">at trial</th></tr></thead><tbody>' +
-    drawn.map((l) => `<tr data-study="${esc(l.name)}"><th scope="row">${esc(l.name)}</th><td>${l.minimizeIt ? 'minimize' : 'maximize'}</td><td>${l.n}${l.total > l.n ? ` (of ${l.total}, the first read)` : ''}</td><td data-x="${l.best ?? ''}">${fmt(l.best)}</td><td>${l.at ?? ''}</td></tr>`).join('') + '</tbody>';
+    drawn.map((l) => `<tr data-study="${esc(l.name)}"><th scope="row">${esc(l.name)}</th><td>${l.minimizeIt ? 'minimize' : 'maximize'}</td><td>${l.n}${l.total > l.n ? ` (of ${l.total}, the first read)` : ''}</td><td data-x="${l.best ?? ''}"${exact(l.best)}>${fmt(l.best)}</td><td>${l.at ?? ''}</td></tr>`).join('') + '</tbody>';
 }
 
 // compareFronts compares studies with several objectives by the
@@ -183,5 +184,5 @@ async function compareFronts(ticket, chosen) {
     series: runs.map((r, i) => ({ name: r.name, type: 'line', step: 'end', showSymbol: false, data: r.trace.map((p) => [p[0], p[1]]), color: SERIES_COLOURS[i % SERIES_COLOURS.length], lineStyle: { width: 2, type: i % 2 ? 'dashed' : 'solid' } })),
   }, true);
   $('compare-data').innerHTML = '<thead><tr><th scope="col">study</th><th scope="col">objectives</th><th scope="col">complete trials</th><th scope="col">Pareto front</th><th scope="col">hypervolume</th></tr></thead><tbody>' +
-    runs.map((r) => `<tr data-study="${esc(r.name)}"><th scope="row">${esc(r.name)}</th><td>${esc(objectivesText(os))}</td><td>${r.done.length}${r.total > r.done.length ? ` (of ${r.total}, the first read)` : ''}</td><td data-v="front">${r.front}</td><td data-x="${r.hv ?? ''}">${fmt(r.hv)}</td></tr>`).join('') + '</tbody>';
+    runs.map((r) => `<tr data-study="${esc(r.name)}"><th scope="row">${esc(r.name)}</th><td>${esc(objectivesText(os))}</td><td>${r.done.length}${r.total > r.done.length ? ` (of ${r.total}, the first read)` : ''}</td><td data-v="front">${r.front}</td><td data-x="${r.hv ?? ''}"${exact(r.hv)}>${fmt(r.hv)}</td></tr>`).join('') + '</tbody>';
 }

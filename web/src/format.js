@@ -39,6 +39,10 @@ export function numSpan(v, attrs = '') {
   return `<span${attrs} title="${v}">${text}</span>`;
 }
 
+// exact is a title attribute with every digit of v, for an element that
+// shows num(v): '' when v is no number or num(v) already is every digit.
+export function exact(v) { return typeof v === 'number' && num(v) !== String(v) ? ` title="${v}"` : ''; }
+
 // interval writes [a, b]; an interval whose ends are equal (an exact
 // Shapley value, a degenerate band) is no interval and is written as ''.
 export function interval(lo, hi, f = num) {

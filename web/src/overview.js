@@ -6,6 +6,7 @@ import {
   objectives, onChart, openTrial, paramAxis, params, setNote, sortedTrials, state, usable, usableAll, valueName,
 } from './core.js';
 import { clipText, isClipped, scaleControls, valueScale } from './scale.js';
+import { exact } from './format.js';
 import { classify } from './pareto.js';
 
 const TRACE_POINTS = 2000; // points drawn per series in the trace
@@ -31,7 +32,7 @@ export function renderSummary(all) {
     return;
   }
   $('summary').innerHTML = `<h2>${esc(state.study.name)}</h2><p>${minimize() ? 'minimize' : 'maximize'} · ${all.length} trials (${esc(parts)})` +
-    (best ? ` · best <strong id="best-value">${fmt(best.value)}</strong> at trial ${best.number}` : '') + '</p>';
+    (best ? ` · best <strong id="best-value"${exact(best.value)}>${fmt(best.value)}</strong> at trial ${best.number}` : '') + '</p>';
 }
 
 // ---------------------------------------------------------------- trace

@@ -15,6 +15,7 @@ import {
   $, C, EDGE_AXIS, chart, chartIf, constraintNames, esc, feasible, fmt, multiObjective, objectiveLabel, objectiveValues, objectives, onChart,
   openTrial, setNote, usableAll, violated,
 } from './core.js';
+import { exact } from './format.js';
 
 // ------------------------------------------------------------- dominance
 
@@ -328,8 +329,8 @@ function frontTable(front) {
     os.map((o) => `<th scope="col">${esc(o.name)} (${o.direction === 'maximize' ? 'max' : 'min'})</th>`).join('') +
     cs.map((c) => `<th scope="col">${esc(c)} (≤ 0)</th>`).join('') + '</tr></thead><tbody>' +
     front.map((t) => `<tr data-trial="${t.number}"><th scope="row"><a href="#${esc(`study=${encodeURIComponent(window.xbo.state.study.name)}&trial=${t.number}`)}">${t.number}</a></th>` +
-      objectiveValues(t).map((v, k) => `<td data-v="${esc(os[k].name)}" data-x="${v}">${fmt(v)}</td>`).join('') +
-      cs.map((_, j) => `<td data-c="${j}" data-x="${t.constraints[j]}">${fmt(t.constraints[j])}</td>`).join('') + '</tr>').join('') + '</tbody>';
+      objectiveValues(t).map((v, k) => `<td data-v="${esc(os[k].name)}" data-x="${v}"${exact(v)}>${fmt(v)}</td>`).join('') +
+      cs.map((_, j) => `<td data-c="${j}" data-x="${t.constraints[j]}"${exact(t.constraints[j])}>${fmt(t.constraints[j])}</td>`).join('') + '</tr>').join('') + '</tbody>';
 }
 
 function drawHypervolume(trace, ref, os) {
@@ -342,7 +343,7 @@ function drawHypervolume(trace, ref, os) {
   const changed = trace.filter((r, i) => i === 0 || r[1] !== trace[i - 1][1] || r[2] !== trace[i - 1][2] || i === trace.length - 1);
   $('hv-data').innerHTML = ref ? '<caption class="sr-only">Hypervolume after each trial that changed the front, and after the last</caption>' +
     '<thead><tr><th scope="col">after trial</th><th scope="col">hypervolume</th><th scope="col">front size</th></tr></thead><tbody>' +
-    changed.map((r) => `<tr data-trial="${r[0]}"><th scope="row">${r[0]}</th><td data-v="hv" data-x="${r[1]}">${fmt(r[1])}</td><td>${r[2]}</td></tr>`).join('') + '</tbody>' : '';
+    changed.map((r) => `<tr data-trial="${r[0]}"><th scope="row">${r[0]}</th><td data-v="hv" data-x="${r[1]}"${exact(r[1])}>${fmt(r[1])}</td><td>${r[2]}</td></tr>`).join('') + '</tbody>' : '';
   if (!c) return;
   c.setOption({
     aria: { enabled: true }, animation: false,

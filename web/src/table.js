@@ -5,6 +5,7 @@ import {
   $, KNOWN_STATES, choiceIndex, constrained, durationMs, esc, feasible, fmt, fmtDuration, fmtValue, multiObjective, objectiveValues, objectives,
   openTrial, param, params, sortedTrials, state, stateColour, violated,
 } from './core.js';
+import { exact } from './format.js';
 
 const PAGE = 50;
 const hidden = new Set(); // column keys the user switched off
@@ -123,7 +124,7 @@ function cellHTML(t, c) {
   if (c.key === 'duration') return `<td data-ms="${v ?? ''}">${fmtDuration(v)}</td>`;
   if (c.key === 'fail_reason') return v ? `<td class="text reason" title="${esc(v)}">${esc(v)}</td>` : '<td></td>';
   if (c.key === 'feasible') return v === undefined ? '<td class="text"></td>' : `<td class="text" data-feasible="${v === 'yes'}">${esc(v)}</td>`;
-  return `<td${cls}>${esc(c.key.startsWith('p:') ? fmtValue(v) : fmt(v))}</td>`;
+  return `<td${cls}${exact(v)}>${esc(c.key.startsWith('p:') ? fmtValue(v) : fmt(v))}</td>`;
 }
 
 export function renderTable(all) {

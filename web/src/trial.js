@@ -10,6 +10,7 @@ import {
 import { classify } from './pareto.js';
 import { freshPanel } from './freshness.js';
 import { explainProposal } from './proposal.js';
+import { exact } from './format.js';
 
 freshPanel('trial-shapley', () => explainShown(), false, 'Explain this trial');
 
@@ -67,9 +68,9 @@ function outcomeTable(t) {
   const c = Array.isArray(t.constraints) ? t.constraints : null;
   el.innerHTML = '<caption>Objectives and constraints</caption><tbody>' +
     (multiObjective() ? os.map((o, k) => `<tr data-objective="${esc(o.name)}"><th scope="row">${esc(o.name)}</th><td>` +
-      (v && Number.isFinite(v[k]) ? `<span data-x="${v[k]}">${fmt(v[k])}</span> (${esc(directionWord(o))})` : '—') + '</td></tr>').join('') : '') +
+      (v && Number.isFinite(v[k]) ? `<span data-x="${v[k]}"${exact(v[k])}>${fmt(v[k])}</span> (${esc(directionWord(o))})` : '—') + '</td></tr>').join('') : '') +
     cs.map((name, j) => `<tr data-constraint="${esc(name)}"><th scope="row">${esc(name)} ≤ 0</th><td>` +
-      (c ? `<span data-x="${c[j]}">${fmt(c[j])}</span> — ${c[j] <= 0 ? 'kept' : 'violated'}` : '— (not reported)') + '</td></tr>').join('') +
+      (c ? `<span data-x="${c[j]}"${exact(c[j])}>${fmt(c[j])}</span> — ${c[j] <= 0 ? 'kept' : 'violated'}` : '— (not reported)') + '</td></tr>').join('') +
     (cs.length && (c || t.state === 'complete') ? `<tr data-k="feasible"><th scope="row">feasible</th><td>${feasible(t) ? 'yes' : `no: breaks ${violated(t).map(esc).join(', ')}`}</td></tr>` : '') +
     '</tbody>';
 }
@@ -104,7 +105,7 @@ export function renderTrial(n) {
   $('trial-facts').innerHTML = '<caption>Facts</caption><tbody>' + [
     row('state', `<span class="dot" style="background:${stateColour(t.state)}" aria-hidden="true"></span>${esc(t.state)}`, 'state'),
     // With several objectives the outcome table has every value.
-    multiObjective() ? '' : row('value', Number.isFinite(t.value) ? `<span data-x="${t.value}">${fmt(t.value)}</span>` : '—', 'value'),
+    multiObjective() ? '' : row('value', Number.isFinite(t.value) ? `<span data-x="${t.value}"${exact(t.value)}>${fmt(t.value)}</span>` : '—', 'value'),
     t.fail_reason ? row('fail reason', esc(t.fail_reason), 'fail_reason') : '',
     row('chosen by', esc(t.acquisition || '—'), 'acquisition'),
     note ? row('optimizer note', esc(note), 'note') : '',
@@ -123,7 +124,7 @@ export function renderTrial(n) {
     params().map((p) => {
       const v = t.params[p.name];
       const type = p.type === 'categorical' ? `categorical (${jsonType(v)})` : `${p.type}${p.log ? ', log' : ''}`;
-      return `<tr data-param="${esc(p.name)}"><th scope="row">${esc(p.name)}</th><td>${esc(type)}</td><td data-json="${esc(JSON.stringify(v ?? null))}">${v === undefined ? esc(inactiveText(p)) : esc(fmtValue(v))}</td></tr>`;
+      return `<tr data-param="${esc(p.name)}"><th scope="row">${esc(p.name)}</th><td>${esc(type)}</td><td data-json="${esc(JSON.stringify(v ?? null))}"${exact(v)}>${v === undefined ? esc(inactiveText(p)) : esc(fmtValue(v))}</td></tr>`;
     }).join('') + '</tbody>';
   outcomeTable(t);
   const attrs = Object.entries(t.user_attrs || {});
@@ -146,7 +147,7 @@ function renderCurve(t) {
   $('trial-shapley-panel').classList.toggle('wide', iv.length === 0);
   setNote('trial-curve-note', iv.length ? `${iv.length} intermediate value${iv.length === 1 ? '' : 's'} reported` : 'no intermediate values reported');
   $('trial-curve-data').innerHTML = iv.length ? '<thead><tr><th scope="col">step</th><th scope="col">value</th></tr></thead><tbody>' +
-    iv.map((p) => `<tr><td>${p.step}</td><td data-v="iv" data-x="${p.value}">${fmt(p.value)}</td></tr>`).join('') + '</tbody>' : '';
+    iv.map((p) => `<tr><td>${p.step}</td><td data-v="iv" data-x="${p.value}"${exact(p.value)}>${fmt(p.value)}</td></tr>`).join('') + '</tbody>' : '';
   const c = chartIf('trial-curve-chart', iv.length > 0);
   if (!c) return;
   c.setOption({
