@@ -40,6 +40,10 @@ func Number(v float64) string {
 	return strconv.FormatFloat(r, 'f', -1, 64)
 }
 
+// exactNumber is a number with every digit, as the JSON has it: what a
+// figure's hover text (an SVG <title>) shows of a point the axis places.
+func exactNumber(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
 // interval writes [lo, hi] with each end to three significant digits.
 func interval(lo, hi float64) string { return "[" + Number(lo) + ", " + Number(hi) + "]" }
 

@@ -124,3 +124,13 @@ func TestNiceTicks(t *testing.T) {
 		}
 	}
 }
+
+// A trace point's hover text has every digit; its axis is labelled with
+// three.
+func TestTraceHoverHasEveryDigit(t *testing.T) {
+	best := 0.29415123
+	svg := traceSVG([]TracePoint{{Trial: 0, Value: 0.29415123, BestSoFar: &best}, {Trial: 1, Value: 0.5123456, BestSoFar: &best}}, false)
+	if !strings.Contains(svg, "<title>trial 0: 0.29415123</title>") || !strings.Contains(svg, "<title>trial 1: 0.5123456</title>") {
+		t.Errorf("trace hover text lacks the exact values: %s", svg)
+	}
+}

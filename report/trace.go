@@ -162,18 +162,18 @@ func traceSVG(tr []TracePoint, maximize bool) string {
 				y, dy = float64(mt)+ph-1, -6
 			}
 			fmt.Fprintf(&b, `<path d="M%s %sl-4 %sh8z" fill="#D55E00"><title>trial %d: %s (beyond the axis)</title></path>`+"\n",
-				num(px(i)), num(y), num(dy), p.Trial, Number(p.Value))
+				num(px(i)), num(y), num(dy), p.Trial, exactNumber(p.Value))
 			continue
 		}
 		if p.Infeasible {
 			// A cross: an infeasible trial is never best.
 			infeasible = true
 			fmt.Fprintf(&b, `<path d="M%s %sl6 6m0 -6l-6 6" stroke="#D55E00" stroke-width="1.5"><title>trial %d: %s (infeasible)</title></path>`+"\n",
-				num(px(i)-3), num(py(p.Value)-3), p.Trial, Number(p.Value))
+				num(px(i)-3), num(py(p.Value)-3), p.Trial, exactNumber(p.Value))
 			continue
 		}
 		fmt.Fprintf(&b, `<circle cx="%s" cy="%s" r="3" fill="#636363" fill-opacity="0.6"><title>trial %d: %s</title></circle>`+"\n",
-			num(px(i)), num(py(p.Value)), p.Trial, Number(p.Value))
+			num(px(i)), num(py(p.Value)), p.Trial, exactNumber(p.Value))
 	}
 	// The best-so-far line starts at the first feasible trial.
 	var pts []string
