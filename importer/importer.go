@@ -56,6 +56,9 @@ import (
 type Run struct {
 	Format string // "optuna-rdb", "optuna-journal", "smac3-v1", "smac3-v2", "csv", "json"
 	*history.History
+	// StudyAttrs are the source study's own attributes (Optuna's study
+	// user attributes); nil when it has none.
+	StudyAttrs map[string]any
 }
 
 // WriteCSV writes the trials CSV.

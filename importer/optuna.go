@@ -8,6 +8,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"xbo/space"
 )
@@ -204,11 +205,16 @@ type optunaTrial struct {
 	// samplers with a constraints_func set on complete and pruned trials
 	// (nil when the trial has none, or its function failed).
 	constraints []float64
+	// userAttrs, started, finished and enqueued: optuna_attrs.go.
+	userAttrs         map[string]any
+	started, finished time.Time
+	enqueued          bool
 }
 
 // optunaStudy is what a storage says about a study as a whole.
 type optunaStudy struct {
-	name string
+	name      string
+	userAttrs map[string]any // the study's user attributes
 	// dirs are the objectives' directions ("" where not set).
 	dirs []space.Direction
 	// metricNames are the objectives' names when the study set them
@@ -419,7 +425,10 @@ func assembleOptuna(format, source string, st optunaStudy, trialsIn []optunaTria
 	}
 	for _, t := range trialsIn {
 		rt := rawTrial{number: t.number, values: map[string]rawValue{}, value: t.value, state: t.state, intermediate: t.intermediate,
-			constraints: t.constraints}
+			constraints: t.constraints, attrs: t.userAttrs, created: t.started, started: t.started, finished: t.finished}
+		if t.enqueued {
+			rt.origin = "enqueued"
+		}
 		if len(dirs) > 1 {
 			rt.objValues = t.values
 			if t.values == nil && t.state == history.Complete {
@@ -435,7 +444,12 @@ func assembleOptuna(format, source string, st optunaStudy, trialsIn []optunaTria
 		}
 		b.trials = append(b.trials, rt)
 	}
-	return b.build()
+	run, err := b.build()
+	if err != nil {
+		return nil, err
+	}
+	run.StudyAttrs = st.userAttrs
+	return run, nil
 }
 
 // optunaConstraints declares the study's constraints from its trials'

@@ -25,14 +25,14 @@ import (
 //
 //	0 create study      {study_name, directions: [1 minimize | 2 maximize | 0 not set]}
 //	1 delete study      {study_id}
-//	2 study user attr   (ignored)
+//	2 study user attr   {study_id, user_attr: {key: value}}
 //	3 study system attr {study_id, system_attr: {key: value}}   (the metric names)
-//	4 create trial      {study_id, state?, value?, values?, distributions?, params?, intermediate_values?, system_attrs?}
+//	4 create trial      {study_id, state?, value?, values?, distributions?, params?, intermediate_values?, user_attrs?, system_attrs?, datetime_start?, datetime_complete?}
 //	5 set param         {trial_id, param_name, param_value_internal, distribution (JSON text)}
-//	6 set state/values  {trial_id, state, values}
+//	6 set state/values  {trial_id, state, values, datetime_start?, datetime_complete?}
 //	7 intermediate      {trial_id, step, intermediate_value}
-//	8 trial user attr   (ignored)
-//	9 trial system attr {trial_id, system_attr: {key: value}}   (the constraint values)
+//	8 trial user attr   {trial_id, user_attr: {key: value}}
+//	9 trial system attr {trial_id, system_attr: {key: value}}   (the constraint values, fixed_params)
 //
 // Study ids count successful creations; trial ids count trials over the whole
 // file; a trial's number counts the trials of its study. Updates to unknown or
@@ -59,6 +59,7 @@ type journalStudy struct {
 	// they came from optuna-dashboard's older attribute.
 	metricNames   []string
 	fromDashboard bool
+	userAttrs     map[string]any
 }
 
 type journalTrial struct {
@@ -73,6 +74,8 @@ type journal struct {
 	nextStudyID int
 	trials      []*journalTrial
 	ignored     int // updates Optuna would ignore too
+	// dropped counts the trial system attributes not kept, by key.
+	dropped     map[string]int
 	incompat    []string
 	partialLine int // line number of an incomplete last line, 0 if none
 }
@@ -184,7 +187,10 @@ func (j *journal) apply(doc any) error {
 		if !ok {
 			return errors.New("set trial system attr: system_attr is not an object")
 		}
-		if _, cons := attrs[optunaConstraintsKey]; !cons {
+		j.countDropped(attrs)
+		_, cons := attrs[optunaConstraintsKey]
+		_, fixed := attrs[optunaFixedParamsKey]
+		if !cons && !fixed {
 			return nil // the samplers' other bookkeeping
 		}
 		t, ok, err := j.updatable(op, "set trial system attr")
@@ -192,7 +198,25 @@ func (j *journal) apply(doc any) error {
 			return err
 		}
 		return t.setSystemAttrs(attrs)
-	case opSetStudyUserAttr, opSetTrialUserAttr:
+	case opSetStudyUserAttr:
+		id, ok := intOf(op["study_id"])
+		if !ok {
+			return errors.New("set study user attr: study_id is not an integer")
+		}
+		if s, live := j.studies[id]; live {
+			var err error
+			if s.userAttrs, err = journalAttrs(op, "user_attr", s.userAttrs); err != nil {
+				return fmt.Errorf("set study user attr: %w", err)
+			}
+		}
+	case opSetTrialUserAttr:
+		t, ok, err := j.updatable(op, "set trial user attr")
+		if !ok {
+			return err
+		}
+		if t.t.userAttrs, err = journalAttrs(op, "user_attr", t.t.userAttrs); err != nil {
+			return fmt.Errorf("set trial user attr: %w", err)
+		}
 	case opSetTrialIntermediateValue:
 		return j.setIntermediate(op)
 	case opCreateTrial:
@@ -271,9 +295,17 @@ func (j *journal) createTrial(op map[string]any) error {
 		if !ok {
 			return errors.New("create trial: system_attrs is not an object")
 		}
+		j.countDropped(attrs)
 		if err := jt.setSystemAttrs(attrs); err != nil {
 			return fmt.Errorf("create trial: %w", err)
 		}
+	}
+	if err := journalTimes(op, &jt.t); err != nil {
+		return fmt.Errorf("create trial: %w", err)
+	}
+	var err error
+	if jt.t.userAttrs, err = journalAttrs(op, "user_attrs", nil); err != nil {
+		return fmt.Errorf("create trial: %w", err)
 	}
 	if iv, present := op["intermediate_values"]; present && iv != nil {
 		m, ok := iv.(map[string]any)
@@ -300,6 +332,9 @@ func (j *journal) createTrial(op map[string]any) error {
 // setSystemAttrs keeps the trial system attributes xbo reads: the
 // constraint values.
 func (t *journalTrial) setSystemAttrs(attrs map[string]any) error {
+	if _, fixed := attrs[optunaFixedParamsKey]; fixed {
+		t.t.enqueued = true
+	}
 	v, present := attrs[optunaConstraintsKey]
 	if !present {
 		return nil
@@ -443,6 +478,9 @@ func (j *journal) setState(op map[string]any) error {
 	if state == history.Running && t.t.state == history.Running {
 		return nil
 	}
+	if err := journalTimes(op, &t.t); err != nil {
+		return fmt.Errorf("set state: %w", err)
+	}
 	t.t.state = state
 	if vs, present := op["values"]; present && vs != nil {
 		values, err := floatList(vs)
@@ -528,7 +566,7 @@ func (j *journal) importStudy(path, study string) (*Run, error) {
 	if len(s.dirs) > space.MaxObjectives {
 		return nil, fmt.Errorf("study %q has %d objectives; xbo takes at most %d", name, len(s.dirs), space.MaxObjectives)
 	}
-	info := optunaStudy{name: name, metricNames: s.metricNames}
+	info := optunaStudy{name: name, metricNames: s.metricNames, userAttrs: s.userAttrs}
 	for _, d := range s.dirs {
 		dir, _ := directionName(strconv.Itoa(d))
 		info.dirs = append(info.dirs, dir)
@@ -542,6 +580,9 @@ func (j *journal) importStudy(path, study string) (*Run, error) {
 	}
 	if len(j.incompat) > 0 {
 		warnings = append(warnings, fmt.Sprintf("%d parameter records conflict with the parameter's first distribution and are ignored, as Optuna ignores them: %s", len(j.incompat), j.incompat[0]))
+	}
+	if w := systemAttrsWarning("trial", j.dropped); w != "" {
+		warnings = append(warnings, w)
 	}
 	m := len(s.dirs)
 	list := make([]optunaTrial, 0, len(s.trialIDs))

@@ -289,6 +289,14 @@ func (o *optunaDB) importStudy(study string) (*Run, error) {
 	if err := o.constraints(studyID, study, list, index); err != nil {
 		return nil, err
 	}
+	extra, err := o.trialExtras(studyID, study, list, index)
+	if err != nil {
+		return nil, err
+	}
+	warnings = append(warnings, extra...)
+	if err := o.studyUserAttrs(studyID, study, &info); err != nil {
+		return nil, err
+	}
 	run, err := assembleOptuna("optuna-rdb", o.path, info, list, warnings)
 	if err != nil {
 		return nil, fmt.Errorf("study %q: %w", study, err)

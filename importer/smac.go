@@ -44,6 +44,11 @@ type SMACOptions struct {
 	// budget, its lower budgets as intermediate values, and pruned when it
 	// stopped below the run's highest budget (see groupBudgets).
 	AllBudgets bool
+	// SeedsApart imports each seed's run of a configuration as a trial of
+	// its own. By default the runs of one configuration (per instance and
+	// budget) over several seeds are one trial: the mean of their values
+	// (see groupSeeds).
+	SeedsApart bool
 }
 
 // FindSMACRun locates the directory holding runhistory.json under dir (dir
@@ -765,8 +770,9 @@ func sortedBudgets(budgets map[float64]int) []float64 { return slices.Sorted(map
 // below the study's highest budget was stopped early, so it is pruned. The
 // step of a budget is the budget when every budget is a whole number, else
 // its rank (0 for the lowest). It counts the failed trials by status into
-// failures.
-func groupBudgets(b *builder, runs []smacRun, trialsOf []rawTrial, statuses []string, budgets map[float64]int, failures map[string]int) []rawTrial {
+// failures. With each trial it returns the index of the run that gives it
+// its value.
+func groupBudgets(b *builder, runs []smacRun, trialsOf []rawTrial, statuses []string, budgets map[float64]int, failures map[string]int) ([]rawTrial, []int) {
 	list := sortedBudgets(budgets)
 	top := list[len(list)-1]
 	whole := true
@@ -810,8 +816,10 @@ func groupBudgets(b *builder, runs []smacRun, trialsOf []rawTrial, statuses []st
 		}
 	}
 	out := make([]rawTrial, 0, len(order))
+	reps := make([]int, 0, len(order))
 	for n, key := range order {
 		g := groups[key]
+		reps = append(reps, g.trial)
 		rt := trialsOf[g.trial]
 		rt.number = n
 		rt.attrs = map[string]any{"budget": g.highest}
@@ -831,7 +839,7 @@ func groupBudgets(b *builder, runs []smacRun, trialsOf []rawTrial, statuses []st
 		}
 		out = append(out, rt)
 	}
-	return out
+	return out, reps
 }
 
 func parseRunHistory(data []byte, runDir string, cs *configSpace, b *builder, opts SMACOptions) error {
@@ -889,16 +897,21 @@ func parseRunHistory(data []byte, runDir string, cs *configSpace, b *builder, op
 		return err
 	}
 	failures := map[string]int{}
+	trials, reps := trialsOf, make([]int, len(trialsOf))
 	if len(budgets) <= 1 || opts.AllBudgets {
 		for i, rt := range trialsOf {
+			reps[i] = i
 			if rt.state == history.Failed {
 				failures[statuses[i]]++
 			}
 		}
-		b.trials = append(b.trials, trialsOf...)
 	} else {
-		b.trials = append(b.trials, groupBudgets(b, runs, trialsOf, statuses, budgets, failures)...)
+		trials, reps = groupBudgets(b, runs, trialsOf, statuses, budgets, failures)
 	}
+	if !opts.SeedsApart {
+		trials = groupSeeds(b, runs, reps, trials, opts.AllBudgets || len(budgets) <= 1)
+	}
+	b.trials = append(b.trials, trials...)
 	if len(failures) > 0 {
 		var parts []string
 		for name, n := range failures {

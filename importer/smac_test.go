@@ -198,7 +198,8 @@ func TestImportSMACv2Budgets(t *testing.T) {
 
 // Whole-number budgets (epochs) are the steps; a configuration that
 // Hyperband stopped below the highest budget is pruned with its last value;
-// runs of one configuration on different seeds are different trials.
+// with --seeds-apart, runs of one configuration on different seeds are
+// different trials.
 func TestImportSMACPrunedConfigurations(t *testing.T) {
 	dir := t.TempDir()
 	cs, _ := os.ReadFile("testdata/smac_v2/configspace.json")
@@ -213,7 +214,7 @@ func TestImportSMACPrunedConfigurations(t *testing.T) {
 		{"config_id": 3, "instance": null, "seed": 0, "budget": 1, "cost": 0.6, "status": 1},
 		{"config_id": 3, "instance": null, "seed": 0, "budget": 3, "cost": 0.55, "status": 1}],
 		"configs": {"1": `+cfg+`, "2": `+cfg+`, "3": `+cfg+`}}`), 0o644)
-	run, err := ImportSMAC(dir, SMACOptions{})
+	run, err := ImportSMAC(dir, SMACOptions{SeedsApart: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -645,10 +645,10 @@ func (s *sqlStore) ImportStudy(ctx context.Context, ns NewStudy, trials []Import
 		if err != nil {
 			return err
 		}
-		now := micros(ns.Now)
 		for i, t := range trials {
+			created, started, finished := importedTimes(t, ns.Now)
 			row := trialRow{studyID: st.ID, number: first + int64(i), state: rows[i].state, params: rows[i].params,
-				userAttrs: rows[i].attrs, value: t.Value, acquisition: "imported", created: now, finished: &now, version: v,
+				userAttrs: rows[i].attrs, value: t.Value, acquisition: "imported", created: created, started: started, finished: &finished, version: v,
 				values: rows[i].values, constraints: rows[i].constraints, infeasible: rows[i].infeasible}
 			tr, err := insertTrial(ctx, q, row)
 			if err != nil {

@@ -153,6 +153,10 @@ type ImportedTrial struct {
 	Reason              string
 	UserAttrs           map[string]any
 	Intermediate        []Intermediate
+	// Created, Started and Finished are the source's times; a zero one is
+	// the import's instant (NewStudy.Now), so that durations and timelines
+	// of imported trials are the source's own.
+	Created, Started, Finished time.Time
 }
 
 // NewStudy describes a study to create.

@@ -2,12 +2,12 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"math"
-	"path/filepath"
 	"strings"
 	"time"
 	"xbo/history"
@@ -29,7 +29,7 @@ func init() {
 
 const importSynopsis = `xbo import --optuna FILE.db [--study NAME] --out trials.csv --space-out space.json
   xbo import --optuna-journal FILE [--study NAME] --out trials.csv --space-out space.json
-  xbo import --smac DIR [--all-budgets] --out trials.csv --space-out space.json
+  xbo import --smac DIR [--all-budgets] [--seeds-apart] --out trials.csv --space-out space.json
   xbo import --csv FILE --space space.json [--value-column C[,C2...]] [--constraint-column C[,...]] --out trials.csv
   xbo import ... --into xbo.db [--name STUDY]      (load into the service's store)
   xbo import --optuna FILE.db --list                (list the studies)`
@@ -52,10 +52,12 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	valueColumn := fs.String("value-column", "", "CSV/JSON table: the objective column, or one per objective of the space, comma-separated in its order (default: the space's objective names, value for one unnamed objective)")
 	constraintColumn := fs.String("constraint-column", "", "CSV/JSON table: the constraint columns, comma-separated (default: the space's constraint names; for a space without constraints they declare them, named after the columns)")
 	allBudgets := fs.Bool("all-budgets", false, "SMAC3: import every run as a trial of its own (by default a configuration's runs at lower budgets are its intermediate values, and it is pruned if it stopped below the highest budget)")
+	seedsApart := fs.Bool("seeds-apart", false, "SMAC3: import each seed's run of a configuration as a trial of its own (by default a configuration's runs over several seeds are one trial, the mean of their values)")
 	out := fs.String("out", "", "write the trials CSV here")
 	spaceOut := fs.String("space-out", "", "write the space JSON here")
 	into := fs.String("into", "", "load into a store: a SQLite file (e.g. xbo.db) or a postgres:// URL")
-	name := fs.String("name", "", "study name in the store for --into (default: the source's study name or file name)")
+	pruner := fs.String("pruner", "", `for --into: the study's pruner as JSON, e.g. '{"type":"median"}' (Optuna's storages keep no pruner: it is code)`)
+	name := fs.String("name", "", "study name in the store for --into (default: the source's study name, else its file name, for SMAC3 <output directory>-<run directory>; a taken default gets the first free suffix -2, -3, ...; a taken --name is an error)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
@@ -85,6 +87,9 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 		printStudies(env.stdout, infos)
 		return nil
 	}
+	if *pruner != "" && *into == "" {
+		return usagef("--pruner is for --into (a study in a store has a pruner; a trials CSV has none)")
+	}
 	if *out == "" && *spaceOut == "" && *into == "" {
 		return usagef("nothing to write: give --out and --space-out, or --into")
 	}
@@ -110,7 +115,7 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	case *optunaJournal != "":
 		run, err = importer.ImportOptunaJournal(*optunaJournal, *study)
 	case *smacDir != "":
-		run, err = importer.ImportSMAC(*smacDir, importer.SMACOptions{AllBudgets: *allBudgets})
+		run, err = importer.ImportSMAC(*smacDir, importer.SMACOptions{AllBudgets: *allBudgets, SeedsApart: *seedsApart})
 	default:
 		var s *space.Space
 		s, err = space.Load(*spaceFile)
@@ -139,6 +144,9 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 		if err := importer.WriteFiles(run, *out, *spaceOut); err != nil {
 			return err
 		}
+		if w := csvLossWarning(run); w != "" && *out != "" {
+			fmt.Fprintf(env.stderr, "warning: %s\n", w)
+		}
 		for _, p := range []string{*out, *spaceOut} {
 			if p != "" {
 				fmt.Fprintf(env.stdout, "wrote %s\n", p)
@@ -148,13 +156,13 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	if *into != "" {
 		studyName := *name
 		if studyName == "" {
-			studyName = run.Name
+			studyName = importDefaultName(run)
 		}
-		if studyName == "" {
-			base := filepath.Base(filepath.Clean(run.Source))
-			studyName = strings.TrimSuffix(base, filepath.Ext(base))
+		prJSON, err := importPruner(run, *pruner, env)
+		if err != nil {
+			return err
 		}
-		if err := loadIntoStore(ctx, *into, studyName, run, env.stdout); err != nil {
+		if err := loadIntoStore(ctx, *into, studyName, *name != "", prJSON, run, env); err != nil {
 			return err
 		}
 	}
@@ -226,7 +234,12 @@ func objectivesText(sp *space.Space) string {
 // others as failed with the source's state as the reason (a pending trial
 // would be handed to workers). One transaction: the store never holds half
 // an import.
-func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run, stdout io.Writer) error {
+func loadIntoStore(ctx context.Context, dsn, studyName string, chosen bool, pruner json.RawMessage, run *importer.Run, env *cliEnv) error {
+	stdout := env.stdout
+	warn := func(w string) { fmt.Fprintf(env.stderr, "warning: %s\n", w) }
+	if w := studyAttrsWarning(run); w != "" {
+		warn(w)
+	}
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
 		return err
@@ -242,14 +255,8 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 	failed, pruned, noCons := 0, 0, 0
 	trials := make([]store.ImportedTrial, 0, len(run.Trials))
 	for _, t := range run.Trials {
-		attrs := map[string]any{"imported_from": run.Format, "source_number": t.Number, "source_state": string(t.State)}
-		for k, v := range t.UserAttrs {
-			attrs[k] = v
-		}
-		if t.Acquisition != "" {
-			attrs["origin"] = t.Acquisition
-		}
-		it := store.ImportedTrial{Params: run.Space.ToMap(t.Params), UserAttrs: attrs}
+		it := store.ImportedTrial{Params: run.Space.ToMap(t.Params), UserAttrs: importedAttrs(run, &t, warn),
+			Created: t.Created, Started: t.Started, Finished: t.Finished}
 		for _, iv := range t.Intermediate {
 			it.Intermediate = append(it.Intermediate, store.Intermediate{Step: iv.Step, Value: iv.Value})
 		}
@@ -283,10 +290,8 @@ func loadIntoStore(ctx context.Context, dsn, studyName string, run *importer.Run
 		}
 		trials = append(trials, it)
 	}
-	if _, err := st.ImportStudy(ctx, store.NewStudy{Name: studyName, Direction: string(run.Space.Objective), Space: spaceJSON, Now: now}, trials); err != nil {
-		if errors.Is(err, store.ErrExists) {
-			return fmt.Errorf("%w (choose another name with --name)", err)
-		}
+	studyName, err = importStudy(ctx, st, store.NewStudy{Name: studyName, Direction: string(run.Space.Objective), Space: spaceJSON, Pruner: pruner, Now: now}, trials, chosen)
+	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "loaded %d trials into study %q of %s (%d pruned; %d recorded as failed: failed, running or waiting in the source)\n", len(run.Trials), studyName, dsn, pruned, failed)
