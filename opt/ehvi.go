@@ -414,11 +414,11 @@ func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64,
 	return model.ConditionOn(pending, mean)
 }
 
-// finiteSpace reports whether every parameter is an integer or a
-// categorical.
+// finiteSpace reports whether every parameter takes a grid of values: an
+// integer, a categorical or a stepped float.
 func finiteSpace(sp *space.Space) bool {
 	for _, p := range sp.Params {
-		if p.Type == space.Float {
+		if p.Continuous() {
 			return false
 		}
 	}

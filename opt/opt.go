@@ -1053,9 +1053,10 @@ func reflectUnit(v float64) float64 {
 	return v
 }
 
-// discrete says whether the space has an int or categorical parameter.
+// discrete says whether the space has a parameter that takes a grid of
+// values: an int, a categorical or a stepped float.
 func (o *Optimizer) discrete() bool {
-	return slices.ContainsFunc(o.s.Params, func(p space.Param) bool { return p.Type != space.Float })
+	return slices.ContainsFunc(o.s.Params, func(p space.Param) bool { return !p.Continuous() })
 }
 
 // freshRandomTries bounds the random draws freshRandom makes.

@@ -54,3 +54,26 @@ func TestSteppedProposalsLieOnTheGrid(t *testing.T) {
 		}
 	}
 }
+
+// A stepped float takes a grid of values: a space of such parameters is
+// finite for EHVI's repeat rule and discrete for the duplicate rule, one
+// plain float makes it neither.
+func TestSteppedFloatsAreFinite(t *testing.T) {
+	stepped := mustSpace(t, `{"params":[{"name":"a","type":"float","low":0,"high":1,"step":0.25},{"name":"b","type":"int","low":0,"high":3}]}`)
+	mixed := mustSpace(t, `{"params":[{"name":"a","type":"float","low":0,"high":1,"step":0.25},{"name":"c","type":"float","low":0,"high":1}]}`)
+	if !finiteSpace(stepped) || finiteSpace(mixed) {
+		t.Errorf("finite: stepped %v (want true), with a plain float %v (want false)", finiteSpace(stepped), finiteSpace(mixed))
+	}
+	for _, c := range []struct {
+		s    string
+		want bool
+	}{{`{"params":[{"name":"a","type":"float","low":0,"high":1,"step":0.25}]}`, true}, {`{"params":[{"name":"c","type":"float","low":0,"high":1}]}`, false}} {
+		o, err := New(Config{Space: mustSpace(t, c.s), Seed: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.discrete() != c.want {
+			t.Errorf("%s: discrete %v, want %v", c.s, o.discrete(), c.want)
+		}
+	}
+}
