@@ -146,7 +146,7 @@ func (r *PruningResult) WriteTable(w io.Writer) error {
 	fmt.Fprintf(tw, "%s, %d trials of T = %d steps, %d seeds\n", CurveQuadratic, r.Trials, r.Steps, len(r.Runs)/len(PruningMethods))
 	fmt.Fprintln(tw, "method\tregret median [IQR]\tgap to no pruner (median)\tsteps spent (median share)\tpruned (mean)")
 	for _, s := range r.Rows {
-		fmt.Fprintf(tw, "%s\t%.4f [%.4f–%.4f]\t%+.4f\t%.2f\t%.1f\n", s.Method, s.Median, s.Q25, s.Q75, s.Gap, s.Spent, s.Pruned)
+		fmt.Fprintf(tw, "%s\t%.3g [%.3g, %.3g]\t%+.3g\t%.2f\t%.1f\n", s.Method, s.Median, s.Q25, s.Q75, s.Gap, s.Spent, s.Pruned)
 	}
 	if err := tw.Flush(); err != nil {
 		return fmt.Errorf("bench: pruning table: %w", err)
