@@ -13,7 +13,9 @@ package server_test
 //	XBO_FAULTS=1 go test ./server -run Faults -v
 //
 // XBO_FAULTS_KILLS (default 6) sets the kills per backend, XBO_FAULTS_DROPS
-// (default 8) the rounds of PostgreSQL connection drops.
+// (default 8) the rounds of PostgreSQL connection drops. A last fault stops
+// PostgreSQL for 30 s under `xbo run --url` and the Python client
+// (faults_outage_test.go).
 
 import (
 	"bytes"
@@ -63,6 +65,9 @@ func TestFaults(t *testing.T) {
 	})
 	t.Run("DiskFullSQLite", func(t *testing.T) {
 		faultDiskFull(t, bin)
+	})
+	t.Run("PostgresOutageUnderRunAndPython", func(t *testing.T) {
+		faultOutageUnderRun(t, bin, 30*time.Second)
 	})
 }
 
