@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 
+	"xbo/acq"
 	"xbo/gp"
 	"xbo/history"
 	"xbo/space"
@@ -103,9 +104,50 @@ func jsonKind(k reflect.Kind) string {
 	}
 }
 
+// MaxCandidateCells bounds (candidates + local candidates) × parameters.
+// Each candidate of an ask's acquisition search is a row of the space's
+// dimension, encoded and scored while the ask runs, so this product, not
+// either factor alone, sets an ask's memory: with the per-setting limits
+// alone (100,000 each, 500 parameters) one ask held gigabytes. The bound
+// it keeps an ask under is stated and measured in docs/api.md ("Limits").
+const MaxCandidateCells = 4_000_000
+
+// checkCandidateCells refuses settings whose candidate search over sp
+// exceeds MaxCandidateCells, naming the limit and the largest count the
+// space allows, so that the 400 says what to change.
+func (c Settings) checkCandidateCells(sp *space.Space) error {
+	if sp == nil {
+		return errors.New("opt: no space")
+	}
+	cand, local := c.Candidates, c.LocalCandidates
+	if cand == 0 {
+		cand = acq.DefaultCandidates
+	}
+	switch {
+	case local == 0:
+		local = defaultLocalCandidates
+	case local < 0:
+		local = 0
+	}
+	// Out-of-range counts are refused by New with their own message; the
+	// product is checked only for counts that could be valid.
+	if cand < 0 || cand > MaxCandidates || local > MaxCandidates {
+		return nil
+	}
+	d := max(sp.Dim(), 1)
+	if cells := (cand + local) * d; cells > MaxCandidateCells {
+		return fmt.Errorf("(candidates %d + local_candidates %d) × %d parameters = %d exceeds the limit of %d on (candidates + local_candidates) × parameters, which bounds an ask's memory: candidates + local_candidates ≤ %d for this space",
+			cand, local, d, cells, MaxCandidateCells, MaxCandidateCells/d)
+	}
+	return nil
+}
+
 // New builds the optimizer these settings describe over sp, resuming from
 // history; workers bounds one proposal's goroutines (0: the default).
 func (c Settings) New(sp *space.Space, history []Trial, workers int) (*Optimizer, error) {
+	if err := c.checkCandidateCells(sp); err != nil {
+		return nil, err
+	}
 	return New(c.Config(sp, history, workers))
 }
 
@@ -120,6 +162,9 @@ func (c Settings) NewMultiObjective(sp *space.Space, history []Trial, workers in
 	}
 	if c.Resource != nil {
 		return nil, errors.New("opt: a resource (the configuration × budget model) is for one objective; a study with several objectives or constraints learns from final values only")
+	}
+	if err := c.checkCandidateCells(sp); err != nil {
+		return nil, err
 	}
 	return NewMultiObjective(c.Config(sp, history, workers), sp.Directions())
 }
