@@ -3,9 +3,10 @@ package importer
 import (
 	"xbo/history"
 
-	"bytes"
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -65,10 +66,14 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 		return nil, fmt.Errorf("importer: %d constraint columns (%s) for the space's %d constraint(s) (%s)",
 			len(cols.Constraints), strings.Join(cols.Constraints, ", "), n, strings.Join(s.Constraints, ", "))
 	}
-	data, err := os.ReadFile(path)
+	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
+	// Streamed: the readers bound each line or record as they read it
+	// (tablestream.go), so the file is never held whole.
+	in := bufio.NewReaderSize(f, 64<<10)
 	b := newBuilder("csv", path)
 	b.objective = s.Objective
 	b.objectives, b.constraints = s.Objectives, s.Constraints
@@ -93,14 +98,15 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	trimmed := bytes.TrimLeft(data, " \t\r\n\ufeff")
-	ext := strings.ToLower(filepath.Ext(path))
-	isJSON := ext == ".json" || ext == ".jsonl" || ext == ".ndjson" || (len(trimmed) > 0 && (trimmed[0] == '[' || trimmed[0] == '{'))
+	isJSON, err := sniffJSON(in, strings.ToLower(filepath.Ext(path)))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
 	if isJSON {
 		b.format = "json"
-		err = readJSONTable(data, s, b, cols)
+		err = readJSONTable(in, s, b, cols)
 	} else {
-		err = readCSVTable(data, s, b, cols)
+		err = readCSVTable(in, s, b, cols)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -112,8 +118,8 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 	return run, nil
 }
 
-func readCSVTable(data []byte, s *space.Space, b *builder, cols trials.Columns) error {
-	header, err := trials.Scan(bytes.NewReader(data), s, cols, func(_ *trials.Header, row *trials.Row) error {
+func readCSVTable(in io.Reader, s *space.Space, b *builder, cols trials.Columns) error {
+	header, err := trials.Scan(in, s, cols, func(_ *trials.Header, row *trials.Row) error {
 		rt := rawTrial{number: len(b.trials), values: map[string]rawValue{}, state: row.State, value: row.Value,
 			objValues: row.Values, constraints: row.Constraints, origin: row.Acquisition, attrs: row.Attrs}
 		if row.HasNumber {
@@ -146,7 +152,7 @@ func readCSVTable(data []byte, s *space.Space, b *builder, cols trials.Columns) 
 	return nil
 }
 
-func readJSONTable(data []byte, s *space.Space, b *builder, cols trials.Columns) error {
+func readJSONTable(in *bufio.Reader, s *space.Space, b *builder, cols trials.Columns) error {
 	if len(cols.Values) == 0 {
 		cols.Values = s.ObjectiveNames()
 	}
@@ -158,51 +164,16 @@ func readJSONTable(data []byte, s *space.Space, b *builder, cols trials.Columns)
 	for _, name := range append(slices.Clone(cols.Values), cols.Constraints...) {
 		outcomeKey[name] = true
 	}
-	var records []any
-	var where []string // a label per record for messages
-	doc, err := decodeJSON(data)
-	if err == nil {
-		switch x := doc.(type) {
-		case []any:
-			records = x
-			for i := range x {
-				where = append(where, fmt.Sprintf("trial #%d", i+1))
-			}
-		case map[string]any:
-			if list, ok := x["trials"].([]any); ok {
-				records = list
-				for i := range list {
-					where = append(where, fmt.Sprintf("trials[%d]", i))
-				}
-			} else {
-				records = []any{x}
-				where = []string{"line 1"}
-			}
-		default:
-			return errors.New("expected a list of trials, an object with \"trials\", or one JSON object per line")
-		}
-	} else {
-		// JSON lines.
-		for i, line := range bytes.Split(data, []byte("\n")) {
-			if len(bytes.TrimSpace(line)) == 0 {
-				continue
-			}
-			v, lerr := decodeJSON(line)
-			if lerr != nil {
-				if len(records) == 0 && i == 0 {
-					return err
-				}
-				return fmt.Errorf("line %d: %w", i+1, lerr)
-			}
-			records = append(records, v)
-			where = append(where, fmt.Sprintf("line %d", i+1))
-		}
-	}
 	unknown := map[string]bool{}
-	for i, r := range records {
+	records := &jsonRecords{r: in}
+	err := records.each(func(i int, where string, text []byte) error {
+		r, err := decodeJSON(text)
+		if err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
 		obj, ok := r.(map[string]any)
 		if !ok {
-			return fmt.Errorf("%s: not a JSON object", where[i])
+			return fmt.Errorf("%s: not a JSON object", where)
 		}
 		rt := rawTrial{number: i, values: map[string]rawValue{}, state: history.Complete, value: math.NaN()}
 		params, nested := obj["params"].(map[string]any)
@@ -212,7 +183,7 @@ func readJSONTable(data []byte, s *space.Space, b *builder, cols trials.Columns)
 		if n, present := obj["number"]; present {
 			k, ok := intOf(n)
 			if !ok {
-				return fmt.Errorf("%s: number %v is not an integer", where[i], n)
+				return fmt.Errorf("%s: number %v is not an integer", where, n)
 			}
 			rt.number = k
 		}
@@ -220,7 +191,7 @@ func readJSONTable(data []byte, s *space.Space, b *builder, cols trials.Columns)
 			text, _ := st.(string)
 			st, err := trials.ParseState(text)
 			if err != nil {
-				return fmt.Errorf("%s: %w", where[i], err)
+				return fmt.Errorf("%s: %w", where, err)
 			}
 			rt.state = st
 		}
@@ -229,7 +200,7 @@ func readJSONTable(data []byte, s *space.Space, b *builder, cols trials.Columns)
 		}
 		values, err := jsonValues(obj, cols.Values)
 		if err != nil {
-			return fmt.Errorf("%s: %w", where[i], err)
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		rt.value = values[0]
 		missing := slices.ContainsFunc(values, math.IsNaN)
@@ -240,7 +211,7 @@ func readJSONTable(data []byte, s *space.Space, b *builder, cols trials.Columns)
 			rt.objValues = values
 		}
 		if rt.constraints, err = jsonConstraints(obj, cols.Constraints); err != nil {
-			return fmt.Errorf("%s: %w", where[i], err)
+			return fmt.Errorf("%s: %w", where, err)
 		}
 		for name, v := range params {
 			p, ok := b.byName[name]
@@ -263,18 +234,22 @@ func readJSONTable(data []byte, s *space.Space, b *builder, cols trials.Columns)
 			if p.typ == space.Categorical {
 				c, err := p.nameOf(v)
 				if err != nil {
-					return fmt.Errorf("%s: parameter %q: %w", where[i], name, err)
+					return fmt.Errorf("%s: parameter %q: %w", where, name, err)
 				}
 				rt.values[name] = catValue(c)
 				continue
 			}
 			f, ok := numberOf(v)
 			if !ok {
-				return fmt.Errorf("%s: parameter %q: %v is not a number", where[i], name, v)
+				return fmt.Errorf("%s: parameter %q: %v is not a number", where, name, v)
 			}
 			rt.values[name] = numValue(f)
 		}
 		b.trials = append(b.trials, rt)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	if len(unknown) > 0 {
 		var names []string

@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"xbo/client"
+	"xbo/internal/heappeak"
 	"xbo/opt"
 	"xbo/space"
 	"xbo/store/storetest"
@@ -54,37 +52,6 @@ func TestCandidateCellsLimited(t *testing.T) {
 	}
 }
 
-// heapPeak runs f while sampling the live heap and returns the heap before
-// f (after a collection), its peak during f, and the heap after f once
-// collected again: what an ask keeps.
-func heapPeak(f func()) (before, peak, after uint64) {
-	var ms runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	before = ms.HeapAlloc
-	var top atomic.Uint64
-	stop, done := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(done)
-		var m runtime.MemStats
-		for {
-			runtime.ReadMemStats(&m)
-			top.Store(max(top.Load(), m.HeapAlloc))
-			select {
-			case <-stop:
-				return
-			case <-time.After(2 * time.Millisecond):
-			}
-		}
-	}()
-	f()
-	close(stop)
-	<-done
-	runtime.GC()
-	runtime.ReadMemStats(&ms)
-	return before, top.Load(), ms.HeapAlloc
-}
-
 // One model-based ask at the documented limits (500 parameters, candidates
 // and local candidates at their product's limit) stays under
 // askMemoryBound, and its memory is released after it. At the former
@@ -117,18 +84,18 @@ func TestAskAtTheLimitsBoundsMemory(t *testing.T) {
 	}
 	var tr *client.Trial
 	var err error
-	before, peak, after := heapPeak(func() { tr, err = e.c.Ask(ctx, "wide") })
-	if err != nil {
-		t.Fatal(err)
+	u, merr := heappeak.Measure(func() { tr, err = e.c.Ask(ctx, "wide") })
+	if err != nil || merr != nil {
+		t.Fatal(err, merr)
 	}
 	if tr.Acquisition == "initial-design" || tr.Acquisition == "random" || tr.Acquisition == "random-fallback" {
 		t.Fatalf("the ask was not model-based (%s): it measured nothing", tr.Acquisition)
 	}
-	t.Logf("heap before %d MiB, peak %d MiB, after %d MiB", before>>20, peak>>20, after>>20)
-	if peak-before > askMemoryBound {
-		t.Fatalf("one ask at the limits took %d MiB of heap, above the %d MiB bound", (peak-before)>>20, askMemoryBound>>20)
+	t.Logf("heap before %d MiB, peak %d MiB, after %d MiB", u.Before>>20, u.Peak>>20, u.After>>20)
+	if u.Grew() > askMemoryBound {
+		t.Fatalf("one ask at the limits took %d MiB of heap, above the %d MiB bound", u.Grew()>>20, askMemoryBound>>20)
 	}
-	if after > before+32<<20 {
-		t.Fatalf("the ask kept %d MiB after it (before %d MiB, after %d MiB)", (after-before)>>20, before>>20, after>>20)
+	if u.Kept() > 32<<20 {
+		t.Fatalf("the ask kept %d MiB after it (before %d MiB, after %d MiB)", u.Kept()>>20, u.Before>>20, u.After>>20)
 	}
 }
