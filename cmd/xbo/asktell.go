@@ -24,14 +24,14 @@ import (
 
 func init() {
 	register(command{name: "ask", summary: "get a trial to evaluate: its number and parameters as JSON on standard output",
-		synopsis: "xbo ask --study NAME [--space space.json] [--db xbo.db | --url URL [--token T]] [--worker W]",
+		synopsis: "xbo ask --study NAME [--space space.json] [--db xbo.db | --url URL [--token T]] [--retry-for 60s] [--worker W]",
 		about: `Prints {"number": N, "params": {...}} for a shell pipeline, e.g.
   trial=$(xbo ask --study s); n=$(echo "$trial" | jq .number)
 With --space the study is created when it does not exist (and checked
 against the space when it does). Tell the outcome with xbo tell --trial N.`,
 		run: runAsk})
 	register(command{name: "tell", summary: "record a trial's outcome: its value, or that it failed or was pruned",
-		synopsis: `xbo tell --study NAME --trial N --value V [--constraints C1,C2] [--db xbo.db | --url URL [--token T]]
+		synopsis: `xbo tell --study NAME --trial N --value V [--constraints C1,C2] [--db xbo.db | --url URL [--token T]] [--retry-for 60s]
 xbo tell --study NAME --trial N --state failed [--reason TEXT]
 xbo tell --study NAME --trial N --state pruned [--value V]`,
 		about: `Records the outcome of a trial xbo ask handed out. --value takes one
@@ -41,19 +41,24 @@ outcome twice is accepted; another outcome for a told trial is refused.`,
 }
 
 // serviceFlags adds the flags that say where a study lives (--db, or --url
-// and --token) to fs; open, once fs is parsed, opens the service they name
-// with the rest of rs (openRunService).
+// and --token) and how long an outage is waited out (--retry-for) to fs;
+// open, once fs is parsed, opens the service they name with the rest of rs
+// (openRunService).
 func serviceFlags(fs *flag.FlagSet) (open func(ctx context.Context, rs runService) (*openedService, error)) {
 	db := fs.String("db", "xbo.db", "SQLite file, or postgres://... for PostgreSQL (the service runs inside this command)")
 	remote := fs.String("url", "", "use the xbo serve at this URL instead of --db")
 	token := fs.String("token", os.Getenv("XBO_TOKEN"), "bearer token for --url (default $XBO_TOKEN)")
+	retryFor := fs.Duration("retry-for", client.DefaultRetryFor, "how long a request is repeated while the server or its database is unreachable (0: once)")
 	return func(ctx context.Context, rs runService) (*openedService, error) {
 		set := map[string]bool{}
 		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 		if *remote != "" && set["db"] {
 			return nil, usagef("give --db or --url, not both")
 		}
-		rs.db, rs.url, rs.token = *db, *remote, *token
+		if *retryFor < 0 {
+			return nil, usagef("--retry-for must not be negative")
+		}
+		rs.db, rs.url, rs.token, rs.retryFor = *db, *remote, *token, retryFor
 		return openRunService(ctx, rs)
 	}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -187,4 +188,41 @@ func TestRunReportsUndeliveredResults(t *testing.T) {
 		t.Fatalf("%v: exit %d: %s", tell, code, errOut)
 	}
 	checkStored(t, s.st, "u", got)
+}
+
+// xbo ask and xbo tell wait out an outage for --retry-for (default 60 s):
+// a tell sent during a 2 s outage lands, and an unreachable server is
+// given up on once the window has passed, not before.
+func TestAskTellRetryFor(t *testing.T) {
+	dir := t.TempDir()
+	s := newSwitchedServer(t, dir)
+	spacePath := writeTestFile(t, dir, "a.json", `{"params":[{"name":"x","type":"float","low":0,"high":1}]}`)
+	code, out, errOut := runCLI(t, "ask", "--study", "a", "--space", spacePath, "--url", s.URL)
+	if code != 0 {
+		t.Fatalf("ask: exit %d: %s", code, errOut)
+	}
+	var asked askedTrial
+	if err := json.Unmarshal([]byte(out), &asked); err != nil {
+		t.Fatalf("ask printed %q: %v", out, err)
+	}
+	s.mu.Lock()
+	s.downUntil = time.Now().Add(2 * time.Second)
+	s.mu.Unlock()
+	if code, _, errOut := runCLI(t, "tell", "--study", "a", "--trial", strconv.FormatInt(asked.Number, 10), "--value", "0.5",
+		"--url", s.URL, "--retry-for", "20s"); code != 0 {
+		t.Fatalf("tell across a 2 s outage: exit %d: %s", code, errOut)
+	}
+	checkStored(t, s.st, "a", map[int64]float64{asked.Number: 0.5})
+
+	s.mu.Lock()
+	s.downUntil = time.Now().Add(time.Hour)
+	s.mu.Unlock()
+	start := time.Now()
+	code, _, errOut = runCLI(t, "ask", "--study", "a", "--url", s.URL, "--retry-for", "1500ms")
+	if took := time.Since(start); code != 1 || took < 1500*time.Millisecond || took > 10*time.Second || !strings.Contains(errOut, "503") {
+		t.Fatalf("ask during a long outage with --retry-for 1500ms: exit %d after %v: %s", code, took, errOut)
+	}
+	if code, _, errOut := runCLI(t, "ask", "--study", "a", "--url", s.URL, "--retry-for", "-1s"); code != 2 || !strings.Contains(errOut, "--retry-for") {
+		t.Fatalf("a negative --retry-for: exit %d: %s", code, errOut)
+	}
 }
