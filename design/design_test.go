@@ -312,3 +312,33 @@ func BenchmarkMaximinLHS(b *testing.B) {
 		}
 	}
 }
+
+// The default maximin effort is the full 100 candidates and 50 swap rounds
+// for the optimizer's usual designs, a share of them when n²·d grows, and
+// none for a design whose one candidate would cost more than the bound: that
+// design is the plain Latin hypercube of the same random stream.
+func TestMaximinEffortBounded(t *testing.T) {
+	for _, c := range []struct{ n, d, candidates, rounds int }{
+		{24, 6, 100, 50},
+		{80, 20, 100, 50},
+		{200, 50, 16, 8},
+		{2000, 500, 0, 0},
+	} {
+		if got, rounds := maximinEffort(c.n, c.d); got != c.candidates || rounds != c.rounds {
+			t.Errorf("n %d, d %d: %d candidates, %d rounds; want %d, %d", c.n, c.d, got, rounds, c.candidates, c.rounds)
+		}
+	}
+	big, err := Generate(MaximinLHS, 2000, 500, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := LatinHypercube(2000, 500, rand.New(rand.NewPCG(1, 2)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range big {
+		if !slices.Equal(big[i], plain[i]) {
+			t.Fatalf("point %d of the 2,000 × 500 maximin design differs from the plain Latin hypercube", i)
+		}
+	}
+}

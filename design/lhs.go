@@ -62,11 +62,37 @@ const (
 type MaximinOptions struct {
 	// Candidates is the number of random Latin hypercubes drawn; the one with
 	// the largest smallest pairwise distance is kept. 0 means
-	// DefaultMaximinCandidates.
+	// DefaultMaximinCandidates, fewer for a large design (maximinEffort).
 	Candidates int
 	// SwapRounds bounds the improving coordinate swaps applied afterwards.
-	// 0 means DefaultMaximinSwapRounds; a negative value disables swaps.
+	// 0 means DefaultMaximinSwapRounds, fewer for a large design
+	// (maximinEffort); a negative value disables swaps.
 	SwapRounds int
+}
+
+// maximinWork bounds the work of one default maximin design, in terms of
+// squared distances' coordinates (n²·d per candidate scored or swap
+// round): about a tenth of a second. The defaults cost 150·n²·d, which is
+// nothing for the designs of a few dozen points the optimizer uses and
+// minutes for its largest (2,000 points of 500 parameters), which a study
+// would pay at its creation and at every rebuild of its optimizer. The
+// maximin criterion's gains shrink as n grows (any Latin hypercube of many
+// points is already spread), so a large design keeps what the budget buys.
+const maximinWork = 5e7
+
+// maximinEffort is the default number of candidates and swap rounds for n
+// points in d dimensions: the defaults while 150·n²·d fits in maximinWork,
+// else as many as fit, and for a design whose one candidate would not fit
+// (0, 0): a plain Latin hypercube, whose distances are never computed.
+func maximinEffort(n, d int) (candidates, rounds int) {
+	per := float64(n) * float64(n) * float64(d)
+	fit := maximinWork / per
+	if fit < 1 {
+		return 0, 0
+	}
+	total := float64(DefaultMaximinCandidates + DefaultMaximinSwapRounds)
+	share := min(1, fit/total)
+	return max(1, int(share*DefaultMaximinCandidates)), int(share * DefaultMaximinSwapRounds)
 }
 
 // MaximinLatinHypercube returns a Latin hypercube of n points in [0,1)^d
@@ -84,7 +110,8 @@ type MaximinOptions struct {
 //     one; otherwise stop.
 //
 // Step 1 costs O(Candidates·n²·d) and each round of step 2 O(d·n²) in typical
-// cases. The result depends only on the state of rng.
+// cases; the defaults are bounded for large designs (maximinEffort). The
+// result depends only on the state of rng.
 func MaximinLatinHypercube(n, d int, rng *rand.Rand, opts MaximinOptions) ([][]float64, error) {
 	if err := checkSize(n, d); err != nil {
 		return nil, fmt.Errorf("design: maximin lhs: %w", err)
@@ -95,13 +122,17 @@ func MaximinLatinHypercube(n, d int, rng *rand.Rand, opts MaximinOptions) ([][]f
 	if opts.Candidates < 0 {
 		return nil, fmt.Errorf("design: maximin lhs: candidates %d < 0", opts.Candidates)
 	}
+	defaultCandidates, defaultRounds := maximinEffort(n, d)
 	candidates := opts.Candidates
 	if candidates == 0 {
-		candidates = DefaultMaximinCandidates
+		if defaultCandidates == 0 {
+			return LatinHypercube(n, d, rng)
+		}
+		candidates = defaultCandidates
 	}
 	rounds := opts.SwapRounds
 	if rounds == 0 {
-		rounds = DefaultMaximinSwapRounds
+		rounds = defaultRounds
 	}
 
 	best := newPoints(n, d)
