@@ -10,23 +10,27 @@
 // latent objective at a candidate x, y* the incumbent (best observed value) and
 // Φ, φ the standard normal CDF and density:
 //
-//   - EI, expected improvement (Jones, Schonlau & Welch 1998; the EI of paper
-//     002, section 2): with z = (y* − ξ − m)/s,
+//   - EI, expected improvement (Jones, Schonlau & Welch 1998; the EI of
+//     Moosbauer et al. 2022, section 2): with z = (y* − ξ − m)/s,
 //     EI(x) = (y* − ξ − m)·Φ(z) + s·φ(z), and max(y* − ξ − m, 0) when s = 0.
 //   - PI, probability of improvement: Φ(z), and 1{m < y* − ξ} when s = 0.
-//   - LCB, lower confidence bound cb = m − τ·s (paper 004, section 3, and the
-//     LCB variants of paper 002): utility −cb = τ·s − m.
-//   - PVAR, posterior variance s² (pure exploration; paper 002, section 5).
+//   - LCB, lower confidence bound cb = m − τ·s (Croppi 2021, "Explaining
+//     sequential model-based optimization", section 3, and the LCB variants
+//     of Moosbauer et al. 2022): utility −cb = τ·s − m.
+//   - PVAR, posterior variance s² (pure exploration; Moosbauer et al. 2022,
+//     section 5).
 //
-// The information-based acquisitions of BOBAX (EIG_PDP, paper 002) plug in
-// through the same Acquisition interface.
+// The information-based acquisitions of BOBAX (EIG_PDP; Moosbauer,
+// Casalicchio, Lindauer & Bischl 2022, "Improving accuracy of
+// interpretability measures in hyperparameter optimization via Bayesian
+// algorithm execution") plug in through the same Acquisition interface.
 //
 // Acquisition optimizers (optimize.go): best of N uniform random candidates
-// (paper 002 uses N = 1500) followed by a local refinement of the best few,
-// and mlrMBO's focus search (paper 004, table 3: restarts, iterations,
-// points), both respecting integer, categorical and conditional parameters
-// through space.Repair. Two things make them cheap on a GP without changing
-// what they find:
+// (Moosbauer et al. 2022 use N = 1500) followed by a local refinement of the
+// best few, and mlrMBO's focus search (Croppi 2021, table 3: restarts,
+// iterations, points), both respecting integer, categorical and conditional
+// parameters through space.Repair. Two things make them cheap on a GP without
+// changing what they find:
 //
 //   - branch and bound over the candidates (prune.go): every closed-form
 //     acquisition grows with the posterior variance (PI: or is bounded by 1),
@@ -111,7 +115,7 @@ type LCB struct {
 // PVAR is the posterior variance s², for pure exploration.
 type PVAR struct{}
 
-// DefaultTau is the LCB trade-off used when none is given (paper 004 uses 1).
+// DefaultTau is the LCB trade-off used when none is given (Croppi 2021 uses 1).
 const DefaultTau = 1.0
 
 // Name implements Acquisition.

@@ -1,7 +1,8 @@
 package acq
 
-// Combinators of BOBAX (paper 002, section 4.2 and appendix B.2): policies
-// that choose, at every model-based proposal, which acquisition to maximize.
+// Combinators of BOBAX (Moosbauer et al. 2022, section 4.2 and appendix B.2):
+// policies that choose, at every model-based proposal, which acquisition to
+// maximize.
 //
 //   - Interleave: Algorithm 2, "if T mod k = 0 then EIG_PDP else EI", with T
 //     the number of evaluations so far (BOBAX^k); with a random acquisition
@@ -143,8 +144,8 @@ func RandomPolicy() Policy {
 	}}
 }
 
-// Interleave uses Every when T mod K = 0 and Otherwise else (paper 002,
-// Algorithm 2).
+// Interleave uses Every when T mod K = 0 and Otherwise else (Moosbauer et
+// al. 2022, Algorithm 2).
 type Interleave struct {
 	K         int
 	Every     Policy
@@ -268,9 +269,9 @@ type BandRecord struct {
 	Acquisition string  `json:"acquisition"`
 }
 
-// Adaptive is a-BOBAX: Explore (BOBAX interleaving) until the mean half-width
-// of the PD bands of Path's hyperparameters (exact eq.-4 bands of paper 000
-// at level 1−Alpha) is at most Tolerance, then Exploit (EI) for good. It
+// Adaptive is a-BOBAX: Explore (BOBAX interleaving) until the mean half-width of
+// the PD bands of Path's hyperparameters (exact eq.-4 bands of Moosbauer et al.
+// 2021 at level 1−Alpha) is at most Tolerance, then Exploit (EI) for good. It
 // keeps a log of its decisions; it is safe for concurrent use.
 type Adaptive struct {
 	Path      *PDPath
@@ -393,8 +394,8 @@ type StrategyConfig struct {
 	EIG       EIGConfig
 }
 
-// BOBAX-family defaults (paper 002: k = 2, π = 0.5; β ∈ {20, 50, 100}, of
-// which 100 ranks best in its Table 4).
+// BOBAX-family defaults (Moosbauer et al. 2022: k = 2, π = 0.5; β ∈ {20, 50,
+// 100}, of which 100 ranks best in its Table 4).
 const (
 	DefaultK    = 2
 	DefaultPi   = 0.5

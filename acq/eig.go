@@ -3,12 +3,12 @@ package acq
 // EIG_PDP: the expected information gain of an evaluation about partial
 // dependence (Moosbauer, Casalicchio, Lindauer & Bischl, "Improving accuracy
 // of interpretability measures in hyperparameter optimization via Bayesian
-// algorithm execution", shared/papers/002, section 4.1, eq. 2–4).
+// algorithm execution", 2022, section 4.1, eq. 2–4).
 //
-// The PD algorithm (paper 002, Algorithm 1) evaluates the surrogate on its
+// The PD algorithm (Algorithm 1 of that paper) evaluates the surrogate on its
 // execution path, the n·G points (λ_S^g, λ_R^i), and outputs the G averages
 // φ_g = (1/n) Σ_i c(λ_S^g, λ_R^i). Several hyperparameters of interest use
-// the union of their execution paths (paper 002, section 4.3), so the output
+// the union of their execution paths (its section 4.3), so the output
 // is the concatenation φ of all their PD vectors (P = Σ_s G_s values).
 //
 // Two estimators are offered.
@@ -891,8 +891,9 @@ func (e *EIGPDP) scoreBAX(g *gp.GP, x [][]float64, out []float64) error {
 }
 
 // PDBands is the posterior of the PD vector φ under a GP: the mean of the
-// surrogate's PD on the path and the exact (eq. 4 of paper 000) standard
-// deviations, in objective units, one entry per output.
+// surrogate's PD on the path and the exact (eq. 4 of Moosbauer et al. 2021,
+// "Explaining hyperparameter optimization via partial dependence plots")
+// standard deviations, in objective units, one entry per output.
 type PDBands struct {
 	Mean []float64
 	SD   []float64
@@ -946,7 +947,7 @@ func (p *PDPath) Bands(g *gp.GP, inputs [][]float64, y []float64) (*PDBands, err
 
 // MeanHalfWidth is the half-width q_{1−α/2}·ŝ of the PD bands averaged over
 // every grid point of every hyperparameter of interest (a-BOBAX's criterion,
-// paper 002, section 4.2 and footnote 4), in objective units.
+// Moosbauer et al. 2022, section 4.2 and footnote 4), in objective units.
 func (b *PDBands) MeanHalfWidth(alpha float64) (float64, error) {
 	if !(alpha > 0 && alpha < 1) {
 		return 0, fmt.Errorf("acq: band half-width: alpha %v outside (0, 1)", alpha)

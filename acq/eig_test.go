@@ -264,7 +264,7 @@ func TestEIGNonNegativeAndZeroAtObservedNoiseFreePoint(t *testing.T) {
 }
 
 // summedPDVariance is Σ_p Var(φ_p) from the GP's own AverageVariance (eq. 4
-// of paper 000), independent of the EIG code.
+// of Moosbauer et al. 2021), independent of the EIG code.
 func summedPDVariance(t *testing.T, g *gp.GP, p *PDPath) float64 {
 	t.Helper()
 	s := 0.0

@@ -40,7 +40,7 @@ const (
 	// about 1500^(−1/6) ≈ 0.3 of the range, so refining a few is cheap and
 	// matters late in a run when EI is sharply peaked.
 	DefaultRefine = 3
-	// Focus search defaults are mlrMBO's as used in paper 004, table 3.
+	// Focus search defaults are mlrMBO's as used by Croppi 2021, table 3.
 	DefaultFocusRestarts   = 3
 	DefaultFocusIterations = 5
 	DefaultFocusPoints     = 1000
@@ -77,7 +77,7 @@ type RandomSearch struct {
 	MaxRounds   int     // rounds of the batched pattern search [60]
 }
 
-// FocusSearch is mlrMBO's focus search (Bischl et al., as used in paper 004,
+// FocusSearch is mlrMBO's focus search (Bischl et al., as used by Croppi 2021,
 // table 3): in each of Restarts restarts it samples Points points (Latin
 // hypercube within the current box) for Iterations iterations; after each
 // iteration every numeric box edge moves to within a quarter of the box width

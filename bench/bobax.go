@@ -1,7 +1,7 @@
 package bench
 
-// BOBAX reproduces the synthetic benchmark of paper 002 (Moosbauer et al.,
-// "Improving accuracy of interpretability measures in hyperparameter
+// BOBAX reproduces the synthetic benchmark of Moosbauer et al. 2022
+// ("Improving accuracy of interpretability measures in hyperparameter
 // optimization via Bayesian algorithm execution", section 5 and appendix
 // C): Branin, camelback, Styblinski-Tang (3), Hartmann3 and Hartmann6, a
 // budget of 30·d evaluations, 20 seeds; a GP with squared-exponential kernel
@@ -71,13 +71,13 @@ type BOBAXOptions struct {
 	Progress func(done, total int)
 }
 
-// BOBAXMethods is the method set of paper 002's Table 4.
+// BOBAXMethods is the method set of Table 4 of Moosbauer et al. 2022.
 func BOBAXMethods() []string {
 	return []string{"bobax2", "bobax5", "bobax10", "bo-rs2", "bobax-prob0.5", "bo-rs5", "bo-rs10",
 		"eibax100", "bax", "eibax20", "lcb5", "ei", "eibax50", "rs", "pvar", "lcb2", "lcb1"}
 }
 
-// bobaxPaperTable1 holds paper 002's Table 1 (relative d_L1 vs RS, relative
+// bobaxPaperTable1 holds the paper's Table 1 (relative d_L1 vs RS, relative
 // regret vs BO-EI at 25/50/75/100%).
 var bobaxPaperTable1 = map[string][2][4]float64{
 	"rs":     {{0, 0, 0, 0}, {2.42, 160.99, 530.70, 951.47}},
@@ -87,7 +87,7 @@ var bobaxPaperTable1 = map[string][2][4]float64{
 	"bobax2": {{-0.14, -0.16, -0.04, 0.03}, {1.68, 5.04, 4.73, 3.26}},
 }
 
-// bobaxPaperTable4 holds paper 002's Table 4 (combined ranks).
+// bobaxPaperTable4 holds the paper's Table 4 (combined ranks).
 var bobaxPaperTable4 = map[string][4]float64{
 	"bobax2": {6.30, 5.24, 4.88, 4.88}, "bobax5": {6.36, 5.91, 5.23, 5.08}, "bobax10": {6.51, 6.10, 5.46, 5.14},
 	"bo-rs2": {7.65, 7.02, 5.88, 5.49}, "bobax-prob0.5": {6.96, 6.39, 5.92, 5.72}, "bo-rs5": {7.24, 6.60, 5.92, 5.73},
@@ -607,7 +607,7 @@ func averageRanks(x []float64) []float64 {
 	return r
 }
 
-// WriteTable prints paper 002's Table 1 and Table 4 shapes with the paper's
+// WriteTable prints the shapes of the paper's Table 1 and Table 4 with its
 // numbers beside ours.
 func (r *BOBAXResult) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)

@@ -260,9 +260,9 @@ func calibrationData(ctx context.Context, f *Function, kind string, n int, seed 
 	if kind == "lcb" {
 		strategy, tau = "lcb", 0.1
 	}
-	// The BO data are paper 000's: the acquisition over the whole space,
-	// without the optimizer's trust region or output warp, as when the
-	// bands were measured.
+	// The BO data are those of Moosbauer et al. 2021: the acquisition over the
+	// whole space, without the optimizer's trust region or output warp, as when
+	// the bands were measured.
 	r, err := Run(ctx, RunOptions{Function: f.Name, Dim: f.Dim, Budget: n, Seed: seed, Strategy: strategy, Tau: tau,
 		Config: &opt.Config{TrustRegion: "none", OutputWarp: "none"}})
 	if err != nil {

@@ -16,9 +16,9 @@ import (
 	"xbo/opt"
 )
 
-// CompareOptions configure Compare: the simple-regret comparison of
-// optimization strategies of paper 002, section 5 (budget 30·d, several
-// seeds, medians), by default BO with EI against random search.
+// CompareOptions configure Compare: the simple-regret comparison of optimization
+// strategies of Moosbauer et al. 2022, section 5 (budget 30·d, several seeds,
+// medians), by default BO with EI against random search.
 type CompareOptions struct {
 	// Functions to run, as "name" or "name:dim" (default branin,
 	// hartmann3, hartmann6).
@@ -59,7 +59,7 @@ type StrategySummary struct {
 	Q25      float64 `json:"q25_regret"`
 	Q75      float64 `json:"q75_regret"`
 	// MedianAt are the medians after 25, 50, 75 and 100% of the budget, the
-	// checkpoints of paper 002, table 1.
+	// checkpoints of Moosbauer et al. 2022, table 1.
 	MedianAt [4]float64 `json:"median_regret_at_25_50_75_100"`
 }
 

@@ -33,11 +33,11 @@ func TestExplainScaleSmall(t *testing.T) {
 	}
 }
 
-// BenchmarkExplainScale times issue 16's targets: the first explanation of
-// a fresh study version (it fits the GP) and the slowest further one, at
-// T = 1,500 and 10,000 (go test -run X -bench ExplainScale -benchtime 1x
-// ./bench). xbo bench explain-scale prints the same as a table, with the
-// peak memory of each size measured in its own process.
+// BenchmarkExplainScale times the explanation engine's scale targets: the first
+// explanation of a fresh study version (it fits the GP) and the slowest further
+// one, at T = 1,500 and 10,000 (go test -run X -bench ExplainScale -benchtime 1x
+// ./bench). xbo bench explain-scale prints the same as a table, with the peak
+// memory of each size measured in its own process.
 func BenchmarkExplainScale(b *testing.B) {
 	for _, n := range []int{1500, 10000} {
 		b.Run(fmt.Sprintf("T=%d", n), func(b *testing.B) {

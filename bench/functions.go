@@ -170,11 +170,10 @@ func (f *Function) WithNoise(sd float64, rng *rand.Rand) func([]float64) float64
 
 // PartialDependence returns the partial dependence of f on coordinate j
 // (0-based) at x_j = xj: the mean of f over all other coordinates drawn
-// uniformly from their ranges (the true partial dependence of paper 000,
-// eq. 1, under the uniform distribution). It is
-// known in closed form for the additive functions (styblinski-tang,
-// hyper-ellipsoid, cosine-mixture); for the others, or for j outside
-// 0..Dim−1, ok is false.
+// uniformly from their ranges (the true partial dependence of Moosbauer et al.
+// 2021, eq. 1, under the uniform distribution). It is known in closed form for
+// the additive functions (styblinski-tang, hyper-ellipsoid, cosine-mixture); for
+// the others, or for j outside 0..Dim−1, ok is false.
 func (f *Function) PartialDependence(j int, xj float64) (value float64, ok bool) {
 	if f == nil || f.partialDependence == nil || j < 0 || j >= f.Dim {
 		return math.NaN(), false

@@ -21,9 +21,9 @@ import (
 	"xbo/space"
 )
 
-// LCBenchSpace is the MLP search space of LCBench (Zimmer et al. 2021) as
-// used in paper 000, section 6.2 (its Table 5), restricted to the values the
-// phoneme file holds: num_layers takes 2..5 there (5 is written "True").
+// LCBenchSpace is the MLP search space of LCBench (Zimmer et al. 2021) as used
+// by Moosbauer et al. 2021, section 6.2 (its Table 5), restricted to the values
+// the phoneme file holds: num_layers takes 2..5 there (5 is written "True").
 const LCBenchSpace = `{"objective":"minimize","params":[
  {"name":"batch_size","type":"int","low":16,"high":512,"log":true},
  {"name":"learning_rate","type":"float","low":0.0001,"high":0.1,"log":true},
@@ -33,10 +33,10 @@ const LCBenchSpace = `{"objective":"minimize","params":[
  {"name":"max_units","type":"int","low":64,"high":1024,"log":true},
  {"name":"max_dropout","type":"float","low":0,"high":1}]}`
 
-// LCBenchModel is an empirical performance model: a random forest fitted to
-// the LCBench evaluations of one task, predicting the balanced validation
-// error in % (100 − balanced accuracy) from a configuration in unit encoding.
-// It stands in for training the network (paper 000, section 6.2), and its own
+// LCBenchModel is an empirical performance model: a random forest fitted to the
+// LCBench evaluations of one task, predicting the balanced validation error in %
+// (100 − balanced accuracy) from a configuration in unit encoding. It stands in
+// for training the network (Moosbauer et al. 2021, section 6.2), and its own
 // partial dependence is the ground truth that BO's surrogate is judged by.
 type LCBenchModel struct {
 	Space  *space.Space
@@ -140,7 +140,7 @@ func (m *LCBenchModel) Eval(vals []float64) (float64, error) {
 	return mean[0], nil
 }
 
-// LCBenchOptions configure the reproduction of paper 000, Table 2.
+// LCBenchOptions configure the reproduction of Table 2 of Moosbauer et al. 2021.
 type LCBenchOptions struct {
 	Data    string  // LCBench CSV
 	Seeds   int     // default 30

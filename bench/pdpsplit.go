@@ -21,20 +21,20 @@ import (
 	"xbo/space"
 )
 
-// PDPSplitOptions configure the reproduction of paper 000, section 6.1
-// (Moosbauer et al. 2021, Table 1): BO with a Matérn-3/2 GP and LCB with
+// PDPSplitOptions configure the reproduction of section 6.1 of Moosbauer
+// et al. 2021 (its Table 1): BO with a Matérn-3/2 GP and LCB with
 // τ ∈ {0.1, 1, 5} on Styblinski-Tang in d ∈ {3, 5, 8}; PDP of x1 with the
 // eq. 5 band from the GP of the last iteration; confidence splitting at
 // depth 1 and 3; relative improvement of MC and NLL (against the closed-form
 // PD) in the leaf holding the best observed configuration.
 //
-// The zero value runs xbo's own settings: an initial maximin Latin hypercube
-// of 4·d points, a total budget of BudgetPerDim·d evaluations (default 30·d,
-// as paper 002 and `xbo bench compare`), random-candidate acquisition search
-// and gp's noise floor 1e-6. PDPSplitPreset(PresetMoosbauer2021) gives the
-// settings of the authors' public code instead. "n_sp = k" is read as the
-// customtrees convention of that code: every node is split down to depth k
-// (up to 2^k leaves), not k splits in total.
+// The zero value runs xbo's own settings: an initial maximin Latin hypercube of
+// 4·d points, a total budget of BudgetPerDim·d evaluations (default 30·d, as
+// Moosbauer et al. 2022 and `xbo bench compare`), random-candidate acquisition
+// search and gp's noise floor 1e-6. PDPSplitPreset(PresetMoosbauer2021) gives
+// the settings of the authors' public code instead. "n_sp = k" is read as the
+// customtrees convention of that code: every node is split down to depth k (up
+// to 2^k leaves), not k splits in total.
 type PDPSplitOptions struct {
 	Dims         []int     // default 3, 5, 8
 	Taus         []float64 // default 0.1, 1, 5
@@ -81,8 +81,8 @@ const PresetMoosbauer2021 = "moosbauer2021"
 
 // presetAliases are earlier names of presets, still accepted so that
 // command lines and scripts written with them keep working, but never shown
-// in help: "paper000" was the project's internal number of the paper, which
-// means nothing to a user.
+// in help: the first name of moosbauer2021 was the project's internal number
+// of the paper, which means nothing to a user.
 var presetAliases = map[string]string{"paper000": PresetMoosbauer2021}
 
 // PDPSplitPreset returns the options of a named preset (or of an earlier
@@ -155,9 +155,9 @@ type PDPSplitResult struct {
 	Rows         []PDPSplitRow `json:"rows"`
 }
 
-// paperTable1 is Table 1 of paper 000: d, τ → MMD, δMC(1), δMC(3), δNLL(1),
-// δNLL(3) in %. The caption pairs "medium" with τ = 2 while the text and
-// figure use τ = 1; we run τ = 1.
+// paperTable1 is Table 1 of Moosbauer et al. 2021: d, τ → MMD, δMC(1), δMC(3),
+// δNLL(1), δNLL(3) in %. The caption pairs "medium" with τ = 2 while the text
+// and figure use τ = 1; we run τ = 1.
 var paperTable1 = map[[2]float64][]float64{
 	{3, 5}: {0.18, 7.65, 13.64, 5.89, 10.92}, {3, 1}: {0.51, 12.86, 36.92, 4.78, 7.70}, {3, 0.1}: {0.56, 16.52, 34.84, 2.77, -1.62},
 	{5, 5}: {0.15, 6.63, 15.45, 2.82, 6.05}, {5, 1}: {0.45, 19.67, 37.28, 4.05, 7.80}, {5, 0.1}: {0.53, 11.99, 33.06, -3.86, -1.93},
@@ -350,7 +350,7 @@ func (o PDPSplitOptions) runOptions(d int, tau float64, seed uint64) RunOptions 
 		Config: &opt.Config{
 			Kernel: "matern32", MinNoise: o.MinNoise, InitialDesign: o.InitialDesign, InitialSize: 4 * d,
 			AcqOptimizer: o.AcqOptimizer, FullRefitEvery: o.FullRefitEvery,
-			OutputWarp:  "none", // paper 000's mlrMBO fits its GP to the values themselves
+			OutputWarp:  "none", // the authors' mlrMBO fits its GP to the values themselves
 			TrustRegion: "none", // and searches the whole space
 		},
 	}

@@ -145,7 +145,7 @@ func (m funcVarModel) Predict(x [][]float64, mean, variance []float64) error {
 	return nil
 }
 
-// The moosbauer2021 preset (also accepted by its earlier name, paper000)
+// The moosbauer2021 preset (also accepted by its earlier name, presetAliases)
 // holds the settings of the authors' code: budgets 80, 150, 250 for d = 3,
 // 5, 8, a 4·d random LHS, a Matérn-3/2 GP with nugget 1e-8 refitted every
 // iteration, LCB with λ ∈ {0.1, 1, 5} by focus search, G = 20, n = 1,000,

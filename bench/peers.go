@@ -173,11 +173,11 @@ func LoadGrid(path string, params []string, value string) (*Function, error) {
 	return t.function(strings.TrimSuffix(filepath.Base(path), ".csv")), nil
 }
 
-// lcbenchProblem is the LCBench-phoneme surrogate (a forest fitted to the
-// 2,000 evaluations, as in paper 000, section 6.2). Its optimum is not known
-// in closed form: it is taken as the best of 200,000 random configurations,
-// each refined by nothing, so regret is relative to that reference and may
-// turn slightly negative.
+// lcbenchProblem is the LCBench-phoneme surrogate (a forest fitted to the 2,000
+// evaluations, as in Moosbauer et al. 2021, section 6.2). Its optimum is not
+// known in closed form: it is taken as the best of 200,000 random
+// configurations, each refined by nothing, so regret is relative to that
+// reference and may turn slightly negative.
 func lcbenchProblem(path string) (*Function, error) {
 	m, err := LoadLCBench(path, 1)
 	if err != nil {

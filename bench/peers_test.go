@@ -120,7 +120,7 @@ func TestPeersRegretIsMeasuredTheSameWay(t *testing.T) {
 	}
 }
 
-// TestEightWorkersKeepQuality is issue 18's parallel case on Branin: with 7
+// TestEightWorkersKeepQuality is the parallel case on Branin: with 7
 // trials always pending, the default (kriging believer) keeps the regret of a
 // sequential run's order, where the constant liar "best" left a median of
 // 1.26 (it makes every running trial a fake optimum that EI proposes beside).

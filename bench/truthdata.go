@@ -31,8 +31,8 @@ const (
 	// DataLCB is the default configuration with the LCB acquisition,
 	// τ = 0.1 (concentrated near the optimum).
 	DataLCB = "lcb"
-	// DataEI is paper 000's setting of the older calibration suite: EI over
-	// the whole space, without trust region or output warp.
+	// DataEI is the setting of Moosbauer et al. 2021 in the older calibration
+	// suite: EI over the whole space, without trust region or output warp.
 	DataEI = "ei"
 )
 

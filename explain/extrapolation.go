@@ -21,23 +21,22 @@ import (
 //
 //	ρ(g) = Var_post(PD(g)) / Var_prior(PD(g))
 //
-// (paper 000's eq. 4 over its prior counterpart, computed by the GP whose
-// hyperparameters and variances the explanation uses, the uncertain mean
-// level included) measures how much the value at g rests on extrapolation.
-// How large is too large depends on how many trials there are and how
-// smooth the model is, so ρ is read against designs that rest on it as
-// little as uniform sampling does: extrapolationReplicates designs of as
-// many uniformly random configurations as the model's variances are
-// conditioned on, with the same hyperparameters. A grid value is flagged
-// when ρ(g) exceeds all of theirs. For trials that are themselves a uniform
-// sample the flag is a rank test: each grid value is flagged with
-// probability 1/(extrapolationReplicates+1) = 4% when the hyperparameters
-// do not depend on the trials. They are fitted to them, which raises the
-// rate somewhat (docs/explanations.md measures it), so 24 designs keep the
-// false alarms below the nominal 5%. Trials spread more evenly than random ones
-// (a full factorial grid) are flagged less often still. An optimizer's
-// concentrated trials leave the regions it did not visit to the prior,
-// and those grid values are flagged.
+// (eq. 4 of Moosbauer et al. 2021 over its prior counterpart, computed by the GP
+// whose hyperparameters and variances the explanation uses, the uncertain mean
+// level included) measures how much the value at g rests on extrapolation. How
+// large is too large depends on how many trials there are and how smooth the
+// model is, so ρ is read against designs that rest on it as little as uniform
+// sampling does: extrapolationReplicates designs of as many uniformly random
+// configurations as the model's variances are conditioned on, with the same
+// hyperparameters. A grid value is flagged when ρ(g) exceeds all of theirs. For
+// trials that are themselves a uniform sample the flag is a rank test: each grid
+// value is flagged with probability 1/(extrapolationReplicates+1) = 4% when the
+// hyperparameters do not depend on the trials. They are fitted to them, which
+// raises the rate somewhat (docs/explanations.md measures it), so 24 designs
+// keep the false alarms below the nominal 5%. Trials spread more evenly than
+// random ones (a full factorial grid) are flagged less often still. An
+// optimizer's concentrated trials leave the regions it did not visit to the
+// prior, and those grid values are flagged.
 //
 // The same ratio of the curve of each parameter, averaged over a coarse
 // grid, flags the importance indices that rest on extrapolation. A

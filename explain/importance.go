@@ -21,13 +21,14 @@ import (
 
 // Importance methods.
 const (
-	// ImportanceForest is paper 003's fANOVA: the variance decomposition of
-	// each tree of a random forest, with exact marginals, averaged over
-	// trees (mean ± std across trees). Each tree is a step function of a
-	// bootstrap sample, so a tree's variance holds its own noise (every
-	// fraction is biased towards the others and large smooth effects are
-	// understated) and small effects fall below the trees' resolution; the
-	// std across trees is the trees' disagreement, not an interval for the
+	// ImportanceForest is the fANOVA of Hutter, Hoos and Leyton-Brown 2014 ("An
+	// efficient approach for assessing hyperparameter importance"): the variance
+	// decomposition of each tree of a random forest, with exact marginals,
+	// averaged over trees (mean ± std across trees). Each tree is a step
+	// function of a bootstrap sample, so a tree's variance holds its own noise
+	// (every fraction is biased towards the others and large smooth effects are
+	// understated) and small effects fall below the trees' resolution; the std
+	// across trees is the trees' disagreement, not an interval for the
 	// objective's index (docs/importance.md measures both).
 	ImportanceForest = "forest-fanova"
 	// ImportanceGPSobol is the Sobol decomposition of the GP's posterior
@@ -68,8 +69,8 @@ type ImportanceRequest struct {
 	// MaxPairsParams parameters).
 	Pairs *bool `json:"pairs"`
 	// CapQuantile q in (0, 1] computes importance in the good region: values
-	// worse than the quantile q of the best are capped there (paper 003,
-	// section 3.3); CapValue caps at a value instead.
+	// worse than the quantile q of the best are capped there (Hutter et al.
+	// 2014, section 3.3); CapValue caps at a value instead.
 	CapQuantile float64  `json:"cap_quantile,omitempty"`
 	CapValue    *float64 `json:"cap_value,omitempty"`
 	// Trees of the forest (default forest.DefaultTrees; forest-fanova only)

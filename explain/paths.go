@@ -22,7 +22,7 @@ const (
 	MaxPathSamples       = 5000
 )
 
-// PathsRequest asks for desirability paths (paper 004; thesis section 7):
+// PathsRequest asks for desirability paths (Croppi 2021, section 7):
 // the Shapley values of the mean, the standard error and the confidence
 // bound of every model-chosen proposal, each with the surrogate of its own
 // iteration. Zero values mean the defaults.

@@ -37,8 +37,8 @@ const (
 
 // Band estimators of a PDP request.
 const (
-	BandApprox = string(pdp.BandApprox) // paper 000 eq. 5, the mean of the pointwise variances
-	BandExact  = string(pdp.BandExact)  // paper 000 eq. 4, the variance of the Monte Carlo average
+	BandApprox = string(pdp.BandApprox) // Moosbauer et al. 2021, eq. 5: the mean of the pointwise variances
+	BandExact  = string(pdp.BandExact)  // Moosbauer et al. 2021, eq. 4: the variance of the Monte Carlo average
 	// BandCalibrated (the default) is eq. 4 × the surrogate's
 	// cross-validated variance factor + the Monte Carlo variance of the
 	// average (package explain/pdp).
@@ -46,7 +46,7 @@ const (
 )
 
 // PDPRequest asks for the partial dependence of one or two parameters
-// (paper 000, eq. 2–5). Zero values mean the defaults.
+// (Moosbauer et al. 2021, eq. 2–5). Zero values mean the defaults.
 type PDPRequest struct {
 	Params []string `json:"params"`
 	// Grid is the number of grid points per parameter (default 20; every
@@ -335,8 +335,9 @@ func (e *Engine) Slice(ctx context.Context, h *history.History, req SliceRequest
 	})
 }
 
-// RegionalRequest asks for the confidence-splitting tree of one parameter and
-// a PDP per leaf (paper 000, Algorithm 1). Zero values mean the defaults.
+// RegionalRequest asks for the confidence-splitting tree of one parameter and a
+// PDP per leaf (Moosbauer et al. 2021, Algorithm 1). Zero values mean the
+// defaults.
 type RegionalRequest struct {
 	Param   string  `json:"param"`
 	Grid    int     `json:"grid"`
@@ -360,8 +361,8 @@ type RegionalRequest struct {
 }
 
 // RegionalResult is the tree, the global PDP and a PDP per leaf, with the
-// confidence metrics of paper 000 (MC: mean band standard deviation; δ: the
-// relative improvement of the best configuration's leaf).
+// confidence metrics of Moosbauer et al. 2021 (MC: mean band standard deviation;
+// δ: the relative improvement of the best configuration's leaf).
 type RegionalResult struct {
 	About
 	*regional.Result

@@ -298,8 +298,8 @@ func (f *Forest) TreePredictions(x [][]float64) ([][]float64, error) {
 }
 
 // AverageVariance implements surrogate.AverageVariancer: the variance across
-// trees of each tree's average over the points, the forest analogue of
-// 1ᵀK̂1/n² used for partial-dependence bands (paper 000, section 4).
+// trees of each tree's average over the points, the forest analogue of 1ᵀK̂1/n²
+// used for partial-dependence bands (Moosbauer et al. 2021, section 4).
 func (f *Forest) AverageVariance(points [][]float64) (float64, error) {
 	if len(points) == 0 {
 		return 0, errors.New("forest: average variance: no points")

@@ -48,16 +48,15 @@ var (
 //	c = mean over splits of (ȳ_H − μ̄_H)² / (1ᵀK̂_H1/|H|² + σ_n²/|H|),
 //
 // the squared error of the held-out average standardized by its predicted
-// variance (eq. 4 of paper 000 for the held-out points, plus their noise).
-// It is Bachoc's cross-validation variance estimator (Bachoc 2013, "Cross
-// validation and maximum likelihood estimations of hyper-parameters of
-// Gaussian processes with model misspecification", Comput. Stat. Data
-// Anal. 66, section 2.3) applied to block averages instead of single
-// points: a partial dependence is an average, and errors that are
-// correlated over the space inflate an average's error beyond what a
-// pointwise check (leave-one-out) sees. c ≈ 1 for a well-specified model;
-// c > 1 when the fit is overconfident about averages. Fewer than
-// 2·minHeldOut observations give 1.
+// variance (eq. 4 of Moosbauer et al. 2021 for the held-out points, plus their
+// noise). It is Bachoc's cross-validation variance estimator (Bachoc 2013,
+// "Cross validation and maximum likelihood estimations of hyper-parameters of
+// Gaussian processes with model misspecification", Comput. Stat. Data Anal. 66,
+// section 2.3) applied to block averages instead of single points: a partial
+// dependence is an average, and errors that are correlated over the space
+// inflate an average's error beyond what a pointwise check (leave-one-out) sees.
+// c ≈ 1 for a well-specified model; c > 1 when the fit is overconfident about
+// averages. Fewer than 2·minHeldOut observations give 1.
 func (g *GP) VarianceScale() (float64, error) {
 	if g.calib == nil {
 		return 0, errors.New("gp: variance scale: model was not fitted")
@@ -332,7 +331,7 @@ const (
 // Eigenvalues of H are floored at 1/maxLogSD², and samples are clamped to
 // the fit's bounds. A prediction averaged over the samples carries the
 // hyperparameters' uncertainty that the maximum-likelihood model leaves out
-// (paper 000, appendix A.2). A GP of constant data, fitted without
+// (Moosbauer et al. 2021, appendix A.2). A GP of constant data, fitted without
 // hyperparameters, gives n copies of itself.
 func (g *GP) HyperposteriorSamples(n int, seed uint64) ([]*GP, error) {
 	if n < 1 || n > 1000 {

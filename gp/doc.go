@@ -21,7 +21,7 @@
 //
 // The average-variance form 1ᵀK̂1/n² used for partial dependence bands is
 // eq. 4 of Moosbauer et al. 2021, "Explaining hyperparameter optimization via
-// partial dependence plots" (shared/papers/000); it is computed without
+// partial dependence plots"); it is computed without
 // forming the n×n posterior covariance.
 //
 // For acquisition search the GP also gives the gradients of the posterior

@@ -403,8 +403,8 @@ func (g *GP) covariance(a, b [][]float64) (*mat.Dense, error) {
 	return mat.NewDense(na, nb, c), nil
 }
 
-// AverageVariance implements surrogate.AverageVariancer: the posterior
-// variance of (1/n)Σ_i f(a_i), i.e. 1ᵀK̂1/n² (paper 000, eq. 4), in objective
+// AverageVariance implements surrogate.AverageVariancer: the posterior variance
+// of (1/n)Σ_i f(a_i), i.e. 1ᵀK̂1/n² (Moosbauer et al. 2021, eq. 4), in objective
 // units, computed without the n×n matrix K̂ as
 //
 //	(Σ_ij k(a_i,a_j) − vᵀ(K+σ_n²I)⁻¹v)/n²,  v = Σ_i k(X, a_i).

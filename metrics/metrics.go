@@ -1,15 +1,16 @@
 // Package metrics scores explanations and optimizer runs.
 //
 // The PDP metrics follow Moosbauer et al. 2021, "Explaining Hyperparameter
-// Optimization via Partial Dependence Plots" (shared/papers/000,
-// section 6): mean confidence MC = (1/G)·Σ_g ŝ_S(λ_S^g), optimum confidence OC
-// = ŝ_S at the grid point nearest the best configuration, the negative
-// log-likelihood of the true PD under N(φ̂, ŝ_S²) averaged over the grid, and
-// the relative improvement δ = (global − regional)/|global| of a regional PDP
-// over the global one. The L1 PDP error is (1/G)·Σ_g |φ̂(g) − φ(g)| as in
-// Moosbauer et al. 2022 (BOBAX, shared/papers/002). Sampling bias is
-// measured by the maximum mean discrepancy of Gretton et al. 2012 (the
-// reference of Moosbauer et al. 2021 for MMD) with a Gaussian kernel.
+// Optimization via Partial Dependence Plots" (section 6): mean confidence MC =
+// (1/G)·Σ_g ŝ_S(λ_S^g), optimum confidence OC = ŝ_S at the grid point nearest
+// the best configuration, the negative log-likelihood of the true PD under N(φ̂,
+// ŝ_S²) averaged over the grid, and the relative improvement δ = (global −
+// regional)/|global| of a regional PDP over the global one. The L1 PDP error is
+// (1/G)·Σ_g |φ̂(g) − φ(g)| as in Moosbauer et al. 2022 (BOBAX, "Improving
+// accuracy of interpretability measures in hyperparameter optimization via
+// Bayesian algorithm execution"). Sampling bias is measured by the maximum mean
+// discrepancy of Gretton et al. 2012 (the reference of Moosbauer et al. 2021 for
+// MMD) with a Gaussian kernel.
 package metrics
 
 import (

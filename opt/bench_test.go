@@ -226,8 +226,8 @@ func BenchmarkAskT200D6Pending32(b *testing.B) {
 	benchmarkAsk(b, unitSpace(b, 6), hist, Config{})
 }
 
-// BenchmarkAskLong times one Ask of a long study in d = 6 (issue 18, point
-// 5) at T = 1,000 and 5,000: beyond 256 completed trials the GP is a
+// BenchmarkAskLong times one Ask of a long study in d = 6 at T = 1,000 and
+// 5,000: beyond 256 completed trials the GP is a
 // gp.Subset. A rebuilt optimizer refits the hyperparameters (warm) at its
 // first Ask, so this is the cost of an ask that refits; the asks in between
 // keep them fixed (see BenchmarkAskLongFixed).
@@ -290,7 +290,7 @@ func BenchmarkAskPruned(b *testing.B) {
 // BenchmarkAskT200D6 with a second objective (the parameters' sum): a new
 // scalarization, the single-objective optimizer rebuilt from the
 // scalarized history (warm-started from the last proposal's
-// hyperparameters) and its Ask. Issue 43 asks for at most twice the
+// hyperparameters) and its Ask. The target is at most twice the
 // single-objective ask.
 func BenchmarkParEGOAskT200D6(b *testing.B) {
 	x, y := readTrainCSV(b, sklearnTrainData)

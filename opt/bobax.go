@@ -1,6 +1,6 @@
 package opt
 
-// BOBAX strategies (paper 002: Moosbauer et al., "Improving accuracy of
+// BOBAX strategies (Moosbauer et al. 2022, "Improving accuracy of
 // interpretability measures in hyperparameter optimization via Bayesian
 // algorithm execution", section 4.2 and appendix B.2) plug into the
 // optimizer through Config.Acquire: an acq.Policy picks, at each model-based

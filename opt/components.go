@@ -34,8 +34,8 @@ var strategyComponents = map[string]strategyComponent{
 	"bo-rs": bobaxStrategy, "a-bobax": bobaxStrategy,
 }
 
-// bobaxStrategy builds the BOBAX family's policy (paper 002); its default
-// kernel is the squared exponential of the paper's experiments.
+// bobaxStrategy builds the BOBAX family's policy (Moosbauer et al. 2022); its
+// default kernel is the squared exponential of the paper's experiments.
 func bobaxStrategy(s *space.Space, cfg *Config) (acq.Policy, error) {
 	if cfg.Acquire != nil {
 		return nil, fmt.Errorf("strategy %q and a custom Acquire cannot be combined", cfg.Strategy)

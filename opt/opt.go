@@ -276,7 +276,7 @@ type Config struct {
 	// standardized units (gp.Options.MinNoise) [gp's 1e-6]. A deterministic
 	// objective drives the fitted noise to this bound, so it acts as the
 	// nugget: mlrMBO's DiceKriging learner fixes nugget = 1e-8·var(y), which
-	// is MinNoise 1e-8 here (xbo bench pdp-split --preset paper000).
+	// is MinNoise 1e-8 here (xbo bench pdp-split --preset moosbauer2021).
 	MinNoise float64
 	// Forest options when Surrogate is "forest" (Seed and Levels are set by
 	// the optimizer).

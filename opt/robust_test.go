@@ -11,9 +11,8 @@ import (
 // An ask never fails because of numerics: over random histories on mixed
 // and conditional spaces, with values that are constant, nearly constant,
 // huge, tiny, heavy-tailed or noisy, with pending trials and failures,
-// every strategy and surrogate answers every ask. (Issue 18 point 4; the
-// values near 1e300 and the noisy Hartmann6-like cases of the issue are in
-// the list.)
+// every strategy and surrogate answers every ask. (Values near 1e300 and
+// noisy Hartmann6-like cases, which once made asks fail, are in the list.)
 func TestEveryAskSucceeds(t *testing.T) {
 	spaces := []string{square2, `{"params":[
 		{"name":"lr","type":"float","low":1e-5,"high":1,"log":true},
@@ -90,7 +89,7 @@ func TestEveryAskSucceeds(t *testing.T) {
 }
 
 // Settings that would make an ask unbounded are refused, naming the limit
-// (issue 21, D3).
+// (an unbounded ask would hold the server's memory and time).
 func TestConfigLimits(t *testing.T) {
 	s := mustSpace(t, square2)
 	for _, cfg := range []Config{{InitialSize: MaxInitialSize + 1}, {Candidates: MaxCandidates + 1}, {Candidates: -1}} {
@@ -105,7 +104,7 @@ func TestConfigLimits(t *testing.T) {
 }
 
 // On a small grid the optimizer proposes the best configuration not yet
-// evaluated, not a random one (issue 18 point 3): 20 asks on a 5 × 5 integer
+// evaluated, not a random one: 20 asks on a 5 × 5 integer
 // grid give 20 distinct configurations without a random fallback.
 func TestGridProposalsAreNotDuplicates(t *testing.T) {
 	s := mustSpace(t, `{"params":[{"name":"a","type":"int","low":1,"high":5},{"name":"b","type":"int","low":1,"high":5}]}`)

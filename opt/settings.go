@@ -44,12 +44,12 @@ type Settings struct {
 	// on MeanPoints (default 1000).
 	ExactPoints int `json:"exact_points,omitempty"`
 	MeanPoints  int `json:"mean_points,omitempty"`
-	// BOBAX settings (paper 002): interleaving period k, probability π of
-	// bobax-prob, EIBAX's β, a-BOBAX's tolerance on the mean PD band
+	// BOBAX settings (Moosbauer et al. 2022): interleaving period k, probability
+	// π of bobax-prob, EIBAX's β, a-BOBAX's tolerance on the mean PD band
 	// half-width (objective units), and the parameters whose PDPs should be
-	// accurate (default all). An a-BOBAX optimizer rebuilt from history
-	// decides its switch afresh from the current bands, which is the same
-	// rule it applied before.
+	// accurate (default all). An a-BOBAX optimizer rebuilt from history decides
+	// its switch afresh from the current bands, which is the same rule it
+	// applied before.
 	K           int      `json:"k,omitempty"`
 	Pi          float64  `json:"pi,omitempty"`
 	Beta        float64  `json:"beta,omitempty"`

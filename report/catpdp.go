@@ -11,7 +11,8 @@ import (
 
 // A categorical hyperparameter's levels are not a continuum: its PDP is
 // drawn as one point per level with the band's interval as a bar, never as
-// a line and a band between levels (issue 45), in panels of the size
+// a line and a band between levels (which would invent values between
+// them), in panels of the size
 // explain/pdp draws the numeric ones, so that the report's figures align.
 const catW, catH, catL, catR, catT, catB = 420, 300, 62, 14, 34, 48
 

@@ -10,7 +10,7 @@ import (
 	"xbo/explain/fanova"
 )
 
-// How the report writes numbers for people (issue 45), the rules of the
+// How the report writes numbers for people, the rules of the
 // dashboard's web/src/format.js, so that one quantity reads the same in
 // both: three significant digits, whole numbers below 10⁵ in full (counts,
 // steps, integer parameters), exponent form beyond 10⁵ and below 10⁻³,

@@ -9,8 +9,9 @@ import (
 	"xbo/explain/fanova"
 )
 
-// The numbers of issue 45's screenshots, as the report (and the dashboard,
-// web/src/format.js, checked by the e2e test's pageText) must write them.
+// Numbers seen in the report's and dashboard's screenshots, as the report (and
+// the dashboard, web/src/format.js, checked by the e2e test's pageText) must
+// write them.
 func TestShortThreeSignificantDigits(t *testing.T) {
 	for _, c := range []struct {
 		v    float64

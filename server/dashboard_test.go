@@ -44,9 +44,9 @@ func TestDashboardMounted(t *testing.T) {
 	}
 }
 
-// TestImportanceCapQuantile: ?cap_quantile=q is fANOVA of the forest fitted
-// to the values capped at the q-quantile (paper 003, section 3.3), computed
-// here from the same trials through the packages themselves.
+// TestImportanceCapQuantile: ?cap_quantile=q is fANOVA of the forest fitted to
+// the values capped at the q-quantile (Hutter et al. 2014, section 3.3),
+// computed here from the same trials through the packages themselves.
 func TestImportanceCapQuantile(t *testing.T) {
 	st, _ := storetest.Open(t, "sqlite")
 	e := newEnv(t, st, 0)

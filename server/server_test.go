@@ -608,7 +608,7 @@ func TestServerSentEvents(t *testing.T) {
 }
 
 // Every request leaves one access-log line with its method, path, status
-// and duration (issue 21, the operator's basics).
+// and duration (what an operator needs first).
 func TestAccessLog(t *testing.T) {
 	st, _ := storetest.Open(t, "sqlite")
 	var buf syncBuffer

@@ -308,7 +308,7 @@ func TestQueueExpiryAndReports(t *testing.T) {
 
 // A tell that arrives after its trial expired completes the trial and
 // retires its requeued copy if no worker has it yet, so the configuration is
-// not run a second time (issue 21, D5); a copy already running is left to
+// not run a second time; a copy already running is left to
 // its worker.
 func TestLateTellRetiresTheWaitingCopy(t *testing.T) {
 	backends(t, func(t *testing.T, s store.Store) {
@@ -594,11 +594,11 @@ func TestAskBatch(t *testing.T) {
 }
 
 // A proposed trial's deadline counts from its hand-out, read after the
-// proposals are made, not from when its ask arrived (issue 21, D4): with
+// proposals are made, not from when its ask arrived: with
 // proposals that take 90 s and a 60 s timeout the trial reaches its worker
 // with 60 s to go, not already expired. So does an enqueued trial claimed
 // in the same batch, which reaches its worker with the proposed ones
-// (issue 46: it came 22 s past a 2 s deadline); one handed out alone, with
+// (it once came 22 s past a 2 s deadline); one handed out alone, with
 // no proposal to wait for, counts from Now.
 func TestDeadlineCountsFromHandOut(t *testing.T) {
 	backends(t, func(t *testing.T, s store.Store) {
@@ -811,9 +811,9 @@ func TestWatch(t *testing.T) {
 
 // A finished trial never changes: a repeated tell with the same outcome is
 // accepted unchanged with the attributes it was told with, a part of them
-// or none, and is a conflict with new or different ones (issue 46: they
-// changed the trial; issue 21, D13: before that they were dropped with a
-// 200), which leave the trial as it was.
+// or none, and is a conflict with new or different ones (they once changed
+// the trial, and before that were dropped with a 200), which leave the
+// trial as it was.
 func TestRepeatedTellNeverChangesAFinishedTrial(t *testing.T) {
 	backends(t, func(t *testing.T, s store.Store) {
 		ctx := context.Background()
@@ -846,7 +846,7 @@ func TestRepeatedTellNeverChangesAFinishedTrial(t *testing.T) {
 
 // ImportStudy creates the study and its finished trials in one transaction:
 // complete trials with their values, failed ones with their reasons; a bad
-// trial or a taken name leaves nothing behind (issue 21, D6).
+// trial or a taken name leaves nothing behind.
 func TestImportStudy(t *testing.T) {
 	backends(t, func(t *testing.T, s store.Store) {
 		ctx := context.Background()
@@ -901,8 +901,8 @@ func TestImportStudy(t *testing.T) {
 
 // When PostgreSQL terminates the store's connections (an administrator's
 // pg_terminate_backend, a failover), the next operations run again on fresh
-// connections instead of failing (issue 21, D7: 106 asks and 45 tells got
-// 500s after 6 backend kills).
+// connections instead of failing (before, 106 asks and 45 tells got 500s
+// after 6 backend kills).
 func TestPostgresSurvivesTerminatedConnections(t *testing.T) {
 	pg := storetest.NamedPostgres(t)
 	ctx := context.Background()

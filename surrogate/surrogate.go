@@ -28,7 +28,8 @@ type Model interface {
 
 // AverageVariancer is a Model that can give the posterior variance of the
 // average (1/n)·Σ f(a_i) over a set of points, i.e. 1ᵀK̂1/n² with K̂ the
-// posterior covariance of the points. Partial dependence bands (paper 000,
+// posterior covariance of the points. Partial dependence bands (Moosbauer et al.
+// 2021, "Explaining hyperparameter optimization via partial dependence plots",
 // eq. 4) need exactly this quantity and models can compute it without forming
 // the n×n matrix.
 type AverageVariancer interface {
@@ -39,7 +40,7 @@ type AverageVariancer interface {
 // PriorSplitter is an AverageVariancer whose kernel is stationary, so that
 // AverageVariance splits into a prior part, (1/n²)·Σ_ij k(a_i,a_j), equal for
 // point sets that differ only in a coordinate all points of a set share, and
-// a data part. A PDP's exact band (paper 000, eq. 4) then computes the prior
+// a data part. A PDP's exact band (eq. 4 of that paper) then computes the prior
 // part once per parameter instead of once per grid value.
 type PriorSplitter interface {
 	AverageVariancer

@@ -1,6 +1,6 @@
 package web_test
 
-// Checks of issue 45 (items 1–3): the Explanations view leads with the
+// Checks that the Explanations view leads with the
 // answers, numbers are written for people, and charts read at a glance
 // when one trial diverged. They run inside TestDashboardEndToEnd, on its
 // browser and server.
@@ -202,7 +202,7 @@ func lightness(hex string) float64 {
 	return float64(v>>16+v>>8&0xff+v&0xff) / 3
 }
 
-// checkProposingModel (issue 45 item 4): the trial view explains a trial a
+// checkProposingModel: the trial view explains a trial a
 // model chose with that model, the surrogate the desirability paths rebuild
 // for its iteration (its φ equal the API's paths step), and says so; a
 // trial of the initial design is explained with today's surrogate, and the

@@ -594,7 +594,7 @@ func checkOpenedOnView(t *testing.T, h *harness) {
 }
 
 // checkNoObjective: a space without "objective" is minimized, and the
-// overview's subtitle says so (it read "undefined", issue 21 D15).
+// overview's subtitle says so (it once read "undefined").
 func checkNoObjective(t *testing.T, h *harness) {
 	ctx := context.Background()
 	if _, err := h.c.CreateStudy(ctx, client.StudySpec{Name: "no-objective",

@@ -10,7 +10,7 @@ import (
 
 // --preset moosbauer2021 runs the authors' settings, --reps and the list
 // flags given override it, and a per-dimension budget flag conflicts with
-// it; its earlier name paper000 is still accepted.
+// it; its earlier name (bench's presetAliases) is still accepted.
 func TestBenchPDPSplitPreset(t *testing.T) {
 	for _, name := range []string{"moosbauer2021", "paper000"} {
 		code, stdout, stderr := runCLI(t, "bench", "pdp-split", "--preset", name, "--dims", "3", "--taus", "5", "--reps", "1", "--mc", "50", "--json")

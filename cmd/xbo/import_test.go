@@ -122,8 +122,8 @@ func TestImportIntoStore(t *testing.T) {
 }
 
 // An Optuna study with pruned trials keeps them pruned in the store, with
-// their values and intermediate values (issue 20: they were recorded as
-// failed and their curves dropped).
+// their values and intermediate values (they were once recorded as failed
+// and their curves dropped).
 func TestImportPrunedOptunaIntoStore(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "xbo.db")
 	code, stdout, stderr := runCLI(t, "import", "--optuna", importTestdata+"optuna_pruned_rdb.sqlite3", "--into", db)

@@ -56,7 +56,7 @@ func TestVersion(t *testing.T) {
 }
 
 // A server that cannot bind its address exits with the error and leaves no
-// database file behind (issue 21, D12).
+// database file behind.
 func TestServeThatCannotBindCreatesNoDatabase(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,7 +75,7 @@ func TestServeThatCannotBindCreatesNoDatabase(t *testing.T) {
 
 // A trials file whose first line never ends is refused after the reader's
 // line limit, with a one-line error, by every command that reads one
-// (issue 21, D2: a 50 MB header took 1.25 GB and 210 MB of stderr).
+// (a 50 MB header once took 1.25 GB and 210 MB of stderr).
 func TestHugeHeaderLineIsRefusedShortly(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "big.csv")

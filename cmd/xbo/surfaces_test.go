@@ -99,7 +99,7 @@ func normalizeJSON(t *testing.T, what string, b []byte) string {
 	return string(out)
 }
 
-// TestEverySurfaceGivesTheSameAnswer is the check of issue 16 point 3: one
+// TestEverySurfaceGivesTheSameAnswer checks that every surface agrees: one
 // maximize and one minimize study (numeric, integer, categorical and
 // conditional parameters) give the same document for every explanation
 // from the HTTP API, the CLI (reading the same store) and the report's

@@ -189,8 +189,8 @@ func Quantile(y []float64, q float64) (float64, error) {
 }
 
 // Cap returns targets capped at limit so that only the good region varies
-// (paper 003, section 3.3): min(y, limit) when minimizing, max(y, limit)
-// when maximizing.
+// (Hutter et al. 2014, section 3.3): min(y, limit) when minimizing, max(y,
+// limit) when maximizing.
 func Cap(y []float64, limit float64, maximize bool) ([]float64, error) {
 	if math.IsNaN(limit) || math.IsInf(limit, 0) {
 		return nil, fmt.Errorf("fanova: cap: limit %v is not finite", limit)

@@ -1,7 +1,6 @@
 // Package fanova computes functional ANOVA importances of hyperparameters on
 // a random forest with exact marginals, after Hutter, Hoos and Leyton-Brown
-// (2014), "An Efficient Approach for Assessing Hyperparameter Importance"
-// (shared/papers/003).
+// (2014), "An Efficient Approach for Assessing Hyperparameter Importance".
 //
 // Marginals (eq. 1 and Theorem 6). Each tree partitions the space
 // into leaf boxes with constant values c_i. The marginal prediction of a

@@ -146,7 +146,7 @@ func gridANOVA(x [][]float64, y []float64) (main [3]float64, pairs map[[2]int]fl
 	return main, pairs
 }
 
-// The real case of paper 003, section 4.1: batch size S is the top main
+// The real case of Hutter et al. 2014, section 4.1: batch size S is the top main
 // effect and κ×S the top interaction.
 func TestOnlineLDA(t *testing.T) {
 	s, x, y := readLDA(t)

@@ -78,7 +78,7 @@ func (l *leaf) fullMass() float64 {
 
 // massWithout is Π over the restricted dimensions other than those of the
 // given entries: the volume fraction of the leaf in the remaining dimensions
-// (paper 003, Theorem 6).
+// (Hutter et al. 2014, Theorem 6).
 func (p *prepared) massWithout(l *leaf, es ...*entry) float64 {
 	zeros := l.zeros
 	div := 1.0
@@ -261,8 +261,8 @@ func (p *prepared) covers(l *leaf, j, a int) bool {
 	return true
 }
 
-// marginal is â_U(x_U) for one tree (paper 003, eq. 1 via Theorem 6): the
-// sum over the leaves whose box holds x_U of value × volume fraction of the
+// marginal is â_U(x_U) for one tree (Hutter et al. 2014, eq. 1 via Theorem 6):
+// the sum over the leaves whose box holds x_U of value × volume fraction of the
 // box in the other dimensions. Linear in the number of leaves.
 func (p *prepared) marginal(ms []measure, dims []int, x []float64) float64 {
 	atomOf := make([]int, len(dims))

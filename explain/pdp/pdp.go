@@ -1,8 +1,7 @@
 // Package pdp computes partial dependence plots (PDPs) and individual
 // conditional expectation (ICE) curves of a probabilistic surrogate, with
 // confidence bands for the PD estimate, following Moosbauer et al. 2021,
-// "Explaining Hyperparameter Optimization via Partial Dependence Plots"
-// (shared/papers/000_bb73023ebce267ec.txt):
+// "Explaining Hyperparameter Optimization via Partial Dependence Plots":
 //
 //   - ICE curve i at grid point g is the posterior mean m̂(λ_S^g, λ_C^i), and the
 //     PDP is their average over the Monte Carlo sample (eq. 2 and 3);
@@ -736,11 +735,10 @@ func (c *ICE) Len() int { return len(c.Background) }
 // GridLen is the number of grid points (G, or G₁·G₂ for pairs).
 func (c *ICE) GridLen() int { return len(c.GridU) }
 
-// PDP aggregates the ICE curves of the members given (all when nil) into a
-// PDP with its band: the global PDP, or the regional PDP of a sub-region
-// (paper 000, section 5). The band uses eq. 4 or eq. 5 as the ICE's options
-// said.
-// It stops with ctx's error when ctx is cancelled.
+// PDP aggregates the ICE curves of the members given (all when nil) into a PDP
+// with its band: the global PDP, or the regional PDP of a sub-region (Moosbauer
+// et al. 2021, section 5). The band uses eq. 4 or eq. 5 as the ICE's options
+// said. It stops with ctx's error when ctx is cancelled.
 func (c *ICE) PDP(ctx context.Context, members []int) (*Result, error) {
 	rows := members
 	if rows == nil {

@@ -1,7 +1,7 @@
 // Package regional finds sub-regions of a search space in which a partial
 // dependence plot is more confident, by the confidence splitting of Moosbauer
 // et al. 2021, "Explaining Hyperparameter Optimization via Partial Dependence
-// Plots" (shared/papers/000, section 5, Algorithm 1, eq. 6).
+// Plots" (section 5, Algorithm 1, eq. 6).
 //
 // A node is a set N' of ICE curves (Monte Carlo points λ_C^i). Its impurity is
 //

@@ -1,7 +1,7 @@
 // Package shapley explains single configurations of a search space, above all
 // the proposals of a Bayesian optimizer, by Shapley values (ShapleyMBO,
-// Croppi 2021, "Explaining the choices of the acquisition function of SMBO
-// with the Shapley value", shared/papers/004).
+// Croppi 2021, "Explaining sequential model-based optimization", master's
+// thesis, LMU Munich).
 //
 // Players are the hyperparameters. For an explicand θ̃ the worth of a
 // coalition S is the conditional-expectation game under independence

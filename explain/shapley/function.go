@@ -58,7 +58,7 @@ func (s *scalarFunc) Eval(x [][]float64, out [][]float64) error {
 
 // LCBFunc evaluates a surrogate's posterior mean m̂, standard deviation ŝ and
 // confidence bound at the same points: the lower bound cb = m̂ − τ·ŝ of
-// paper 004 (definition 3) when the objective is minimized, and the upper
+// Croppi 2021 (definition 3) when the objective is minimized, and the upper
 // bound cb = m̂ + τ·ŝ when it is maximized, so that in both cases cb is the
 // optimistic value an optimizer chases and φ(cb) = φ(m) + w·φ(se) with the
 // exploration weight w = ∓τ (SEWeight). Its outputs are "mean", "se" and "cb".
