@@ -45,6 +45,8 @@ type pageView struct {
 	MMDReading string
 	// Budgets, for a study with intermediate values.
 	Budgets *budgetView
+	// Trials are the parallel coordinates and the table of every trial.
+	Trials *trialsView
 }
 
 // objectiveView is the explanations of one objective. A study with one
@@ -192,6 +194,7 @@ func (rep *Report) view() (*pageView, error) {
 		v.States = append(v.States, kv{k, fmt.Sprint(s.States[k])})
 	}
 	v.Nav = []kv{{"summary", "summary"}}
+	v.Trials = rep.trialsView()
 	if multi {
 		v.Pareto = rep.paretoView()
 		v.Nav = append(v.Nav, kv{"pareto", "Pareto front"})
@@ -213,6 +216,7 @@ func (rep *Report) view() (*pageView, error) {
 			v.Budgets = budgetText(rep.Budgets, rep.Importance)
 			v.Nav = append(v.Nav, kv{"budgets", "budgets"})
 		}
+		v.Nav = append(v.Nav, kv{"parallel", "parallel coordinates"}, kv{"trials", "trials"})
 		return v, nil
 	}
 	bestRow := rep.bestRow()
@@ -264,6 +268,7 @@ func (rep *Report) view() (*pageView, error) {
 		v.Budgets = budgetText(rep.Budgets, rep.Importance)
 		v.Nav = append(v.Nav, kv{"budgets", "budgets"})
 	}
+	v.Nav = append(v.Nav, kv{"parallel", "parallel coordinates"}, kv{"trials", "trials"})
 	return v, nil
 }
 
@@ -787,6 +792,13 @@ nav a { margin-right: 1em; }
 {{end}}</table>
 <p>{{.ImpCap}}</p>{{end}}
 {{range .Notes}}<p>Note: {{.}}</p>{{end}}
+{{end}}{{with .Trials}}
+<h2 id="parallel">Parallel coordinates of the trials</h2>
+<figure>{{.Parallel}}<figcaption>{{.ParallelCap}}</figcaption></figure>
+<h2 id="trials">Trials</h2>
+<table id="trials-table"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{range .Rows}}<tr data-trial="{{.Trial}}"><th>#{{.Trial}}</th><td>{{.State}}</td>{{range .Cells}}<td{{if .Num}} class="num"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{end}}</table>
 {{end}}
 </body>
 </html>

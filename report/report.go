@@ -10,7 +10,9 @@
 // the sampling bias as the maximum mean discrepancy between the evaluated
 // configurations and a uniform sample (Gretton et al. 2012, eq. 5), and the
 // ShapleyMBO decomposition of the best configuration (Croppi 2021,
-// eq. 8).
+// eq. 8). Its HTML ends with the trials themselves: parallel coordinates
+// of the usable ones (the best drawn last and darkest) and a table of
+// every trial (trials.go).
 //
 // A study with several objectives has no single best value: its report
 // leads with the Pareto front (the feasible trials no other dominates, the
