@@ -135,13 +135,17 @@ func writeShapleyText(w io.Writer, res *explain.ShapleyResult, s *space.Space) e
 	}
 	tw.Flush()
 	if e.Method == shapley.MonteCarlo {
-		ok := true
+		ok, ties := true, 0
 		for _, a := range e.Outputs {
 			ok = ok && a.SampleSizeOK
+			ties = max(ties, a.Ties)
 		}
 		verdict := "K suffices: the efficiency error is below the smallest gap between two parameters for every output"
 		if !ok {
 			verdict = "K may be too small: for some output the efficiency error exceeds the smallest gap between two parameters (raise --k or set --max-k)"
+		}
+		if ties > 0 {
+			verdict += fmt.Sprintf("; %d pair(s) of parameters left out as ties, neither told from no effect (both intervals contain 0): their order is not resolved", ties)
 		}
 		bw.printf("\ncheckSampleSize: %s\n", verdict)
 	}

@@ -105,11 +105,18 @@ type Attribution struct {
 	Lower  []float64 `json:"lower"`
 	Upper  []float64 `json:"upper"`
 	// EfficiencyError is |Σ_j φ_j − payout|; MinGap is the smallest
-	// |φ_j − φ_l|, j ≠ l (absent when p = 1); SampleSizeOK is the check of
-	// thesis appendix C, EfficiencyError < MinGap (always true for exact).
+	// |φ_j − φ_l|, j ≠ l, over the pairs the check ranks (absent when there
+	// is none); SampleSizeOK is the check of thesis appendix C,
+	// EfficiencyError < MinGap (always true for exact). Ties counts the
+	// pairs of a Monte Carlo estimate the check leaves out (tied): two
+	// values whose intervals both contain 0. No K separates such a pair when
+	// the model ignores both parameters (their values differ by rounding),
+	// so the check orders the others, and their order is reported as
+	// unresolved instead.
 	EfficiencyError float64  `json:"efficiency_error"`
 	MinGap          *float64 `json:"min_gap,omitempty"`
 	SampleSizeOK    bool     `json:"sample_size_ok"`
+	Ties            int      `json:"ties,omitempty"`
 }
 
 // SampleSizeStep records one round of checkSampleSize.
@@ -385,24 +392,41 @@ func (pr *prepared) evalPoints(pts [][]float64) ([][]float64, error) {
 	return out, nil
 }
 
-// finish fills the efficiency check of an attribution.
-func finishAttribution(a *Attribution) {
+// finishAttribution fills the efficiency check of an attribution;
+// monteCarlo says whether its values are estimates with intervals (exact
+// values rank every pair).
+func finishAttribution(a *Attribution, monteCarlo bool) {
 	sum := 0.0
 	for _, v := range a.Phi {
 		sum += v
 	}
 	a.EfficiencyError = math.Abs(sum - a.Payout)
 	a.SampleSizeOK = true
-	if len(a.Phi) > 1 {
-		gap := math.Inf(1)
-		for j := range a.Phi {
-			for l := j + 1; l < len(a.Phi); l++ {
-				gap = math.Min(gap, math.Abs(a.Phi[j]-a.Phi[l]))
+	a.MinGap, a.Ties = nil, 0
+	gap := math.Inf(1)
+	for j := range a.Phi {
+		for l := j + 1; l < len(a.Phi); l++ {
+			if a.tied(j, l, monteCarlo) {
+				a.Ties++
+				continue
 			}
+			gap = math.Min(gap, math.Abs(a.Phi[j]-a.Phi[l]))
 		}
+	}
+	if !math.IsInf(gap, 1) {
 		a.MinGap = &gap
 		a.SampleSizeOK = a.EfficiencyError < gap
 	}
+}
+
+// tied says whether the check leaves the pair (j, l) out: both Monte Carlo
+// intervals contain 0, so neither parameter is told from no effect and
+// their order says nothing. Pairs whose difference is merely within Monte
+// Carlo error stay in: leaving them out too would pass the check at any K
+// (every gap the check kept would exceed the error the efficiency error
+// measures), and more draws do separate two different effects.
+func (a *Attribution) tied(j, l int, monteCarlo bool) bool {
+	return monteCarlo && a.Lower[j] <= 0 && a.Upper[j] >= 0 && a.Lower[l] <= 0 && a.Upper[l] >= 0
 }
 
 // exact evaluates all 2^p coalitions over the background.
@@ -488,7 +512,7 @@ func (pr *prepared) exact(ctx context.Context) (*Explanation, error) {
 		}
 		a.Lower = slices.Clone(a.Phi)
 		a.Upper = slices.Clone(a.Phi)
-		finishAttribution(&a)
+		finishAttribution(&a, false)
 		a.SampleSizeOK = true
 		e.Outputs = append(e.Outputs, a)
 	}

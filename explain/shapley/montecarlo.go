@@ -187,7 +187,7 @@ func (st *mcState) attributions(pred, avg []float64) []Attribution {
 			a.Lower[j] = mean - t*se
 			a.Upper[j] = mean + t*se
 		}
-		finishAttribution(&a)
+		finishAttribution(&a, true)
 		atts[o] = a
 	}
 	return atts

@@ -340,13 +340,24 @@ func TestBaselineShapley(t *testing.T) {
 }
 
 // checkSampleSize grows K greedily and keeps the draws made so far, so the
-// result at the final K equals a direct run with that K.
+// result at the final K equals a direct run with that K. Parameters the
+// function ignores tie at 0 whatever K: the check leaves that pair out and
+// says so, instead of growing K to the cap.
 func TestCheckSampleSizeGrowth(t *testing.T) {
-	// x1 and x2 are dummies: their values tie at exactly 0, so the check
-	// can never pass and K grows to the cap.
-	f := scalar(t, 3, func(x []float64) float64 { return 5 * x[2] * x[2] })
+	// x1 and x2 are dummies: their values tie at exactly 0.
+	dummies := scalar(t, 3, func(x []float64) float64 { return 5 * x[2] * x[2] })
+	e, err := Explain(context.Background(), dummies, []float64{0.9, 0.9, 0.1}, Options{Method: MonteCarlo, Samples: 100, MaxSamples: 400, BackgroundSize: 300, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := e.Outputs[0]; e.Samples != 100 || !a.SampleSizeOK || a.Ties != 1 || a.MinGap == nil || a.EfficiencyError >= *a.MinGap {
+		t.Errorf("two ignored parameters: K = %d, ok %v, %d ties, gap %v, error %v; want K = 100 passing with the pair of dummies left out", e.Samples, a.SampleSizeOK, a.Ties, a.MinGap, a.EfficiencyError)
+	}
+	// x1 and x2 have the same nonzero effect: their gap shrinks with K and
+	// the check never passes, so K grows to the cap.
+	f := scalar(t, 3, func(x []float64) float64 { return x[0] + x[1] + 5*x[2]*x[2] })
 	x := []float64{0.9, 0.9, 0.1}
-	e, err := Explain(context.Background(), f, x, Options{Method: MonteCarlo, Samples: 100, MaxSamples: 400, BackgroundSize: 300, Seed: 3})
+	e, err = Explain(context.Background(), f, x, Options{Method: MonteCarlo, Samples: 100, MaxSamples: 400, BackgroundSize: 300, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
