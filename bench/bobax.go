@@ -51,7 +51,8 @@ type BOBAXOptions struct {
 	// styblinski-tang:3, hartmann3, hartmann6].
 	Functions []string
 	// Methods [BOBAXMethods()]: rs, ei, pvar, lcb<τ>, bax, bobax<k>,
-	// bobax-prob<π>, eibax<β>, bo-rs<k>.
+	// bobax-prob<π>, eibax<β>, bo-rs<k>, a-bobax<w> (BOBAX until the mean
+	// PD band half-width is at most w, objective units, then EI).
 	Methods      []string
 	Seeds        int // [20]
 	BudgetPerDim int // [30]
@@ -256,6 +257,12 @@ func bobaxPolicy(method string, cfg *acq.EIGConfig) (acq.Policy, error) {
 			return nil, fmt.Errorf("method %q: want eibax<β> with β > 0", method)
 		}
 		sc.Strategy, sc.Beta = "eibax", v
+	case strings.HasPrefix(method, "a-bobax"):
+		v, ok := num("a-bobax")
+		if !ok || math.IsInf(v, 0) {
+			return nil, fmt.Errorf("method %q: want a-bobax<w> with the target mean PD band half-width w > 0 (objective units)", method)
+		}
+		sc.Strategy, sc.Tolerance = "a-bobax", v
 	case strings.HasPrefix(method, "lcb"):
 		v, ok := num("lcb")
 		if !ok {
@@ -263,7 +270,7 @@ func bobaxPolicy(method string, cfg *acq.EIGConfig) (acq.Policy, error) {
 		}
 		sc.Strategy, sc.Tau = "lcb", v
 	default:
-		return nil, fmt.Errorf("unknown method %q (want rs, ei, pvar, lcb<τ>, bax, bobax<k>, bobax-prob<π>, eibax<β>, bo-rs<k>)", method)
+		return nil, fmt.Errorf("unknown method %q (want rs, ei, pvar, lcb<τ>, bax, bobax<k>, bobax-prob<π>, eibax<β>, bo-rs<k>, a-bobax<w>)", method)
 	}
 	return acq.NewPolicy(sc)
 }

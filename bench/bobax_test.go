@@ -84,3 +84,27 @@ func TestBOBAXSmallRun(t *testing.T) {
 		t.Error("unknown method accepted")
 	}
 }
+
+// a-BOBAX runs in the benchmark: with a tolerance no band reaches it
+// interleaves EIG_PDP as bobax2 does (6 EIG steps of 12 model-based
+// proposals), with one every band meets it is EI from the start (0).
+func TestBOBAXAdaptive(t *testing.T) {
+	res, err := BOBAX(context.Background(), BOBAXOptions{
+		Functions: []string{"branin"}, Methods: []string{"rs", "ei", "a-bobax1e-9", "a-bobax1e9"},
+		Seeds: 1, BudgetPerDim: 8, Samples: 100, GridSize: 10, Candidates: 300, InitialSize: 4,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"a-bobax1e-9": 6, "a-bobax1e9": 0}
+	for _, r := range res.Runs {
+		if w, ok := want[r.Method]; ok && r.EIGSteps != w {
+			t.Errorf("%s made %d EIG steps, want %d", r.Method, r.EIGSteps, w)
+		}
+	}
+	for _, bad := range []string{"a-bobax0", "a-bobax-1", "a-bobaxInf"} {
+		if _, err := BOBAX(context.Background(), BOBAXOptions{Methods: []string{"rs", "ei", bad}}); err == nil {
+			t.Errorf("method %q accepted", bad)
+		}
+	}
+}

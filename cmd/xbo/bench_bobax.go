@@ -21,7 +21,7 @@ func init() {
 func runBenchBOBAX(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("bench bobax", flag.ContinueOnError)
 	functions := fs.String("functions", "branin,camelback,styblinski-tang:3,hartmann3,hartmann6", `comma-separated test functions ("name" or "name:dim")`)
-	methods := fs.String("methods", "", "comma-separated methods (default: the 17 of Table 4 of Moosbauer et al. 2022): rs, ei, pvar, lcb<τ>, bax, bobax<k>, bobax-prob<π>, eibax<β>, bo-rs<k>")
+	methods := fs.String("methods", "", "comma-separated methods (default: the 17 of Table 4 of Moosbauer et al. 2022): rs, ei, pvar, lcb<τ>, bax, bobax<k>, bobax-prob<π>, eibax<β>, bo-rs<k>, a-bobax<w> (BOBAX until the mean PD band half-width is at most w, objective units, then EI)")
 	seeds := fs.Int("seeds", 20, "repetitions (seeds 1..N)")
 	perDim := fs.Int("budget-per-dim", 30, "evaluations per dimension")
 	candidates := fs.Int("candidates", acq.DefaultCandidates, "random candidates per acquisition search")
