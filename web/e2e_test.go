@@ -532,6 +532,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	h.wait("demo rendered", `document.body.dataset.ready === 'demo'`, 15*time.Second)
 
 	checkOverview(t, h, d)
+	checkSlicesAndPairs(t, h, d)
 	checkExplanations(t, h, d)
 	checkTrialView(t, h, d)
 	checkProposingModel(t, h, d)
@@ -749,7 +750,7 @@ func checkOverview(t *testing.T, h *harness, d demo) {
 	}
 	h.audit("overview")
 	h.reachable("overview", "view:explain", "view:history", "view:compare", "trace-log", "trace-clip", "state-filter", "value-min", "value-max", "param-filter",
-		"filters-clear", "summary:Columns", "sort:value", "sort:duration", "row:*")
+		"filters-clear", "summary:Columns", "sort:value", "sort:duration", "row:*", "slice-chart", "pair-x", "pair-y", "pair-colour")
 	h.shoot("overview")
 	checkSignificant(t, h, "view-overview")
 	checkSignificant(t, h, "summary")

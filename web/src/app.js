@@ -10,6 +10,7 @@ import { $, api, esc, fillObjectiveSelects, fmt, resizeCharts, sortedTrials, sta
 import { autoRecompute, forgetExplanations, renderAllFreshness } from './freshness.js';
 import { fillTableControls, renderTable } from './table.js';
 import { renderParallel, renderSummary, renderTrace } from './overview.js';
+import { renderPairs, renderSlices } from './slices.js';
 import { renderPareto } from './pareto.js';
 import { explainLeading, fillParamSelects, fillPathsPanel, proposeTrial, renderBobax } from './explain.js';
 import { followBudgets, loadBudgets, resetBudget } from './budgets.js';
@@ -24,7 +25,7 @@ const VIEWS = ['overview', 'explain', 'history', 'compare', 'trial'];
 
 // What each view draws from the trials.
 const DRAW = {
-  overview: (all) => { renderPareto(all); renderTrace(all); renderTable(all); renderParallel(all); },
+  overview: (all) => { renderPareto(all); renderTrace(all); renderTable(all); renderParallel(all); renderSlices(all); renderPairs(all); },
   explain: (all) => { renderBobax(all); followBudgets(); },
   history: (all) => { renderTimeline(all); renderEDF(all); renderCurves(all); },
   compare: () => renderCompare(),

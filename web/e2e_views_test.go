@@ -1,0 +1,130 @@
+package web_test
+
+// Checks of the Overview's plots of the trials (src/slices.js): slice
+// plots and two parameters against each other, coloured by value or rank.
+// They run inside TestDashboardEndToEnd, on its browser and server, with
+// the Overview shown.
+
+import (
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"xbo/client"
+)
+
+// panelShot saves a screenshot of one element (a panel), to be looked at
+// at a size where its details can be read.
+func (h *harness) panelShot(id, name string) {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(h.browser, 20*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(ctx, chromedp.Screenshot(chromedp.CSS("#"+id)))
+	if err != nil {
+		h.fail("screenshot "+id, err)
+	}
+	if err := os.WriteFile(filepath.Join(h.shots, name+".png"), png, 0o644); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// demoPoint is where a trial of the demo study sits on a parameter's axis:
+// its value, or for opt the index of its level.
+func demoPoint(tr client.Trial, name string) float64 {
+	if name == "opt" {
+		return float64(slices.Index([]any{"sgd", "adam"}, tr.Params["opt"]))
+	}
+	v, _ := tr.Params[name].(float64)
+	return v
+}
+
+// checkSlicesAndPairs: every slice plot has one point per complete trial
+// at the trial's parameter value and objective value; the pair plot's axes
+// are the parameters chosen, its points the complete trials, the best drawn
+// last and, coloured by rank, the colours run evenly from 0 (the worst) to
+// 1 (the best).
+func checkSlicesAndPairs(t *testing.T, h *harness, d demo) {
+	complete := map[int64]client.Trial{}
+	for _, tr := range d.trials {
+		if tr.State == "complete" && tr.Value != nil {
+			complete[tr.Number] = tr
+		}
+	}
+	var sl struct {
+		Params []string
+		Series [][][]float64 // per slice: [x, y, trial, value] of each point
+	}
+	h.eval(`(() => { const o = xbo.charts['slice-chart'].getOption();
+		return {params: xbo.slices.params, series: o.series.map((s) => s.data.map((p) => p.value.slice(0, 4)))}; })()`, &sl)
+	if !slices.Equal(sl.Params, []string{"lr", "mom", "opt"}) || len(sl.Series) != 3 {
+		t.Fatalf("slice plots of %v (%d charts), want one per parameter lr, mom, opt", sl.Params, len(sl.Series))
+	}
+	for k, name := range sl.Params {
+		if len(sl.Series[k]) != len(complete) {
+			t.Fatalf("slice plot of %s: %d points, want one per complete trial (%d)", name, len(sl.Series[k]), len(complete))
+		}
+		for _, p := range sl.Series[k] {
+			tr, ok := complete[int64(p[2])]
+			if !ok || p[0] != demoPoint(tr, name) || p[3] != *tr.Value {
+				t.Fatalf("slice plot of %s: point %v is not a complete trial at its %s and value", name, p, name)
+			}
+		}
+	}
+	h.panelShot("slice-panel", "slices")
+
+	type pairs struct {
+		X, Y, Colour string
+		Trials       []int64
+		Colours      []float64
+		XAxis, YAxis struct{ Name, Type string }
+	}
+	read := func() pairs {
+		var p pairs
+		h.eval(`(() => { const o = xbo.charts['pair-chart'].getOption();
+			return {...xbo.pairs, xAxis: {name: o.xAxis[0].name, type: o.xAxis[0].type}, yAxis: {name: o.yAxis[0].name, type: o.yAxis[0].type}}; })()`, &p)
+		return p
+	}
+	p := read()
+	if p.X != "lr" || p.Y != "mom" || p.XAxis.Name != "lr (log)" || p.XAxis.Type != "log" || p.YAxis.Name != "mom" || p.Colour != "value" {
+		t.Fatalf("pair plot by default: %+v, want lr (log) across and mom up, coloured by value", p)
+	}
+	if len(p.Trials) != len(complete) || p.Trials[len(p.Trials)-1] != d.best.Number {
+		t.Fatalf("pair plot: %d points ending with trial %v, want %d ending with the best (%d)", len(p.Trials), p.Trials[len(p.Trials)-1:], len(complete), d.best.Number)
+	}
+	// Coloured by value, better is darker: the colour grows as the value falls.
+	for i := 1; i < len(p.Colours); i++ {
+		if p.Colours[i] < p.Colours[i-1] {
+			t.Fatalf("pair plot coloured by value: colours %v do not grow towards the best", p.Colours)
+		}
+	}
+	setControl(h, "pair-x", "opt", "change")
+	setControl(h, "pair-y", "lr", "change")
+	setControl(h, "pair-colour", "rank", "change")
+	p = read()
+	if p.X != "opt" || p.Y != "lr" || p.XAxis.Name != "opt" || p.XAxis.Type != "category" || p.YAxis.Name != "lr (log)" || p.YAxis.Type != "log" || p.Colour != "rank" {
+		t.Fatalf("pair plot of opt and lr by rank: %+v", p)
+	}
+	n := len(p.Colours)
+	for i, c := range p.Colours {
+		if math.Abs(c-float64(i)/float64(n-1)) > 1e-12 {
+			t.Fatalf("pair plot by rank: colour %d of %d is %v, want %v", i, n, c, float64(i)/float64(n-1))
+		}
+	}
+	var note string
+	h.eval(`document.getElementById('pair-note').textContent`, &note)
+	if !strings.Contains(note, "not a model") {
+		t.Fatalf("pair plot's note %q does not say it shows the trials, not a model", note)
+	}
+	h.panelShot("pair-panel", "pairs")
+	h.audit("overview, pair plot by rank")
+	setControl(h, "pair-x", "lr", "change")
+	setControl(h, "pair-y", "mom", "change")
+	setControl(h, "pair-colour", "value", "change")
+}
