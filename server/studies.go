@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"go.yaml.in/yaml/v3"
-
 	"xbo/opt"
 	"xbo/prune"
 	"xbo/space"
@@ -73,7 +71,7 @@ func NewStudyRecord(name string, spaceDoc, optimizer, pruner json.RawMessage, no
 	}
 	// Keep the document as written (compacted): it is what the user knows,
 	// and it parses back to the same space.
-	spaceJSON, err := spaceDocument(spaceDoc)
+	spaceJSON, err := space.DocumentJSON(spaceDoc)
 	if err != nil {
 		return store.NewStudy{}, fmt.Errorf("%w: %v", store.ErrInvalid, err)
 	}
@@ -85,27 +83,6 @@ func NewStudyRecord(name string, spaceDoc, optimizer, pruner json.RawMessage, no
 		return store.NewStudy{}, fmt.Errorf("encode optimizer: %w", err)
 	}
 	return store.NewStudy{Name: name, Direction: string(sp.Objective), Space: spaceJSON, Optimizer: optJSON, Pruner: prJSON, Now: now}, nil
-}
-
-// spaceDocument returns a space document as compact JSON, converting YAML.
-func spaceDocument(doc []byte) (json.RawMessage, error) {
-	trimmed := bytes.TrimSpace(doc)
-	if !bytes.HasPrefix(trimmed, []byte("{")) {
-		var v any
-		if err := yaml.Unmarshal(trimmed, &v); err != nil {
-			return nil, fmt.Errorf("space: not JSON and not YAML: %w", err)
-		}
-		b, err := json.Marshal(v)
-		if err != nil {
-			return nil, fmt.Errorf("space: %w", err)
-		}
-		trimmed = b
-	}
-	var buf bytes.Buffer
-	if err := json.Compact(&buf, trimmed); err != nil {
-		return nil, fmt.Errorf("space: %w", err)
-	}
-	return buf.Bytes(), nil
 }
 
 func (s *Server) createStudy(w http.ResponseWriter, r *http.Request) error {

@@ -27,6 +27,7 @@
 package space
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -129,22 +130,38 @@ func New(objective Direction, params []Param) (*Space, error) {
 	return s, nil
 }
 
-// Parse reads a space from JSON, or from YAML when the text is not JSON.
-func Parse(data []byte) (*Space, error) {
-	trimmed := strings.TrimSpace(string(data))
-	if trimmed == "" {
+// DocumentJSON returns a space document as compact JSON: JSON as it is
+// (compacted), YAML converted. It checks the syntax only; Parse checks the
+// space. A server keeps the document as its user wrote it, in one
+// notation.
+func DocumentJSON(doc []byte) (json.RawMessage, error) {
+	trimmed := bytes.TrimSpace(doc)
+	if len(trimmed) == 0 {
 		return nil, errors.New("space: empty document")
 	}
-	if !strings.HasPrefix(trimmed, "{") {
-		var doc any
-		if err := yaml.Unmarshal(data, &doc); err != nil {
+	if !bytes.HasPrefix(trimmed, []byte("{")) {
+		var v any
+		if err := yaml.Unmarshal(trimmed, &v); err != nil {
 			return nil, fmt.Errorf("space: not JSON and not YAML: %w", err)
 		}
-		converted, err := json.Marshal(doc)
+		converted, err := json.Marshal(v)
 		if err != nil {
 			return nil, fmt.Errorf("space: YAML document has a shape JSON cannot hold: %w", err)
 		}
-		data = converted
+		trimmed = converted
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, trimmed); err != nil {
+		return nil, fmt.Errorf("space: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Parse reads a space from JSON, or from YAML when the text is not JSON.
+func Parse(data []byte) (*Space, error) {
+	data, err := DocumentJSON(data)
+	if err != nil {
+		return nil, err
 	}
 	var raw struct {
 		Objective   Direction   `json:"objective"`

@@ -522,3 +522,24 @@ func TestObjectives(t *testing.T) {
 		}
 	}
 }
+
+// DocumentJSON gives one compact JSON text for a JSON or a YAML document
+// of the same space, and refuses an empty or malformed one.
+func TestDocumentJSON(t *testing.T) {
+	jsonDoc := []byte("{\n  \"params\": [ {\"name\": \"x\", \"type\": \"float\", \"low\": 0, \"high\": 1} ]\n}\n")
+	yamlDoc := []byte("params:\n  - name: x\n    type: float\n    low: 0\n    high: 1\n")
+	want := `{"params":[{"high":1,"low":0,"name":"x","type":"float"}]}`
+	fromYAML, err := DocumentJSON(yamlDoc)
+	if err != nil || string(fromYAML) != want {
+		t.Errorf("YAML: %s, %v; want %s", fromYAML, err, want)
+	}
+	fromJSON, err := DocumentJSON(jsonDoc)
+	if err != nil || string(fromJSON) != `{"params":[{"name":"x","type":"float","low":0,"high":1}]}` {
+		t.Errorf("JSON: %s, %v", fromJSON, err)
+	}
+	for _, bad := range []string{"", "  \n", "{\"params\": [", "a: [b"} {
+		if _, err := DocumentJSON([]byte(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+}
