@@ -190,6 +190,8 @@ func New(cfg Config) (*Server, error) {
 	s.handle("GET /api/studies/{study}/best_trials", s.bestTrials)
 	s.handle("GET /api/studies/{study}/events", s.events)
 	s.handle("GET /api/studies/{study}/explain/{kind}", s.explain)
+	// More specific than {kind}, so the mux sends it here.
+	s.handle("GET /api/studies/{study}/explain/footprint", s.footprint)
 	s.handle("GET /api/explain/status", s.explainStatus)
 	// Unknown paths get a JSON 404; known paths with another method a JSON
 	// 405 (a catch-all pattern would otherwise hide the mux's own 405).

@@ -750,7 +750,7 @@ func checkOverview(t *testing.T, h *harness, d demo) {
 	}
 	h.audit("overview")
 	h.reachable("overview", "view:explain", "view:history", "view:compare", "trace-log", "trace-clip", "state-filter", "value-min", "value-max", "param-filter",
-		"filters-clear", "summary:Columns", "sort:value", "sort:duration", "row:*", "slice-chart", "pair-x", "pair-y", "pair-colour")
+		"filters-clear", "summary:Columns", "sort:value", "sort:duration", "row:*", "slice-chart", "pair-x", "pair-y", "pair-colour", "footprint-chart")
 	h.shoot("overview")
 	checkSignificant(t, h, "view-overview")
 	checkSignificant(t, h, "summary")

@@ -7,7 +7,10 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"math"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
@@ -18,6 +21,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"xbo/client"
+	"xbo/explain"
 )
 
 // panelShot saves a screenshot of one element (a panel), to be looked at
@@ -123,8 +127,55 @@ func checkSlicesAndPairs(t *testing.T, h *harness, d demo) {
 		t.Fatalf("pair plot's note %q does not say it shows the trials, not a model", note)
 	}
 	h.panelShot("pair-panel", "pairs")
-	h.audit("overview, pair plot by rank")
+	checkFootprint(t, h, d, complete)
+	h.audit("overview, pair plot by rank and footprint")
 	setControl(h, "pair-x", "lr", "change")
 	setControl(h, "pair-y", "mom", "change")
 	setControl(h, "pair-colour", "value", "change")
+}
+
+// checkFootprint: the footprint draws every complete trial at the place
+// the API gives it (GET …/explain/footprint), the best last, with the
+// uniform configurations beside them, and names each axis with the share
+// of the spread the API says it carries.
+func checkFootprint(t *testing.T, h *harness, d demo, complete map[int64]client.Trial) {
+	h.wait("footprint drawn", `!!(window.xbo.footprint && xbo.footprint.trials.length > 0)`, 15*time.Second)
+	resp, err := http.Get(h.base + "/api/studies/demo/explain/footprint")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var api explain.FootprintResult
+	if err := json.NewDecoder(resp.Body).Decode(&api); err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Trials       []int64
+		Points       [][2]float64
+		Uniform      int
+		XName, YName string
+	}
+	h.eval(`(() => { const o = xbo.charts['footprint-chart'].getOption();
+		return {trials: xbo.footprint.trials, points: xbo.footprint.points, uniform: o.series[0].data.length, xName: o.xAxis[0].name, yName: o.yAxis[0].name}; })()`, &page)
+	want := map[int64][2]float64{}
+	for _, p := range api.Trials {
+		want[p.Trial] = [2]float64{p.X, p.Y}
+	}
+	if len(page.Trials) != len(complete) || len(api.Trials) != len(complete) || page.Uniform != len(api.Uniform) || page.Uniform == 0 {
+		t.Fatalf("footprint: %d trials drawn, API %d, complete %d; %d uniform drawn, API %d", len(page.Trials), len(api.Trials), len(complete), page.Uniform, len(api.Uniform))
+	}
+	for i, n := range page.Trials {
+		if _, ok := complete[n]; !ok || page.Points[i] != want[n] {
+			t.Fatalf("footprint: trial %d drawn at %v, the API places it at %v", n, page.Points[i], want[n])
+		}
+	}
+	if last := page.Trials[len(page.Trials)-1]; last != d.best.Number {
+		t.Fatalf("footprint: trial %d drawn last, want the best (%d)", last, d.best.Number)
+	}
+	for k, name := range []string{page.XName, page.YName} {
+		if w := fmt.Sprintf("component %d (%.1f%%)", k+1, 100*api.Explained[k]); !strings.HasPrefix(name, w) {
+			t.Fatalf("footprint axis %d is named %q, want it to start %q", k+1, name, w)
+		}
+	}
+	h.panelShot("footprint-panel", "footprint")
 }

@@ -11,6 +11,7 @@ import { autoRecompute, forgetExplanations, renderAllFreshness } from './freshne
 import { fillTableControls, renderTable } from './table.js';
 import { renderParallel, renderSummary, renderTrace } from './overview.js';
 import { renderPairs, renderSlices } from './slices.js';
+import { renderFootprint } from './footprint.js';
 import { renderPareto } from './pareto.js';
 import { explainLeading, fillParamSelects, fillPathsPanel, proposeTrial, renderBobax } from './explain.js';
 import { followBudgets, loadBudgets, resetBudget } from './budgets.js';
@@ -25,7 +26,7 @@ const VIEWS = ['overview', 'explain', 'history', 'compare', 'trial'];
 
 // What each view draws from the trials.
 const DRAW = {
-  overview: (all) => { renderPareto(all); renderTrace(all); renderTable(all); renderParallel(all); renderSlices(all); renderPairs(all); },
+  overview: (all) => { renderPareto(all); renderTrace(all); renderTable(all); renderParallel(all); renderSlices(all); renderPairs(all); renderFootprint(all); },
   explain: (all) => { renderBobax(all); followBudgets(); },
   history: (all) => { renderTimeline(all); renderEDF(all); renderCurves(all); },
   compare: () => renderCompare(),
