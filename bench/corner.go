@@ -9,7 +9,7 @@ const NameCorner = "corner"
 // puts the optimum on a bound (the most epochs, the weakest regularization);
 // there the incumbent sits on the boundary and EI's argmax is a copy of it,
 // which once made the optimizer replace most proposals by random
-// configurations (docs/peers.md, Boundary optima).
+// configurations (docs/research/peers.md, Boundary optima).
 func corner() *Function {
 	const dim = 3
 	lo, hi := box(dim, 0, 1)

@@ -95,7 +95,7 @@ func floatParams(d int, low, high float64) []space.Param {
 }
 
 // analyticCases are the closed-form cases; their indices are derived in
-// docs/importance.md.
+// docs/research/importance.md.
 func analyticCases() ([]importanceCase, error) {
 	var cases []importanceCase
 	add := func(name string, params []space.Param, eval func([]float64) float64, main, total []float64) error {
@@ -398,7 +398,7 @@ func boTruth(ctx context.Context, b boCase, samples int) (importanceCase, float6
 // boHistory is one EI run's evaluations.
 func boHistory(ctx context.Context, b boCase, sp *space.Space, seed uint64) (*history.History, error) {
 	// EI over the whole space (no trust region) on the values unwarped, as
-	// when the intervals were measured (docs/importance.md).
+	// when the intervals were measured (docs/research/importance.md).
 	run, err := Run(ctx, RunOptions{Function: b.function, Dim: b.dim, Budget: b.budget, Seed: seed, Strategy: "ei",
 		Config: &opt.Config{TrustRegion: "none", OutputWarp: "none"}})
 	if err != nil {

@@ -63,7 +63,7 @@ func TestCurveProblems(t *testing.T) {
 // run without pruning completes every trial, xbo's pruners prune, and the
 // table is printed. Optuna's methods join unless -short or python3-optuna
 // is missing. The full comparison is `xbo bench multifidelity`
-// (docs/multifidelity.md).
+// (docs/research/multifidelity.md).
 func TestMultiFidelityBenchTiny(t *testing.T) {
 	methods := withOptuna(t, []string{MFXBO, MFXBOMedian, MFXBOASHA, MFXBOMultiMedian, MFXBOMultiHyperbnd}, MFTPEHyperband)
 	res, err := MultiFidelity(context.Background(), MFOptions{Problems: []string{CurveBranin}, Methods: methods, Seeds: 1, Steps: 9, FullTrials: 8, Jobs: 2, Extend: 2})
@@ -146,7 +146,7 @@ func withOptuna(t *testing.T, methods []string, peer string) []string {
 // TestMultiFidelitySuite is the long run (about 15 minutes on two cores),
 // behind XBO_LONG_BENCH=1: the power-law problems at 3 seeds, where xbo's
 // multi-fidelity proposals under Hyperband must end with a lower median
-// regret than Optuna TPE + Hyperband on every problem (docs/multifidelity.md;
+// regret than Optuna TPE + Hyperband on every problem (docs/research/multifidelity.md;
 // on the real curves of digits-mlp they do not: the same document).
 func TestMultiFidelitySuite(t *testing.T) {
 	if os.Getenv("XBO_LONG_BENCH") == "" {

@@ -136,7 +136,7 @@ type BudgetPair struct {
 	// overall correlation is mostly earned by telling bad configurations
 	// from good ones; whether the low budget also ranks the good ones among
 	// themselves, which choosing between them needs, is a separate question
-	// (docs/multifidelity.md: on the digits-mlp table, 0.65 overall at epoch
+	// (docs/research/multifidelity.md: on the digits-mlp table, 0.65 overall at epoch
 	// 1 and 0.07 among the configurations that end below 0.15).
 	BetterHalf *RankComparison `json:"better_half,omitempty"`
 }

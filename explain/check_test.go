@@ -77,7 +77,7 @@ func pointsStudy(t testing.TB, x [][]float64, value func(i int) float64) *histor
 // variance fitted to both is too small where the noise is) it warns in
 // about half the studies of 150 trials. The test has little power against
 // mis-specification a GP's noise absorbs: a step, spikes or a kink leave
-// its leave-one-out coverage at 0.92–0.99 (docs/calibration.md).
+// its leave-one-out coverage at 0.92–0.99 (docs/research/calibration.md).
 func TestModelCheckRates(t *testing.T) {
 	if testing.Short() {
 		t.Skip("Monte Carlo replicates")

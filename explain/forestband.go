@@ -27,7 +27,7 @@ import (
 //	[min(φ_gp − q·s_gp, φ_forest − q·s_forest), max(φ_gp + q·s_gp, φ_forest + q·s_forest)],
 //
 // around the GP's curve, which stays the estimate (the smaller error of the
-// two in docs/calibration.md). No weight between the
+// two in docs/research/calibration.md). No weight between the
 // two is fitted: how well each predicts the trials held out (a stacking
 // weight, Yao et al. 2018) says little about its error on an average over
 // the whole space, and a band weighted by it covered less (docs/calibration

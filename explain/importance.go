@@ -29,7 +29,7 @@ const (
 	// (every fraction is biased towards the others and large smooth effects are
 	// understated) and small effects fall below the trees' resolution; the std
 	// across trees is the trees' disagreement, not an interval for the
-	// objective's index (docs/importance.md measures both).
+	// objective's index (docs/research/importance.md measures both).
 	ImportanceForest = "forest-fanova"
 	// ImportanceGPSobol is the Sobol decomposition of the GP's posterior
 	// mean (package explain/sobol) with 95% intervals from posterior sample
@@ -226,7 +226,7 @@ func (e *Engine) Importance(ctx context.Context, h *history.History, req Importa
 		if req.Samples == 0 && (req.Method == "" || req.Method == ImportanceGPSobol) && len(p.data.Y) > gp.DefaultVariancePoints {
 			// A design costs samples × the mean's conditioning points:
 			// beyond the exact GP (a 1,000-point mean) half the design
-			// keeps an importance interactive (docs/importance.md).
+			// keeps an importance interactive (docs/research/importance.md).
 			req.Samples = sobol.DefaultSamples / 2
 		}
 		err := req.normalize(h.Space)

@@ -25,7 +25,7 @@ import (
 // optimum counts as about one observation of the level, not as many. A GP
 // with the plain average as its mean reverts to that average far from the
 // data, which on an optimizer's trials is the level near the optimum (an
-// offset of a whole partial-dependence curve; docs/calibration.md), and
+// offset of a whole partial-dependence curve; docs/research/calibration.md), and
 // treats it as exact. r(x) is 0 at the data and 1 far from
 // them, so the level's uncertainty enters exactly where the prediction
 // rests on it. For an average over points a_i, r is 1 − k̄ᵀK⁻¹1 with k̄ the

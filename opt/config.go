@@ -167,7 +167,7 @@ const DefaultTrustRegion = "alternate"
 // the experiments of Moosbauer et al. 2021. Rougher than Matérn-5/2, it fits
 // objectives with kinks and plateaus (tuned models, surrogates of tables)
 // without taking them for noise, at some cost on smooth functions
-// (docs/peers.md compares the two). Explanations keep Matérn-5/2 (package
+// (docs/research/peers.md compares the two). Explanations keep Matérn-5/2 (package
 // explain), whose bands the calibration benchmark measured.
 const DefaultKernel = "matern32"
 
@@ -176,7 +176,7 @@ const DefaultKernel = "matern32"
 // few very bad ones (a diverging configuration) would dominate a
 // standardization, which makes the acquisition greedier. Warping the
 // whole-space asks and leaving the trust-region asks unwarped was measured
-// against warping every ask and warping none (docs/peers.md, "Output
+// against warping every ask and warping none (docs/research/peers.md, "Output
 // warping with trust regions"): on LCBench-phoneme over 50 seeds the median
 // regret went from 0.176 to 0.022 sequentially and from 0.204 to 0.089 with
 // 8 workers (every ask warped: 0.033 and 0.237), at the price of more runs

@@ -21,7 +21,7 @@ import (
 // configuration, as mlrMBO does, turned most of the budget into random
 // search there. The best non-duplicate candidate is instead the
 // acquisition's own next choice, usually a point just beside the incumbent
-// along the boundary or a step inside the box. docs/peers.md (Boundary
+// along the boundary or a step inside the box. docs/research/peers.md (Boundary
 // optima) has the measurements.
 
 // worthProposing says whether score, the best a search found away from every

@@ -589,7 +589,7 @@ type MultiObjective interface {
 
 // NewMultiObjective builds the optimizer of a study with several
 // objectives or constraints: EHVI for up to MaxEHVIObjectives objectives,
-// ParEGO beyond (docs/multiobjective.md measures the choice).
+// ParEGO beyond (docs/research/multiobjective.md measures the choice).
 func NewMultiObjective(cfg Config, dirs []space.Direction) (MultiObjective, error) {
 	if len(dirs) <= MaxEHVIObjectives {
 		return NewEHVI(cfg, dirs)

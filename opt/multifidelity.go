@@ -43,7 +43,7 @@ import (
 // all budgets warped together, as the whole-space model is: one monotone
 // map, so the model pruner's question (ContinueChance) is the same question
 // in warped units. On the curve suite of `xbo bench multifidelity` its
-// effect is within the spread over seeds (docs/multifidelity.md); it is
+// effect is within the spread over seeds (docs/research/multifidelity.md); it is
 // kept so that one study's models see the values one way.
 // The proposals then run under the study's pruner (successive halving or
 // Hyperband), which decides from the curves; the optimizer chooses where to
@@ -53,7 +53,7 @@ import (
 // largest budget that d + 1 trials reached, here a GP with d + 2): that
 // model rests on a few points while hundreds of low-budget values go
 // unused; the GP over budgets uses them all (the comparison is in
-// docs/multifidelity.md, "How the multi-fidelity model was chosen").
+// docs/research/multifidelity.md, "How the multi-fidelity model was chosen").
 
 // Resource is a study's budget dimension: the name of what its workers'
 // intermediate-value steps count, and its range. Max is the step at which a
@@ -446,7 +446,7 @@ func (o *Optimizer) fitFidelity(xz [][]float64, y []float64, configs [][]float64
 // budget coordinate is a stationary kernel, which cannot know that some
 // configurations learn slowly, and on a problem whose slow learners are the
 // best ones it stopped them at step 1 with confidence, ending worse than
-// no pruning (docs/multifidelity.md, "Trusting a budget only where it
+// no pruning (docs/research/multifidelity.md, "Trusting a budget only where it
 // ranks as the final", has the measurements).
 //
 // The rule is freeze-thaw's question (Swersky, Snoek & Adams 2014) asked of

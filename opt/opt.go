@@ -21,7 +21,7 @@
 //     lie never enters the hyperparameter fit, only the conditioning. The
 //     believer is the default because with many trials pending "best" makes
 //     every running trial a fake optimum that EI proposes next to
-//     (docs/peers.md measures both). Candidates within
+//     (docs/research/peers.md measures both). Candidates within
 //     MinDistance (0.01 in the unit cube) of a pending or failed trial are
 //     ruled out, because a lie below the model's own prediction digs a dip
 //     right beside the pending point;
@@ -47,7 +47,7 @@
 // (see fit; BenchmarkAskLong).
 //
 // On a noise-free objective EI keeps proposing points next to the incumbent
-// (docs/peers.md counts them). A proposal within Config.DuplicateTolerance (1e-4) of
+// (docs/research/peers.md counts them). A proposal within Config.DuplicateTolerance (1e-4) of
 // an earlier trial is never made: the search runs again with every trial
 // walled off within the tolerance and its best candidate is proposed, and
 // only when no candidate is worth proposing (EI or PI 0 everywhere else) is
@@ -55,7 +55,7 @@
 // filter.proposed.points does (duplicate.go). The tolerance is 1e-4 because
 // a coarser one costs the final precision a noise-free objective allows,
 // and a copy is never answered by a random configuration outright because
-// that spends most asks of a corner optimum on random search (docs/peers.md,
+// that spends most asks of a corner optimum on random search (docs/research/peers.md,
 // "Boundary optima", measures both).
 //
 // Failed trials (TellFailed) stay in the history but never enter the

@@ -29,7 +29,7 @@ import (
 // (bimodal results on the LCBench-phoneme surrogate); the "alternate" rule
 // confines every other ask and lets the others search the whole space,
 // where a better basin found by a free ask becomes the next box's centre
-// (docs/peers.md, "Trust regions", has the measurements).
+// (docs/research/peers.md, "Trust regions", has the measurements).
 const (
 	trustInitial   = 0.8
 	trustMaximal   = 1.6
@@ -48,7 +48,7 @@ const (
 // over the whole space first: confining from the first model-based ask
 // did worse than no confinement on Hartmann6 at short budgets, and waiting
 // twice as long gave back most of the gain on Styblinski-Tang
-// (docs/peers.md, "Trust regions").
+// (docs/research/peers.md, "Trust regions").
 func trustDelay(dim int) int { return trustFailTolerance(dim) }
 
 // trustFailTolerance is TuRBO's number of completions without an
@@ -73,7 +73,7 @@ func (o *Optimizer) confinable(n, observed int) bool {
 // signal variance, under which asks are confined. TuRBO counts an
 // improvement of the best observed value as a success; under noise the best
 // value is a lucky draw, and confining to a box around it costs noisy
-// problems at short budgets (docs/peers.md, "Trust regions").
+// problems at short budgets (docs/research/peers.md, "Trust regions").
 const trustMaxNoise = 0.01
 
 // trustRule says whether ask number n is confined to the trust region.

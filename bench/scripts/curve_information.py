@@ -14,7 +14,7 @@ pruner the information it would need to choose between them.
 
 Benchmark analysis only (Debian's python3-sklearn, python3-scipy); run from
 the repository root: /usr/bin/python3 bench/scripts/curve_information.py
-(docs/multifidelity.md, "How much the early epochs can tell").
+(docs/research/multifidelity.md, "How much the early epochs can tell").
 """
 import numpy as np
 from scipy.stats import spearmanr

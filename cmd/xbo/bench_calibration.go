@@ -20,8 +20,8 @@ func init() {
 	})
 }
 
-// suiteLegacy selects the older suites of docs/calibration.md and
-// docs/importance.md, kept so their measurements can be repeated.
+// suiteLegacy selects the older suites of docs/research/calibration.md and
+// docs/research/importance.md, kept so their measurements can be repeated.
 const suiteLegacy = "legacy"
 
 // catalogueFlags are the flags shared by the catalogue benchmarks.
