@@ -535,6 +535,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	checkSlicesAndPairs(t, h, d)
 	checkExplanations(t, h, d)
 	checkTrialView(t, h, d)
+	checkLPI(t, h, d)
 	checkProposingModel(t, h, d)
 	checkHistory(t, h, d)
 	checkCompare(t, h)
@@ -1093,7 +1094,7 @@ func checkTrialView(t *testing.T, h *harness, d demo) {
 	checkSignificant(t, h, "trial-params")
 	checkSignificant(t, h, "trial-shapley-note")
 	h.audit("trial view")
-	h.reachable("trial view", "view:overview", "view:trial", "trial-prev", "trial-number", "trial-go", "trial-next", "trial-shapley-go", "summary:Shapley data")
+	h.reachable("trial view", "view:overview", "view:trial", "trial-prev", "trial-number", "trial-go", "trial-next", "trial-shapley-go", "summary:Shapley data", "trial-lpi-go")
 	h.shoot("trial")
 
 	// Keyboard: Next trial, then the failed trial by its number and Enter.
@@ -1650,6 +1651,7 @@ func checkBig(t *testing.T, h *harness) {
 	}
 	t.Logf("first render of a study with 10000 trials: %.0f ms from opening the study, %.0f ms from navigation start to the painted page", timing.FirstRender, timing.SinceNavigation)
 	h.screenshot("7-big")
+	checkBigPlots(t, h)
 	for _, view := range []string{"history", "explain", "compare"} {
 		h.show(view)
 		var ms float64

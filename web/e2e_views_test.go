@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -61,6 +62,7 @@ func checkSlicesAndPairs(t *testing.T, h *harness, d demo) {
 			complete[tr.Number] = tr
 		}
 	}
+	h.wait("plots of the trials drawn", `!!window.xbo.slices`, 15*time.Second)
 	var sl struct {
 		Params []string
 		Series [][][]float64 // per slice: [x, y, trial, value] of each point
@@ -178,4 +180,73 @@ func checkFootprint(t *testing.T, h *harness, d demo, complete map[int64]client.
 		}
 	}
 	h.panelShot("footprint-panel", "footprint")
+}
+
+// checkLPI: on the trial view of the best trial, the local importance
+// button asks the API for the LPI at that trial's configuration, and the
+// page's shares per parameter (its table, largest first) are the API's for
+// the same point.
+func checkLPI(t *testing.T, h *harness, d demo) {
+	h.run("open the best trial", 20*time.Second, chromedp.Navigate(h.base+fmt.Sprintf("/#study=demo&trial=%d", d.best.Number)))
+	h.wait("trial view", fmt.Sprintf(`document.body.dataset.view === 'trial' && document.getElementById('trial-h').textContent === 'Trial %d'`, d.best.Number), 15*time.Second)
+	h.run("compute local importance", 5*time.Second, chromedp.Click(chromedp.CSS(`#trial-lpi-go`)))
+	h.wait("LPI drawn", fmt.Sprintf(`!!(window.xbo.lpi && xbo.lpi.trial === %d && document.querySelectorAll('#trial-lpi-data tr[data-param]').length === 3)`, d.best.Number), 60*time.Second)
+	point, _ := json.Marshal(d.best.Params)
+	resp, err := http.Get(h.base + "/api/studies/demo/explain/lpi?point=" + url.QueryEscape(string(point)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var api struct {
+		Params  []string `json:"params"`
+		Outputs []struct {
+			Output   string    `json:"output"`
+			Fraction []float64 `json:"fraction"`
+		} `json:"outputs"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&api); err != nil || resp.StatusCode != http.StatusOK || len(api.Outputs) == 0 {
+		t.Fatalf("GET lpi: %s, %v, %d outputs", resp.Status, err, len(api.Outputs))
+	}
+	var rows []struct {
+		Param string
+		X     []float64
+	}
+	h.eval(`[...document.querySelectorAll('#trial-lpi-data tr[data-param]')].map((r) => ({param: r.dataset.param, x: [...r.querySelectorAll('td')].map((td) => Number(td.dataset.x))}))`, &rows)
+	prev := math.Inf(1)
+	for _, r := range rows {
+		j := slices.Index(api.Params, r.Param)
+		if j < 0 || len(r.X) != len(api.Outputs) {
+			t.Fatalf("LPI row %s: %d outputs, API %d (params %v)", r.Param, len(r.X), len(api.Outputs), api.Params)
+		}
+		for k, o := range api.Outputs {
+			if r.X[k] != o.Fraction[j] {
+				t.Fatalf("LPI of %s for %s: page %v, API %v", r.Param, o.Output, r.X[k], o.Fraction[j])
+			}
+		}
+		if r.X[0] > prev {
+			t.Fatalf("LPI rows not ranked, largest first: %+v", rows)
+		}
+		prev = r.X[0]
+	}
+	h.panelShot("trial-lpi-panel", "lpi")
+	h.audit("trial view with local importance")
+}
+
+// checkBigPlots: on the 10,000-trial study the plots of the trials are
+// drawn after the first render, each with at most 2,000 evenly spaced
+// trials and the best 50, and say how many they draw.
+func checkBigPlots(t *testing.T, h *harness) {
+	h.wait("big plots drawn", `!!(window.xbo.slices && document.getElementById('slice-note').textContent.startsWith('10000 complete trials'))`, 30*time.Second)
+	var big struct {
+		Drawn []int
+		Note  string
+		MS    float64
+	}
+	h.eval(`({drawn: xbo.slices.trials.map((s) => s.length), note: document.getElementById('slice-note').textContent, ms: xbo.timings['overview:plots']})`, &big)
+	for _, n := range big.Drawn {
+		if n < 2000 || n > 2050 || !strings.Contains(big.Note, fmt.Sprintf("(%d of them drawn", n)) {
+			t.Fatalf("big slice plots: %v points drawn, note %q: want 2,000 to 2,050, said", big.Drawn, big.Note)
+		}
+	}
+	t.Logf("10000 trials: the slice, pair and footprint plots drawn in %.0f ms after the first render", big.MS)
 }

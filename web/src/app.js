@@ -12,6 +12,7 @@ import { fillTableControls, renderTable } from './table.js';
 import { renderParallel, renderSummary, renderTrace } from './overview.js';
 import { renderPairs, renderSlices } from './slices.js';
 import { renderFootprint } from './footprint.js';
+import { forgetLPI } from './lpi.js';
 import { renderPareto } from './pareto.js';
 import { explainLeading, fillParamSelects, fillPathsPanel, proposeTrial, renderBobax } from './explain.js';
 import { followBudgets, loadBudgets, resetBudget } from './budgets.js';
@@ -26,16 +27,37 @@ const VIEWS = ['overview', 'explain', 'history', 'compare', 'trial'];
 
 // What each view draws from the trials.
 const DRAW = {
-  overview: (all) => { renderPareto(all); renderTrace(all); renderTable(all); renderParallel(all); renderSlices(all); renderPairs(all); renderFootprint(all); },
+  overview: (all) => { renderPareto(all); renderTrace(all); renderTable(all); renderParallel(all); drawPlotsLater(); },
   explain: (all) => { renderBobax(all); followBudgets(); },
   history: (all) => { renderTimeline(all); renderEDF(all); renderCurves(all); },
   compare: () => renderCompare(),
-  trial: () => renderTrial(state.selected),
+  trial: () => { renderTrial(state.selected); forgetLPI(state.selected); },
 };
 // Views whose drawing is older than the trials they would show.
 const stale = new Set(VIEWS);
 
 // ---------------------------------------------------------------- studies
+
+// The Overview's plots of the trials (slices, two parameters, footprint)
+// are drawn after its first paint: the trace, the parallel coordinates and
+// the table appear as fast as without them (a 10,000-trial study's first
+// render), the plots a frame later. Their time is kept in
+// window.xbo.timings['overview:plots'].
+let plotsPending = false;
+function drawPlotsLater() {
+  if (plotsPending) return;
+  plotsPending = true;
+  requestAnimationFrame(() => requestAnimationFrame(() => setTimeout(() => {
+    plotsPending = false;
+    if (!state.study) return;
+    const t0 = performance.now();
+    const all = sortedTrials();
+    renderSlices(all);
+    renderPairs(all);
+    renderFootprint(all);
+    window.xbo.timings['overview:plots'] = performance.now() - t0;
+  }, 0)));
+}
 
 function trialCount(s) { return Object.values(s.counts || {}).reduce((a, b) => a + b, 0); }
 

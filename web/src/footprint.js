@@ -6,6 +6,7 @@
 // study never searched; dark points are its best trials.
 import { $, api, chart, minimize, onChart, openTrial, setNote, state, studyURL, usable } from './core.js';
 import { num, pct } from './format.js';
+import { thin } from './slices.js';
 
 const PALE_TO_DARK = ['#dbe9f6', '#9ecae1', '#4292c6', '#2171b5', '#08306b'];
 
@@ -37,11 +38,12 @@ export async function renderFootprint(all) {
   if (state.study.name !== study) return;
   // The best trials drawn last, darkest: ranked by value, not coloured by it,
   // so that one diverged trial does not wash the others out.
-  const order = res.trials.slice().sort((a, b) => (minimize() ? b.value - a.value : a.value - b.value));
+  const { drawn, words } = thin(res.trials, (p) => p.value);
+  const order = drawn.slice().sort((a, b) => (minimize() ? b.value - a.value : a.value - b.value));
   footTrials = order.map((p) => p.trial);
   const n = order.length;
   window.xbo.footprint = { trials: footTrials, points: order.map((p) => [p.x, p.y]), explained: res.explained };
-  setNote('footprint-note', `${n} complete trials mapped by the principal components of their configurations (each parameter on [0, 1], log where it is searched on a log scale; ` +
+  setNote('footprint-note', `${res.trials.length} complete trials${words} mapped by the principal components of their configurations (each parameter on [0, 1], log where it is searched on a log scale; ` +
     `the two axes carry ${pct(res.explained[0] + res.explained[1])} of the spread). Grey: ${res.uniform.length} configurations drawn uniformly from the space, on the same axes; ` +
     'where grey lies without trials the study never searched. Trials by rank, pale the worst, dark the best (drawn last); click a point for its trial.');
   chart('footprint-chart').setOption({

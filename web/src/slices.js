@@ -25,6 +25,25 @@ function clippedNote(s) {
   return `; ${s.clipped} trial${s.clipped === 1 ? '' : 's'} ${minimize() ? 'above' : 'below'} ${num(s.limit)} drawn at the ${minimize() ? 'top' : 'bottom'} edge (▲)`;
 }
 
+// Above MAX_POINTS trials a plot draws an evenly spaced MAX_POINTS of them
+// and the BEST_KEPT best, as the parallel coordinates do: tens of
+// thousands of points make a solid blot and cost the Overview's first
+// render hundreds of milliseconds.
+const MAX_POINTS = 2000;
+const BEST_KEPT = 50;
+
+// thin returns the trials drawn (in their order) and the note's words.
+export function thin(done, value = (t) => t.value) {
+  if (done.length <= MAX_POINTS) return { drawn: done, words: '' };
+  const keep = new Set();
+  const step = done.length / MAX_POINTS;
+  for (let i = 0; i < MAX_POINTS; i++) keep.add(done[Math.floor(i * step)]);
+  const best = done.slice().sort((a, b) => (minimize() ? value(a) - value(b) : value(b) - value(a))).slice(0, BEST_KEPT);
+  for (const t of best) keep.add(t);
+  const drawn = done.filter((t) => keep.has(t));
+  return { drawn, words: ` (${drawn.length} of them drawn: evenly spaced in trial order, the best ${BEST_KEPT} included)` };
+}
+
 // raw is a parameter's value with every digit, for the hover text.
 function raw(v) { return typeof v === 'string' ? v : JSON.stringify(v); }
 
@@ -34,7 +53,8 @@ function raw(v) { return typeof v === 'string' ? v : JSON.stringify(v); }
 let sliceTrials = [];
 
 export function renderSlices(all) {
-  const done = all.filter(usable);
+  const all0 = all.filter(usable);
+  const { drawn: done, words } = thin(all0);
   const ps = params();
   const el = $('slice-chart');
   const cols = Math.max(1, Math.min(ps.length, Math.floor((el.clientWidth || 900) / 300)));
@@ -68,7 +88,7 @@ export function renderSlices(all) {
     });
   });
   window.xbo.slices = { params: ps.map((p) => p.name), trials: sliceTrials, counts };
-  setNote('slice-note', `${done.length} complete trials: the ${objectiveWord()} against each parameter in turn (a trial whose parameter is inactive is left out of that slice); ` +
+  setNote('slice-note', `${all0.length} complete trials${words}: the ${objectiveWord()} against each parameter in turn (a trial whose parameter is inactive is left out of that slice); ` +
     `colour by trial number, pale the earliest, dark the latest${clippedNote(s)}; click a point for its trial`);
   const c = chart('slice-chart');
   c.resize();
@@ -106,7 +126,8 @@ export function renderPairs(all) {
   fillPairSelects();
   const px = ps.find((p) => p.name === $('pair-x').value), py = ps.find((p) => p.name === $('pair-y').value);
   const byRank = $('pair-colour').value === 'rank';
-  const done = all.filter(usable).filter((t) => axisValue(px, t.params[px.name]) !== null && axisValue(py, t.params[py.name]) !== null);
+  const both = all.filter(usable).filter((t) => axisValue(px, t.params[px.name]) !== null && axisValue(py, t.params[py.name]) !== null);
+  const { drawn: done, words } = thin(both);
   // goodness: 0 the worst trial, 1 the best; the best are drawn last, on top.
   const order = done.slice().sort((a, b) => (minimize() ? b.value - a.value : a.value - b.value));
   const goodness = new Map(order.map((t, i) => [t.number, order.length > 1 ? i / (order.length - 1) : 1]));
@@ -122,7 +143,7 @@ export function renderPairs(all) {
   window.xbo.pairs = { x: px.name, y: py.name, colour: byRank ? 'rank' : 'value', trials: pairTrials, colours: data.map((d) => d[2]) };
   const span = byRank ? 1 : s.max - s.min || 1;
   const what = byRank ? 'rank (evenly from pale, the worst, to dark, the best)' : `${objectiveWord()} (pale the worst, dark the best${s.clipped ? '; clipped outliers at the palest' : ''})`;
-  setNote('pair-note', `${done.length} complete trials with both parameters active, each a point coloured by its ${what}; the best drawn last. ` +
+  setNote('pair-note', `${both.length} complete trials with both parameters active${words}, each a point coloured by its ${what}; the best drawn last. ` +
     'This is the trials, not a model: the surrogate\'s contour of the pair is the 2-D PDP in Explanations (Partial dependence, second parameter).');
   chart('pair-chart').setOption({
     aria: { enabled: true }, animation: false,
