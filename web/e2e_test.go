@@ -536,6 +536,7 @@ func TestDashboardEndToEnd(t *testing.T) {
 	checkExplanations(t, h, d)
 	checkTrialView(t, h, d)
 	checkLPI(t, h, d)
+	checkAblation(t, h, d)
 	checkProposingModel(t, h, d)
 	checkHistory(t, h, d)
 	checkCompare(t, h)
@@ -1094,7 +1095,7 @@ func checkTrialView(t *testing.T, h *harness, d demo) {
 	checkSignificant(t, h, "trial-params")
 	checkSignificant(t, h, "trial-shapley-note")
 	h.audit("trial view")
-	h.reachable("trial view", "view:overview", "view:trial", "trial-prev", "trial-number", "trial-go", "trial-next", "trial-shapley-go", "summary:Shapley data", "trial-lpi-go")
+	h.reachable("trial view", "view:overview", "view:trial", "trial-prev", "trial-number", "trial-go", "trial-next", "trial-shapley-go", "summary:Shapley data", "trial-lpi-go", "trial-ablation-go")
 	h.shoot("trial")
 
 	// Keyboard: Next trial, then the failed trial by its number and Enter.

@@ -250,3 +250,44 @@ func checkBigPlots(t *testing.T, h *harness) {
 	}
 	t.Logf("10000 trials: the slice, pair and footprint plots drawn in %.0f ms after the first render", big.MS)
 }
+
+// checkAblation: on the trial view of the worst trial, the ablation button
+// asks the API for the path from that trial's configuration to the best
+// trial's, and the page's steps (parameters in order, predicted mean after
+// each) are the API's.
+func checkAblation(t *testing.T, h *harness, d demo) {
+	h.run("open the worst trial", 20*time.Second, chromedp.Navigate(h.base+fmt.Sprintf("/#study=demo&trial=%d", d.worst.Number)))
+	h.wait("trial view", fmt.Sprintf(`document.body.dataset.view === 'trial' && document.getElementById('trial-h').textContent === 'Trial %d'`, d.worst.Number), 15*time.Second)
+	h.run("compute the ablation path", 5*time.Second, chromedp.Click(chromedp.CSS(`#trial-ablation-go`)))
+	h.wait("ablation drawn", fmt.Sprintf(`!!(window.xbo.ablation && xbo.ablation.trial === %d)`, d.worst.Number), 60*time.Second)
+	source, _ := json.Marshal(d.worst.Params)
+	resp, err := http.Get(h.base + "/api/studies/demo/explain/ablation?target=best&source=" + url.QueryEscape(string(source)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var api struct {
+		Steps []struct {
+			Param      string  `json:"param"`
+			Prediction float64 `json:"prediction"`
+		} `json:"steps"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&api); err != nil || resp.StatusCode != http.StatusOK || len(api.Steps) == 0 {
+		t.Fatalf("GET ablation: %s, %v, %d steps (the worst trial differs from the best)", resp.Status, err, len(api.Steps))
+	}
+	var rows []struct {
+		Param string
+		X     float64
+	}
+	h.eval(`[...document.querySelectorAll('#trial-ablation-data tr[data-param]')].map((r) => ({param: r.dataset.param, x: Number(r.querySelectorAll('td[data-x]')[0].dataset.x)}))`, &rows)
+	if len(rows) != len(api.Steps) {
+		t.Fatalf("ablation: %d steps on the page, API %d", len(rows), len(api.Steps))
+	}
+	for k, s := range api.Steps {
+		if rows[k].Param != s.Param || rows[k].X != s.Prediction {
+			t.Fatalf("ablation step %d: page %s → %v, API %s → %v", k+1, rows[k].Param, rows[k].X, s.Param, s.Prediction)
+		}
+	}
+	h.panelShot("trial-ablation-panel", "ablation")
+	h.audit("trial view with the ablation path")
+}

@@ -13,6 +13,7 @@ import { renderParallel, renderSummary, renderTrace } from './overview.js';
 import { renderPairs, renderSlices } from './slices.js';
 import { renderFootprint } from './footprint.js';
 import { forgetLPI } from './lpi.js';
+import { forgetAblation } from './ablation.js';
 import { renderPareto } from './pareto.js';
 import { explainLeading, fillParamSelects, fillPathsPanel, proposeTrial, renderBobax } from './explain.js';
 import { followBudgets, loadBudgets, resetBudget } from './budgets.js';
@@ -31,7 +32,7 @@ const DRAW = {
   explain: (all) => { renderBobax(all); followBudgets(); },
   history: (all) => { renderTimeline(all); renderEDF(all); renderCurves(all); },
   compare: () => renderCompare(),
-  trial: () => { renderTrial(state.selected); forgetLPI(state.selected); },
+  trial: () => { renderTrial(state.selected); forgetLPI(state.selected); forgetAblation(state.selected); },
 };
 // Views whose drawing is older than the trials they would show.
 const stale = new Set(VIEWS);
