@@ -4,25 +4,11 @@
 // mean rewards most, with what each brings. It says which of a trial's
 // differences from the best matter, and in which order. Computed on
 // request, as the local importance is.
-import { $, api, chart, esc, fmtValue, multiObjective, objectives, setNote, state, studyURL } from './core.js';
+import { $, api, chart, esc, fmtValue, multiObjective, objectives, setNote, studyURL } from './core.js';
+import { onRequest } from './onrequest.js';
 import { num, numSpan, pct } from './format.js';
 
-let asked = null;
-
-async function explainAblation() {
-  const n = state.selected;
-  const t = state.trials.get(n);
-  if (!t) return;
-  asked = n;
-  setNote('trial-ablation-note', 'computing…');
-  let r;
-  try {
-    r = await api(studyURL(`explain/ablation?source=${encodeURIComponent(JSON.stringify(t.params))}&target=best`));
-  } catch (e) {
-    if (asked === n) setNote('trial-ablation-note', `not computed: ${e.message}`, true);
-    return;
-  }
-  if (asked !== n || state.selected !== n) return;
+function draw(n, r) {
   const steps = r.steps || [];
   window.xbo.ablation = { trial: n, steps: steps.map((s) => s.param), predictions: steps.map((s) => s.prediction) };
   setNote('trial-ablation-note', (steps.length
@@ -48,12 +34,5 @@ async function explainAblation() {
 }
 
 // forgetAblation clears the panel when another trial is shown.
-export function forgetAblation(n) {
-  if (asked === n) return;
-  asked = null;
-  $('trial-ablation-data').innerHTML = '';
-  if (window.xbo.charts['trial-ablation-chart']) window.xbo.charts['trial-ablation-chart'].clear();
-  setNote('trial-ablation-note', 'Which of this trial\'s differences from the best trial matter, in order: press the button to compute.');
-}
-
-$('trial-ablation-go').addEventListener('click', explainAblation);
+export const forgetAblation = onRequest('trial-ablation', 'Which of this trial\'s differences from the best trial matter, in order: press the button to compute.',
+  (t) => api(studyURL(`explain/ablation?source=${encodeURIComponent(JSON.stringify(t.params))}&target=best`)), draw);

@@ -4,28 +4,14 @@
 // its range (the LPI of Biedenkapp et al. 2018, as DeepCAVE shows it).
 // Asked for with the panel's button rather than on every trial opened: a
 // trial view is often opened only to read its facts.
-import { $, api, chart, esc, multiObjective, objectives, setNote, state, studyURL } from './core.js';
+import { $, api, chart, esc, multiObjective, objectives, setNote, studyURL } from './core.js';
+import { onRequest } from './onrequest.js';
 import { pct } from './format.js';
 
 // The surrogate's outputs by what they are to a reader.
 const OUTPUT_NAMES = { mean: 'mean', se: 'uncertainty (se)', cb: 'confidence bound (cb)' };
 
-let asked = null; // the trial whose LPI was last asked for
-
-async function explainLPI() {
-  const n = state.selected;
-  const t = state.trials.get(n);
-  if (!t) return;
-  asked = n;
-  setNote('trial-lpi-note', 'computing…');
-  let r;
-  try {
-    r = await api(studyURL(`explain/lpi?point=${encodeURIComponent(JSON.stringify(t.params))}`));
-  } catch (e) {
-    if (asked === n) setNote('trial-lpi-note', `not computed: ${e.message}`, true);
-    return;
-  }
-  if (asked !== n || state.selected !== n) return; // another trial was opened meanwhile
+function draw(n, r) {
   const outs = r.outputs || [];
   const mean = outs.find((o) => o.output === 'mean') || outs[0];
   window.xbo.lpi = { trial: n, params: r.params, outputs: outs };
@@ -48,12 +34,5 @@ async function explainLPI() {
 
 // forgetLPI clears the panel when another trial is shown: its numbers are
 // the previous trial's.
-export function forgetLPI(n) {
-  if (asked === n) return;
-  asked = null;
-  $('trial-lpi-data').innerHTML = '';
-  if (window.xbo.charts['trial-lpi-chart']) window.xbo.charts['trial-lpi-chart'].clear();
-  setNote('trial-lpi-note', 'Which parameters matter around this configuration: press the button to compute.');
-}
-
-$('trial-lpi-go').addEventListener('click', explainLPI);
+export const forgetLPI = onRequest('trial-lpi', 'Which parameters matter around this configuration: press the button to compute.',
+  (t) => api(studyURL(`explain/lpi?point=${encodeURIComponent(JSON.stringify(t.params))}`)), draw);
