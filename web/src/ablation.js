@@ -4,7 +4,7 @@
 // mean rewards most, with what each brings. It says which of a trial's
 // differences from the best matter, and in which order. Computed on
 // request, as the local importance is.
-import { $, api, chart, esc, fmtValue, multiObjective, objectives, setNote, studyURL } from './core.js';
+import { $, api, chartIf, esc, fmtValue, multiObjective, objectives, setNote, studyURL } from './core.js';
 import { onRequest } from './onrequest.js';
 import { num, numSpan, pct } from './format.js';
 
@@ -22,8 +22,7 @@ function draw(n, r) {
       `<td>${esc(fmtValue(r.source_point[s.param]))}</td><td>${esc(fmtValue(r.target_point[s.param]))}</td>` +
       `<td class="num" data-x="${s.prediction}">${numSpan(s.prediction)}</td><td class="num" data-x="${s.contribution}">${numSpan(s.contribution)}</td>` +
       `<td class="num" data-x="${s.relative}">${pct(s.relative)}</td></tr>`).join('') + '</tbody>' : '';
-  const c = chart('trial-ablation-chart');
-  c.setOption({
+  chartIf('trial-ablation-chart', true).setOption({
     aria: { enabled: true }, animation: false,
     grid: { left: 70, right: 20, top: 20, bottom: 50 },
     xAxis: { type: 'category', data: [`trial ${n}`, ...steps.map((s) => `+ ${s.param}`)], name: 'parameters changed so far', nameLocation: 'middle', nameGap: 30 },

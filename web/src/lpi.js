@@ -4,7 +4,7 @@
 // its range (the LPI of Biedenkapp et al. 2018, as DeepCAVE shows it).
 // Asked for with the panel's button rather than on every trial opened: a
 // trial view is often opened only to read its facts.
-import { $, api, chart, esc, multiObjective, objectives, setNote, studyURL } from './core.js';
+import { $, api, chartIf, esc, multiObjective, objectives, setNote, studyURL } from './core.js';
 import { onRequest } from './onrequest.js';
 import { pct } from './format.js';
 
@@ -23,7 +23,7 @@ function draw(n, r) {
     outs.map((o) => `<th scope="col">${esc(OUTPUT_NAMES[o.output] || o.output)}</th>`).join('') + '</tr></thead><tbody>' +
     order.map((j) => `<tr data-param="${esc(r.params[j])}"><th scope="row">${esc(r.params[j])}</th>` +
       outs.map((o) => `<td class="num" data-x="${o.fraction[j]}" title="variance ${o.variance[j]}">${pct(o.fraction[j])}</td>`).join('') + '</tr>').join('') + '</tbody>';
-  chart('trial-lpi-chart').setOption({
+  chartIf('trial-lpi-chart', true).setOption({
     aria: { enabled: true }, animation: false,
     grid: { left: 100, right: 60, top: 20, bottom: 40 },
     xAxis: { type: 'value', min: 0, max: 1, name: `share of the ${mean.output}'s local variation`, nameLocation: 'middle', nameGap: 26, axisLabel: { formatter: (v) => pct(v) } },

@@ -32,6 +32,9 @@ export function onRequest(panel, hint, fetchFor, draw) {
     $(`${panel}-data`).innerHTML = '';
     const c = window.xbo.charts[`${panel}-chart`];
     if (c) c.clear();
+    // No empty axes before the button is pressed: the draw shows the
+    // chart again (chartIf).
+    $(`${panel}-chart`).hidden = true;
     setNote(note, hint);
   };
 }
