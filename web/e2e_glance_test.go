@@ -95,6 +95,10 @@ var decimal = regexp.MustCompile(`\d+\.\d+(?:e[-+]?\d+)?`)
 // holds a number written with more than three significant digits.
 func checkSignificant(t *testing.T, h *harness, id string) {
 	t.Helper()
+	// A panel fills in after its data arrive: under a loaded machine the
+	// check once read a panel before its numbers were drawn. Wait for a
+	// number first; a panel that never shows one still fails, here.
+	h.wait(id+" shows a decimal number", `(() => { const e = document.getElementById('`+id+`'); return !!e && /\d+\.\d+/.test(e.innerText); })()`, 20*time.Second)
 	var text string
 	h.eval(`document.getElementById('`+id+`').innerText`, &text)
 	n := 0
