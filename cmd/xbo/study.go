@@ -256,7 +256,7 @@ func runStudyExport(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("study export", flag.ContinueOnError)
 	db := dbFlag(fs)
 	name := fs.String("name", "", "study name (or give it as the first argument)")
-	_ = fs.Bool("csv", true, "write the trials CSV (the default)")
+	_ = fs.Bool("csv", true, "write the trials CSV")
 	asJSON := fs.Bool("json", false, "write every trial as JSON instead (all states, all fields)")
 	failed := fs.Bool("failed", false, "CSV: include failed trials too (with an empty value)")
 	out := fs.String("o", "", "output file (default stdout)")
