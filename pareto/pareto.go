@@ -164,22 +164,8 @@ func Front(values [][]float64, dirs []space.Direction) ([]int, error) {
 // every request for it.
 func frontN(values [][]float64, sign []float64) []int {
 	m := len(sign)
-	order := make([]int, len(values))
-	for i := range order {
-		order[i] = i
-	}
 	key := func(i, k int) float64 { return sign[k] * values[i][k] }
-	slices.SortStableFunc(order, func(a, b int) int {
-		for k := range m {
-			switch {
-			case key(a, k) < key(b, k):
-				return -1
-			case key(a, k) > key(b, k):
-				return 1
-			}
-		}
-		return 0
-	})
+	order := lexicographicOrder(values, sign)
 	var out []int
 	for _, i := range order {
 		dominated := false
@@ -209,27 +195,34 @@ func frontN(values [][]float64, sign []float64) []int {
 	return out
 }
 
-// front2 is the first front of two objectives in O(n log n): sorted by the
-// first objective (then the second), a vector is non-dominated when its
-// second objective is below every earlier one's, or when it repeats the
-// last non-dominated vector exactly.
-func front2(values [][]float64, sign []float64) []int {
+// lexicographicOrder is the indices of values sorted by their
+// sign-aligned objectives, the first deciding, ties kept in index order.
+func lexicographicOrder(values [][]float64, sign []float64) []int {
 	order := make([]int, len(values))
 	for i := range order {
 		order[i] = i
 	}
-	key := func(i, k int) float64 { return sign[k] * values[i][k] }
 	slices.SortStableFunc(order, func(a, b int) int {
-		for k := range 2 {
-			switch {
-			case key(a, k) < key(b, k):
+		for k, sg := range sign {
+			switch va, vb := sg*values[a][k], sg*values[b][k]; {
+			case va < vb:
 				return -1
-			case key(a, k) > key(b, k):
+			case va > vb:
 				return 1
 			}
 		}
 		return 0
 	})
+	return order
+}
+
+// front2 is the first front of two objectives in O(n log n): sorted by the
+// first objective (then the second), a vector is non-dominated when its
+// second objective is below every earlier one's, or when it repeats the
+// last non-dominated vector exactly.
+func front2(values [][]float64, sign []float64) []int {
+	key := func(i, k int) float64 { return sign[k] * values[i][k] }
+	order := lexicographicOrder(values, sign)
 	var out []int
 	best, last := math.Inf(1), -1
 	for _, i := range order {
