@@ -12,6 +12,21 @@ import (
 const qRestartClaim = `UPDATE trials SET started_us = $2, deadline_us = $3, version = $4, updated_us = $2
 	WHERE id = $1 AND state = 'running' RETURNING ` + trialColumns
 
+// handOut stores the proposals props for the asks of reqs after those the
+// trials in claimed were claimed for, restarts the claimed trials' clocks at
+// the same hand-out (restartClaims), and returns the batch: the claimed
+// trials, then the proposed ones.
+func (s *sqlStore) handOut(ctx context.Context, q querier, st *Study, claimed []*Trial, reqs []AskRequest, props []Proposal) ([]*Trial, error) {
+	made, err := s.insertProposals(ctx, q, st, reqs[len(claimed):], props)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.restartClaims(ctx, q, claimed, reqs, made[0].Version); err != nil {
+		return nil, err
+	}
+	return append(claimed, made...), nil
+}
+
 // restartClaims starts the clocks of the trials a batch claimed from the
 // queue when the batch is handed out, after the proposals for the rest of
 // it were made, as insertProposals does for the proposed ones: a claimed

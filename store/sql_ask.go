@@ -213,19 +213,15 @@ func (s *sqlStore) askBatch(ctx context.Context, study string, reqs []AskRequest
 		if out, err = s.claimIDs(ctx, q, st, reqs, ids); err != nil || len(out) == len(reqs) || !pessimistic {
 			return err
 		}
-		rest := reqs[len(out):]
-		props, err := callPropose(ctx, propose, &askView{b: s.b, q: q, study: st}, len(rest))
+		props, err := callPropose(ctx, propose, &askView{b: s.b, q: q, study: st}, len(reqs)-len(out))
 		if err != nil {
 			return err
 		}
-		made, err := s.insertProposals(ctx, q, st, rest, props)
+		batch, err := s.handOut(ctx, q, st, out, reqs, props)
 		if err != nil {
 			return err
 		}
-		if err := s.restartClaims(ctx, q, out, reqs, made[0].Version); err != nil {
-			return err
-		}
-		out = append(out, made...)
+		out = batch
 		return nil
 	})
 	if err != nil {
@@ -261,14 +257,11 @@ func (s *sqlStore) askBatch(ctx context.Context, study string, reqs []AskRequest
 			conflict = true
 			return fmt.Errorf("%w: trials were created while proposing", ErrConflict)
 		}
-		made, err := s.insertProposals(ctx, q, st, rest, props)
+		batch, err := s.handOut(ctx, q, st, out, reqs, props)
 		if err != nil {
 			return err
 		}
-		if err := s.restartClaims(ctx, q, out, reqs, made[0].Version); err != nil {
-			return err
-		}
-		out = append(out, made...)
+		out = batch
 		return nil
 	})
 	if !conflict {
@@ -290,7 +283,6 @@ func (s *sqlStore) askBatch(ctx context.Context, study string, reqs []AskRequest
 			return err
 		}
 		rest2 := rest[len(claimed):]
-		var made []*Trial
 		if len(rest2) > 0 {
 			if st, err = getStudy(ctx, q, study); err != nil {
 				return err
@@ -299,19 +291,16 @@ func (s *sqlStore) askBatch(ctx context.Context, study string, reqs []AskRequest
 			if err != nil {
 				return err
 			}
-			if made, err = s.insertProposals(ctx, q, st, rest2, props); err != nil {
-				return err
-			}
 			// Every claim of the batch, this transaction's and the
 			// first one's, is handed out now.
-			claimed = append(out, claimed...)
-			if err := s.restartClaims(ctx, q, claimed, reqs, made[0].Version); err != nil {
+			batch, err := s.handOut(ctx, q, st, append(out, claimed...), reqs, props)
+			if err != nil {
 				return err
 			}
-			out = append(claimed, made...)
+			out = batch
 			return nil
 		}
-		out = append(append(out, claimed...), made...)
+		out = append(out, claimed...)
 		return nil
 	})
 	if err != nil {
