@@ -100,44 +100,46 @@ func LoadProblem(name, dataDir string) (*Problem, error) {
 	return p, nil
 }
 
+// functionProblem is a peer problem made of a test function: its name and
+// dimension for Lookup, its budget (0: 30·d) and noise sd.
+type functionProblem struct {
+	function    string
+	dim, budget int
+	noise       float64
+}
+
+// functionProblems are the peer problems made of test functions; the grids
+// and LCBench read the shared data instead (loadProblem).
+var functionProblems = map[string]functionProblem{
+	ProblemBranin:        {function: NameBranin},
+	ProblemHartmann6:     {function: NameHartmann6},
+	ProblemNoisyH6:       {function: NameHartmann6, noise: 0.1},
+	ProblemST4:           {function: NameStyblinskiTang, dim: 4},
+	ProblemST8:           {function: NameStyblinskiTang, dim: 8},
+	ProblemConditionalMx: {function: NameConditional},
+	ProblemCorner:        {function: NameCorner},
+	ProblemLevy6:         {function: NameLevy, dim: 6},
+	ProblemLevy20:        {function: NameLevy, dim: 20, budget: 200},
+	ProblemAckley10:      {function: NameAckley, dim: 10},
+	ProblemRosen10:       {function: NameRosenbrock, dim: 10},
+	ProblemST20:          {function: NameStyblinskiTang, dim: 20, budget: 200},
+}
+
 func loadProblem(name, dataDir string) (*Problem, error) {
 	var f *Function
 	var err error
 	noise := 0.0
 	budget := 0
-	switch name {
-	case ProblemBranin:
-		f, err = Lookup(NameBranin, 0)
-	case ProblemHartmann6:
-		f, err = Lookup(NameHartmann6, 0)
-	case ProblemNoisyH6:
-		f, err = Lookup(NameHartmann6, 0)
-		noise = 0.1
-	case ProblemST4:
-		f, err = Lookup(NameStyblinskiTang, 4)
-	case ProblemST8:
-		f, err = Lookup(NameStyblinskiTang, 8)
-	case ProblemConditionalMx:
-		f, err = Lookup(NameConditional, 0)
-	case ProblemCorner:
-		f, err = Lookup(NameCorner, 0)
-	case ProblemLevy6:
-		f, err = Lookup(NameLevy, 6)
-	case ProblemLevy20:
-		f, err = Lookup(NameLevy, 20)
-		budget = 200
-	case ProblemAckley10:
-		f, err = Lookup(NameAckley, 10)
-	case ProblemRosen10:
-		f, err = Lookup(NameRosenbrock, 10)
-	case ProblemST20:
-		f, err = Lookup(NameStyblinskiTang, 20)
-		budget = 200
-	case ProblemSVMGrid:
+	fp, isFunction := functionProblems[name]
+	switch {
+	case isFunction:
+		f, err = Lookup(fp.function, fp.dim)
+		budget, noise = fp.budget, fp.noise
+	case name == ProblemSVMGrid:
 		f, err = LoadGrid(filepath.Join(dataDir, "svm_on_grid.csv"), []string{"C", "alpha", "epsilon"}, "error")
-	case ProblemLogRegGrid:
+	case name == ProblemLogRegGrid:
 		f, err = LoadGrid(filepath.Join(dataDir, "logreg_on_grid.csv"), []string{"lrate_idx", "l2_reg", "batchsize", "n_epochs"}, "val_error")
-	case ProblemLCBench:
+	case name == ProblemLCBench:
 		f, err = lcbenchProblem(filepath.Join(dataDir, "lcbench2000_phoneme.csv"))
 		budget = 100
 	default:
