@@ -261,7 +261,7 @@ func benchAskTell(b *testing.B, backend, optimizer string, prefill, workers int,
 //	go test -run '^$' -bench 'AskTell/.*/gp' -benchtime 256x -cpu 3 ./server
 //
 // A p99 of 256 asks is their third-largest value: compare several runs.
-// Figures (README.md, docs/api.md) came from these commands with the test
+// Figures (docs/research/README.md, docs/api.md) came from these commands with the test
 // binaries of the old and new code run alternately.
 func BenchmarkAskTell(b *testing.B) {
 	loads := []struct {

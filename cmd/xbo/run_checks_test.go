@@ -111,7 +111,7 @@ func TestRunFailsTrialsOfKilledSlots(t *testing.T) {
 	}
 }
 
-// The banner of a resumed run counts finished trials as the README says:
+// The banner of a resumed run counts finished trials as docs/run.md says:
 // complete, pruned and failed, but neither interrupted nor running ones.
 func TestRunBannerCountsByTheReadmesRule(t *testing.T) {
 	db := studyDB(t, "b")

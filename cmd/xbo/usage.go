@@ -37,7 +37,7 @@ func parseFlags(fs *flag.FlagSet, args []string, env *cliEnv) error {
 	return nil
 }
 
-// dashed writes a flag as the help and the README do: --name, or -o for a
+// dashed writes a flag as the help and docs/cli.md do: --name, or -o for a
 // one-letter flag.
 func dashed(name string) string {
 	if len(name) == 1 {

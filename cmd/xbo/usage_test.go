@@ -132,7 +132,7 @@ func TestSeedDefaultSaidOnce(t *testing.T) {
 	}
 }
 
-// xbo run -h counts --trials as the README does.
+// xbo run -h counts --trials as docs/run.md does.
 func TestRunHelpCountsTrialsAsTheReadme(t *testing.T) {
 	_, stdout, _ := runCLI(t, "run", "-h")
 	if !strings.Contains(stdout, "finished trials (complete, pruned or failed; interrupted ones do not count)") ||

@@ -13,8 +13,8 @@ Standard library only. Optuna-shaped::
     print(study.best_trial.params, study.url)
 
 The server is ``xbo serve``; its URL and token come from the arguments, else
-$XBO_URL and $XBO_TOKEN, else http://127.0.0.1:8080. See the "Python"
-section of the xbo README for the whole API.
+$XBO_URL and $XBO_TOKEN, else http://127.0.0.1:8080. See docs/python.md
+in the xbo repository for the whole API.
 """
 
 from ._http import DEFAULT_URL, XBOError

@@ -1,6 +1,6 @@
 """Search-space parameters: Float, Int and Categorical.
 
-They build the space JSON document the server reads (README.md, "Concepts"):
+They build the space JSON document the server reads (docs/concepts.md):
 ``{"objective": ..., "params": [{"name", "type", ...}, ...]}``, or with
 several objectives and constraints ``{"objectives": [{"name", "direction"},
 ...], "constraints": [names], "params": [...]}``. The server
