@@ -251,30 +251,37 @@ func splitMatchesBruteForce(t *testing.T, onSD bool) {
 				}
 			}
 		}
-		bestSum, bestParam := math.Inf(1), -1
-		for j := 1; j < 3; j++ {
-			for _, cut := range ice.Sample {
-				var l, r []int
-				for i, row := range ice.Sample {
-					if row[j] <= cut[j] {
-						l = append(l, i)
-					} else {
-						r = append(r, i)
-					}
-				}
-				if len(l) < 3 || len(r) < 3 {
-					continue
-				}
-				if s := impurity(curves, l) + impurity(curves, r); s < bestSum {
-					bestSum, bestParam = s, j
-				}
-			}
-		}
+		bestSum, bestParam := bestCut(ice.Sample, curves, impurity, 3)
 		got := tree.Root.Left.Impurity + tree.Root.Right.Impurity
 		if math.Abs(got-bestSum) > 1e-9*bestSum || tree.Root.Split.Param != sp.Params[bestParam].Name {
 			t.Errorf("on sd %v, seed %d: split on %s with impurity %.12g; brute force %s %.12g", onSD, seed, tree.Root.Split.Param, got, sp.Params[bestParam].Name, bestSum)
 		}
 	}
+}
+
+// bestCut tries every threshold of parameters 1 and 2 with children of at
+// least minSize rows and returns the least summed impurity and its parameter.
+func bestCut(sample, targets [][]float64, imp func([][]float64, []int) float64, minSize int) (float64, int) {
+	bestSum, bestParam := math.Inf(1), -1
+	for j := 1; j < 3; j++ {
+		for _, cut := range sample {
+			var l, r []int
+			for i, row := range sample {
+				if row[j] <= cut[j] {
+					l = append(l, i)
+				} else {
+					r = append(r, i)
+				}
+			}
+			if len(l) < minSize || len(r) < minSize {
+				continue
+			}
+			if s := imp(targets, l) + imp(targets, r); s < bestSum {
+				bestSum, bestParam = s, j
+			}
+		}
+	}
+	return bestSum, bestParam
 }
 
 // impurity is eq. 6 over the given curves (n × G).
@@ -392,5 +399,179 @@ func TestStoppingRules(t *testing.T) {
 	}
 	if _, err := regional.Fit(nil, regional.Options{}); err == nil {
 		t.Error("nil ICE accepted")
+	}
+}
+
+// Every criterion's fast search must find the split that trying every
+// threshold with the impurity computed from scratch finds: the L1 impurity
+// around per-grid-point medians, the area impurity on the curves' mean
+// heights, the point impurity on the sd (or variance) at the Monte Carlo
+// points themselves.
+func TestCriteriaMatchBruteForce(t *testing.T) {
+	sp := mustSpace(t, floatSpace)
+	for _, crit := range []regional.Criterion{regional.CriterionL1, regional.CriterionArea, regional.CriterionPoint} {
+		for _, onSD := range []bool{false, true} {
+			for seed := range uint64(4) {
+				rng := rand.New(rand.NewPCG(seed, 7))
+				w := []float64{rng.NormFloat64(), rng.NormFloat64(), rng.NormFloat64()}
+				m := funcModel{dim: 3,
+					mean: func(x []float64) float64 { return 0 },
+					vari: func(x []float64) float64 {
+						return math.Exp(w[0]*x[0]*x[1] + w[1]*math.Sin(4*x[2]) + w[2]*x[1]*x[1])
+					},
+				}
+				ice, err := pdp.NewICE(context.Background(), m, sp, []int{0}, pdp.Options{Samples: 90, GridSize: 5, Seed: seed})
+				if err != nil {
+					t.Fatal(err)
+				}
+				tree, err := regional.Fit(ice, regional.Options{MaxSplits: 1, MinNodeSize: 3, OnSD: onSD, Criterion: crit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				scale := func(v float64) float64 {
+					if onSD {
+						return math.Sqrt(v)
+					}
+					return v
+				}
+				var targets [][]float64
+				for i, v := range ice.Var {
+					switch crit {
+					case regional.CriterionL1:
+						row := make([]float64, len(v))
+						for g, x := range v {
+							row[g] = scale(x)
+						}
+						targets = append(targets, row)
+					case regional.CriterionArea:
+						a := 0.0
+						for _, x := range v {
+							a += scale(x)
+						}
+						targets = append(targets, []float64{a / float64(len(v))})
+					case regional.CriterionPoint:
+						targets = append(targets, []float64{scale(m.vari(ice.Sample[i]))})
+					}
+				}
+				imp := impurity
+				if crit == regional.CriterionL1 {
+					imp = absImpurity
+				}
+				bestSum, bestParam := bestCut(ice.Sample, targets, imp, 3)
+				all := make([]int, len(targets))
+				for i := range all {
+					all[i] = i
+				}
+				if root := imp(targets, all); math.Abs(tree.Root.Impurity-root) > 1e-9*root {
+					t.Errorf("%s, on sd %v, seed %d: root impurity %.12g, brute force %.12g", crit, onSD, seed, tree.Root.Impurity, root)
+				}
+				got := tree.Root.Left.Impurity + tree.Root.Right.Impurity
+				if math.Abs(got-bestSum) > 1e-9*bestSum || tree.Root.Split.Param != sp.Params[bestParam].Name {
+					t.Errorf("%s, on sd %v, seed %d: split on %s with impurity %.12g; brute force %s %.12g", crit, onSD, seed, tree.Root.Split.Param, got, sp.Params[bestParam].Name, bestSum)
+				}
+			}
+		}
+	}
+}
+
+// absImpurity is Σ_g Σ_i |v_ig − median_g| over the given rows, by sorting.
+func absImpurity(curves [][]float64, members []int) float64 {
+	r := 0.0
+	for g := range curves[0] {
+		var col []float64
+		for _, i := range members {
+			col = append(col, curves[i][g])
+		}
+		slices.Sort(col)
+		med := col[len(col)/2]
+		if len(col)%2 == 0 {
+			med = (col[len(col)/2-1] + col[len(col)/2]) / 2
+		}
+		for _, v := range col {
+			r += math.Abs(v - med)
+		}
+	}
+	return r
+}
+
+// A hand-computed L1 node: one grid point, curves 1, 2, 4, 10 have median 3
+// and Σ|v − 3| = 2 + 1 + 1 + 7 = 11; the L2 impurity of the same node is
+// Σ(v − 4.25)² = 10.5625 + 5.0625 + 0.0625 + 33.0625 = 48.75. A constant-variance model keeps the test to the
+// arithmetic: the curves are set directly.
+func TestL1ImpurityByHand(t *testing.T) {
+	sp := mustSpace(t, floatSpace)
+	m := funcModel{dim: 3, mean: func([]float64) float64 { return 0 }, vari: func(x []float64) float64 { return 1 }}
+	ice, err := pdp.NewICE(context.Background(), m, sp, []int{0}, pdp.Options{Samples: 10, GridSize: 2, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ice.Var = ice.Var[:4]
+	ice.Sample, ice.Background = ice.Sample[:4], ice.Background[:4]
+	ice.Mean = ice.Mean[:4]
+	for i, v := range []float64{1, 2, 4, 10} {
+		ice.Var[i] = []float64{v, v}
+	}
+	for _, c := range []struct {
+		crit regional.Criterion
+		want float64
+	}{{regional.CriterionL1, 2 * 11}, {regional.CriterionL2, 2 * 48.75}, {regional.CriterionArea, 48.75}} {
+		tree, err := regional.Fit(ice, regional.Options{MaxSplits: 1, MinNodeSize: 2, Criterion: c.crit})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if math.Abs(tree.Root.Impurity-c.want) > 1e-12 {
+			t.Errorf("%s: root impurity %v, want %v", c.crit, tree.Root.Impurity, c.want)
+		}
+	}
+	if _, err := regional.Fit(ice, regional.Options{Criterion: "l3"}); err == nil || !strings.Contains(err.Error(), "l3") {
+		t.Errorf("unknown criterion: error %v", err)
+	}
+}
+
+// The L1 criterion on a categorical parameter tries every subset of levels
+// with impurities computed directly; its best split must match trying every
+// partition (and every threshold of the numeric parameter) from scratch.
+func TestCategoricalL1MatchesBruteForce(t *testing.T) {
+	sp := mustSpace(t, `{"params":[{"name":"a","type":"float","low":0,"high":1},
+		{"name":"cat","type":"categorical","choices":["p","q","r","s"]},
+		{"name":"c","type":"float","low":0,"high":1}]}`)
+	for seed := range uint64(4) {
+		rng := rand.New(rand.NewPCG(seed, 3))
+		lv := []float64{rng.Float64(), rng.Float64(), rng.Float64(), rng.Float64()}
+		m := funcModel{dim: 3, mean: func([]float64) float64 { return 0 },
+			vari: func(x []float64) float64 {
+				return math.Exp(2*lv[int(sp.Params[1].FromUnit(x[1]))]*x[0] + 0.7*x[2])
+			}}
+		ice, err := pdp.NewICE(context.Background(), m, sp, []int{0}, pdp.Options{Samples: 80, GridSize: 4, Seed: seed})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree, err := regional.Fit(ice, regional.Options{MaxSplits: 1, MinNodeSize: 2, Criterion: regional.CriterionL1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		best := math.Inf(1)
+		try := func(left func(row []float64) bool) {
+			var l, r []int
+			for i, row := range ice.Sample {
+				if left(row) {
+					l = append(l, i)
+				} else {
+					r = append(r, i)
+				}
+			}
+			if len(l) >= 2 && len(r) >= 2 {
+				best = min(best, absImpurity(ice.Var, l)+absImpurity(ice.Var, r))
+			}
+		}
+		for mask := 1; mask < 15; mask++ {
+			try(func(row []float64) bool { return mask&(1<<int(sp.Params[1].FromUnit(row[1]))) != 0 })
+		}
+		for _, cut := range ice.Sample {
+			try(func(row []float64) bool { return row[2] <= cut[2] })
+		}
+		if got := tree.Root.Left.Impurity + tree.Root.Right.Impurity; math.Abs(got-best) > 1e-9*best {
+			t.Errorf("seed %d: split %s with impurity %.12g, brute force %.12g", seed, tree.Root.Split.Param, got, best)
+		}
 	}
 }
