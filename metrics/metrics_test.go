@@ -123,3 +123,43 @@ func TestSimpleRegret(t *testing.T) {
 		t.Errorf("regret %v, %v", r, err)
 	}
 }
+
+// The authors' estimator on cases small enough to compute by hand: the
+// median of the pooled sample's pairwise distances sets σ, and every kernel
+// mean includes the diagonal.
+func TestMMD2Median(t *testing.T) {
+	// x = {0}, y = {1}: one distance, σ = 1; MMD² = 1 + 1 − 2·exp(−1/2).
+	got, err := MMD2Median([][]float64{{0}}, [][]float64{{1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := 2 - 2*math.Exp(-0.5); math.Abs(got-want) > 1e-15 {
+		t.Errorf("one point each: MMD² %v, want %v", got, want)
+	}
+	// x = {0, 1}, y = {3}: distances 1, 3, 2, σ = 2, γ = 1/8;
+	// mean k(x, x) = (2 + 2·exp(−1/8))/4, k(y, y) = 1,
+	// mean k(x, y) = (exp(−9/8) + exp(−4/8))/2.
+	x, y := [][]float64{{0}, {1}}, [][]float64{{3}}
+	want := (2+2*math.Exp(-0.125))/4 + 1 - (math.Exp(-1.125) + math.Exp(-0.5))
+	if got, err = MMD2Median(x, y); err != nil || math.Abs(got-want) > 1e-15 {
+		t.Errorf("two against one: MMD² %v (%v), want %v", got, err, want)
+	}
+	// The median bandwidth makes it invariant to rescaling every coordinate.
+	if got, err = MMD2Median([][]float64{{0}, {10}}, [][]float64{{30}}); err != nil || math.Abs(got-want) > 1e-15 {
+		t.Errorf("rescaled by 10: MMD² %v (%v), want %v", got, err, want)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	u := make([][]float64, 30)
+	for i := range u {
+		u[i] = []float64{rng.Float64(), rng.Float64()}
+	}
+	if got, err = MMD2Median(u, u); err != nil || got > 1e-15 {
+		t.Errorf("identical samples: MMD² %v (%v), want 0", got, err)
+	}
+	if _, err = MMD2Median(nil, u); err == nil {
+		t.Error("empty sample accepted")
+	}
+	if _, err = MMD2Median([][]float64{{1, 1}}, [][]float64{{1, 1}}); err == nil {
+		t.Error("coinciding points accepted (no bandwidth)")
+	}
+}
