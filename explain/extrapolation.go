@@ -32,7 +32,7 @@ import (
 // trials that are themselves a uniform sample the flag is a rank test: each grid
 // value is flagged with probability 1/(extrapolationReplicates+1) = 4% when the
 // hyperparameters do not depend on the trials. They are fitted to them, which
-// raises the rate somewhat (docs/explanations.md measures it), so 24 designs
+// raises the rate somewhat (docs/research/explanations.md measures it), so 24 designs
 // keep the false alarms below the nominal 5%. Trials spread more evenly than
 // random ones (a full factorial grid) are flagged less often still. An
 // optimizer's concentrated trials leave the regions it did not visit to the
