@@ -150,8 +150,50 @@ type LCBenchOptions struct {
 	Samples int     // n, default 1000
 	Grid    int     // G, default 20
 	Workers int
+	// InitialDesign and InitialSize are opt.Config's (default a maximin
+	// Latin hypercube of opt's default size).
+	InitialDesign string
+	InitialSize   int
+	// AcqOptimizer and FullRefitEvery are opt.Config's.
+	AcqOptimizer   string
+	FullRefitEvery int
+	// TreeSettings configure the confidence-splitting tree and the MMD.
+	TreeSettings
+	// Preset names the preset these options came from, for the table.
+	Preset string
 	// Progress, if set, is called after each finished run.
 	Progress func(done, total int)
+}
+
+// LCBenchPreset returns the options of a named preset (or of an earlier
+// name, presetAliases). PresetMoosbauer2021 is section 6.2 of the paper's
+// text: τ = 1, 200 evaluations, 6 splits, n = 1,000, G = 20, 30
+// replications. PresetMoosbauer2021Code is the authors' public code for
+// Table 2 (benchmarks/mlp/2_mbo_runs/config.R and 4_tree_splitting/config.R):
+// λ = 0.5; an initial random Latin hypercube of 2·d points
+// (generateDesign(2·d, fun = lhs::randomLHS)); mlrMBO's focus search and a
+// hyperparameter refit at every iteration; trees of depth 6 grown with
+// SS_L2 on the ICE curves of the sd with leaves of at least 2 curves; their
+// MMD estimator; and one replication, because the code scores only the
+// first replication's final model of each task (compute_trees on models[1]).
+func LCBenchPreset(name string) (LCBenchOptions, error) {
+	if canonical, ok := presetAliases[name]; ok {
+		name = canonical
+	}
+	paper := LCBenchOptions{Preset: PresetMoosbauer2021, Seeds: 30, Budget: 200, Tau: 1, Depth: 6, Samples: 1000, Grid: 20}
+	switch name {
+	case PresetMoosbauer2021:
+		return paper, nil
+	case PresetMoosbauer2021Code:
+		d := strings.Count(LCBenchSpace, `"name"`)
+		code := paper
+		code.Preset, code.Seeds, code.Tau = PresetMoosbauer2021Code, 1, 0.5
+		code.InitialDesign, code.InitialSize, code.AcqOptimizer, code.FullRefitEvery = "lhs", 2*d, "focus", -1
+		code.TreeSettings = TreeSettings{MinNodeSize: 2, SplitOnSD: true, Criterion: regional.CriterionL2, MMD: MMDMedian}
+		return code, nil
+	default:
+		return LCBenchOptions{}, fmt.Errorf("bench: lcbench: unknown preset %q (want %s or %s)", name, PresetMoosbauer2021, PresetMoosbauer2021Code)
+	}
 }
 
 // LCBenchRow is one hyperparameter of Table 2: relative improvements in %.
@@ -169,10 +211,22 @@ type LCBenchRow struct {
 
 // LCBenchResult is the reproduced Table 2 for one task.
 type LCBenchResult struct {
-	Task  string       `json:"task"`
-	Seeds int          `json:"seeds"`
-	MMD   float64      `json:"mmd"`
-	Rows  []LCBenchRow `json:"rows"`
+	Task   string `json:"task"`
+	Preset string `json:"preset,omitempty"`
+	Seeds  int    `json:"seeds"`
+	// The settings the run used, for the table's footer.
+	Tau          float64      `json:"tau"`
+	Budget       int          `json:"budget"`
+	Depth        int          `json:"depth"`
+	Design       string       `json:"initial_design"`
+	InitialSize  int          `json:"initial_size,omitempty"`
+	AcqOptimizer string       `json:"acq_optimizer"`
+	MinNodeSize  int          `json:"min_node_size,omitempty"`
+	SplitOnSD    bool         `json:"split_on_sd,omitempty"`
+	Criterion    string       `json:"criterion"`
+	MMDEstimator string       `json:"mmd_estimator"`
+	MMD          float64      `json:"mmd"`
+	Rows         []LCBenchRow `json:"rows"`
 }
 
 var paperTable2 = map[string][]float64{
@@ -215,6 +269,18 @@ func lcbench(ctx context.Context, o LCBenchOptions) (*LCBenchResult, error) {
 	if o.Workers == 0 {
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
+	if o.InitialDesign == "" {
+		o.InitialDesign = "maximin"
+	}
+	if o.AcqOptimizer == "" {
+		o.AcqOptimizer = "random"
+	}
+	if err := o.TreeSettings.fill(); err != nil {
+		return nil, err
+	}
+	if o.InitialSize < 0 || o.InitialSize >= o.Budget {
+		return nil, fmt.Errorf("need 0 ≤ initial size < budget, got %d and %d", o.InitialSize, o.Budget)
+	}
 	if o.Seeds < 1 || o.Budget < 30 || !(o.Tau > 0) || o.Depth < 1 || o.Samples < 10 || o.Grid < 2 || o.Workers < 1 {
 		return nil, errors.New("need seeds ≥ 1, budget ≥ 30, τ > 0, depth ≥ 1, samples ≥ 10, grid ≥ 2, workers ≥ 1")
 	}
@@ -227,18 +293,21 @@ func lcbench(ctx context.Context, o LCBenchOptions) (*LCBenchResult, error) {
 	runs := make([]pdpSplitRun, o.Seeds*d)
 	mmds := make([]float64, o.Seeds)
 	err = parallelDo(ctx, o.Seeds, o.Workers, o.Progress, func(s int) error {
-		rs, err := lcbenchOne(ctx, o, model, uint64(s+1))
+		rs, mmd, err := lcbenchOne(ctx, o, model, uint64(s+1))
 		if err != nil {
 			return fmt.Errorf("seed %d: %w", s+1, err)
 		}
 		copy(runs[s*d:], rs)
-		mmds[s] = rs[0].mmd
+		mmds[s] = mmd
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := &LCBenchResult{Task: o.Data, Seeds: o.Seeds, MMD: meanOf(o.Seeds, func(k int) float64 { return mmds[k] })}
+	out := &LCBenchResult{Task: o.Data, Preset: o.Preset, Seeds: o.Seeds, Tau: o.Tau, Budget: o.Budget, Depth: o.Depth,
+		Design: o.InitialDesign, InitialSize: o.InitialSize, AcqOptimizer: o.AcqOptimizer, MinNodeSize: o.MinNodeSize,
+		SplitOnSD: o.SplitOnSD, Criterion: string(o.Criterion), MMDEstimator: o.MMD,
+		MMD: meanOf(o.Seeds, func(k int) float64 { return mmds[k] })}
 	for j, name := range sp.Names() {
 		at := func(k int) pdpSplitRun { return runs[k*d+j] }
 		row := LCBenchRow{Param: name, Paper: paperTable2[name]}
@@ -250,37 +319,56 @@ func lcbench(ctx context.Context, o LCBenchOptions) (*LCBenchResult, error) {
 	return out, nil
 }
 
-// lcbenchOne runs one BO and scores every hyperparameter.
-func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uint64) ([]pdpSplitRun, error) {
-	sp := m.Space
-	optimizer, err := opt.New(opt.Config{Space: sp, Strategy: "lcb", Tau: o.Tau, Kernel: "matern32", OutputWarp: "none", TrustRegion: "none", Seed: seed})
+// lcbenchOne runs one BO, scores every hyperparameter and measures the
+// design's sampling bias.
+func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uint64) ([]pdpSplitRun, float64, error) {
+	out, x, err := lcbenchScores(ctx, o, m, seed)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
+	}
+	mmd, err := designMMD(m.Space, x, o.MMD, o.Samples, seed)
+	return out, mmd, err
+}
+
+// optConfig is the optimizer of one run: LCB on a Matérn-3/2 GP fitted to
+// the values themselves over the whole space, as the authors' mlrMBO.
+func (o LCBenchOptions) optConfig(sp *space.Space, seed uint64) opt.Config {
+	return opt.Config{Space: sp, Strategy: "lcb", Tau: o.Tau, Kernel: "matern32", OutputWarp: "none", TrustRegion: "none", Seed: seed,
+		InitialDesign: o.InitialDesign, InitialSize: o.InitialSize, AcqOptimizer: o.AcqOptimizer, FullRefitEvery: o.FullRefitEvery}
+}
+
+// lcbenchScores runs one BO and scores every hyperparameter; it returns the
+// scores and the evaluated configurations.
+func lcbenchScores(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uint64) ([]pdpSplitRun, [][]float64, error) {
+	sp := m.Space
+	optimizer, err := opt.New(o.optConfig(sp, seed))
+	if err != nil {
+		return nil, nil, err
 	}
 	for range o.Budget {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		tr, err := optimizer.Ask()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		y, err := m.Eval(tr.Params)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := optimizer.Tell(tr.ID, y); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	x, y := completed(optimizer.History())
 	best, ok := optimizer.Best()
 	if !ok {
-		return nil, errors.New("no completed trial")
+		return nil, nil, errors.New("no completed trial")
 	}
 	surrogate, err := gp.Fit(x, y, gp.Options{Kernel: gp.Matern32, Levels: sp.Levels(), Seed: seed})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []pdpSplitRun
 	for j := range sp.Dim() {
@@ -289,7 +377,7 @@ func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uin
 		// whole sample for the global PDP, the leaf's members for a region.
 		truthICE, err := pdp.NewICE(context.Background(), m.Forest, sp, []int{j}, pdp.Options{Samples: o.Samples, GridSize: o.Grid, Seed: seed, Workers: 1})
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		truth := func(grid []float64, leaf *regional.Leaf, _ *regional.Node) ([]float64, error) {
 			var members []int
@@ -302,13 +390,14 @@ func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uin
 			}
 			return res.Mean, nil
 		}
-		r, err := scoreRegional(surrogate, sp, x, best.U, j, truth, o.Samples, o.Grid, []int{o.Depth}, regional.Options{}, seed)
+		r, err := scoreRegional(surrogate, sp, best.U, j, truth, o.Samples, o.Grid, []int{o.Depth},
+			o.regional(), seed)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", sp.Params[j].Name, err)
+			return nil, nil, fmt.Errorf("%s: %w", sp.Params[j].Name, err)
 		}
 		out = append(out, r)
 	}
-	return out, nil
+	return out, x, nil
 }
 
 // WriteTable prints the result in the shape of the paper's Table 2, with the
@@ -327,6 +416,12 @@ func (r *LCBenchResult) WriteTable(w io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "mean (sd) over %d seeds on %s; mean MMD of the BO design vs uniform %.3f\n", r.Seeds, r.Task, r.MMD)
+	preset, leaves := presetPrefix(r.Preset), treeDescription(r.MinNodeSize, r.SplitOnSD, r.Criterion)
+	design := "opt's default number of"
+	if r.InitialSize > 0 {
+		design = strconv.Itoa(r.InitialSize)
+	}
+	_, err := fmt.Fprintf(w, "%smean (sd) over %d seeds on %s; LCB τ = %g, %d evaluations, %s %s design points, %s acquisition search; tree depth %d, %s; mean MMD of the BO design vs uniform %.3f (%s). Paper columns: Table 2 of Moosbauer et al. 2021, means over 35 tasks.\n",
+		preset, r.Seeds, r.Task, r.Tau, r.Budget, design, r.Design, r.AcqOptimizer, r.Depth, leaves, r.MMD, mmdDescription(r.MMDEstimator, 1000))
 	return err
 }

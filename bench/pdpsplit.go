@@ -59,6 +59,18 @@ type PDPSplitOptions struct {
 	// FullRefitEvery is opt.Config.FullRefitEvery (default 10; negative:
 	// a full hyperparameter fit at every iteration).
 	FullRefitEvery int
+	// TreeSettings configure the confidence-splitting tree and the MMD.
+	TreeSettings
+	// Preset names the preset these options came from, for the table.
+	Preset string
+	// Progress, if set, is called after each finished run.
+	Progress func(done, total int)
+}
+
+// TreeSettings are the settings of the confidence-splitting tree and of the
+// sampling-bias measure that both reproductions of Moosbauer et al. 2021
+// share.
+type TreeSettings struct {
 	// MinNodeSize is the smallest number of ICE curves in a leaf of the
 	// confidence-splitting tree (regional.Options.MinNodeSize; default
 	// regional's max(5, n/100)).
@@ -67,10 +79,38 @@ type PDPSplitOptions struct {
 	// the authors' code does, instead of eq. 6's variance
 	// (regional.Options.OnSD).
 	SplitOnSD bool
-	// Preset names the preset these options came from, for the table.
-	Preset string
-	// Progress, if set, is called after each finished run.
-	Progress func(done, total int)
+	// Criterion is the tree's impurity (regional.Options.Criterion; default
+	// eq. 6, regional.CriterionL2).
+	Criterion regional.Criterion
+	// MMD is the sampling-bias estimator: MMDUniformBandwidth (default) or
+	// MMDMedian.
+	MMD string
+}
+
+// fill sets an empty criterion to eq. 6's and an empty MMD estimator to
+// MMDUniformBandwidth, and rejects unknown ones and a negative leaf size.
+func (t *TreeSettings) fill() error {
+	if t.Criterion == "" {
+		t.Criterion = regional.CriterionL2
+	}
+	if !slices.Contains(regional.Criteria, t.Criterion) {
+		return fmt.Errorf("unknown split criterion %q (want l2, l1, area or point)", t.Criterion)
+	}
+	if t.MMD == "" {
+		t.MMD = MMDUniformBandwidth
+	}
+	if t.MMD != MMDUniformBandwidth && t.MMD != MMDMedian {
+		return fmt.Errorf("unknown MMD estimator %q (want %s or %s)", t.MMD, MMDUniformBandwidth, MMDMedian)
+	}
+	if t.MinNodeSize < 0 {
+		return fmt.Errorf("min node size %d must be ≥ 0 (0: regional's default)", t.MinNodeSize)
+	}
+	return nil
+}
+
+// regional is the tree's options, without its depth.
+func (t TreeSettings) regional() regional.Options {
+	return regional.Options{MinNodeSize: t.MinNodeSize, OnSD: t.SplitOnSD, Criterion: t.Criterion}
 }
 
 // PresetMoosbauer2021 names the settings of the authors' public code for
@@ -79,11 +119,30 @@ type PDPSplitOptions struct {
 // optimizer it relies on).
 const PresetMoosbauer2021 = "moosbauer2021"
 
+// PresetMoosbauer2021Code names the settings of the authors' public code at
+// its latest commit (github.com/slds-lmu/paper_2021_xautoml 8b9dad8), where
+// they differ from PresetMoosbauer2021: for Table 1 an initial design drawn
+// uniformly at random (generateRandomDesign) and the authors' MMD estimator;
+// for Table 2 λ = 0.5, a 2·d random Latin hypercube, and one replication.
+const PresetMoosbauer2021Code = "moosbauer2021-code"
+
+// The sampling-bias estimators of the MMD column.
+const (
+	// MMDUniformBandwidth is xbo's: the square root of the biased MMD² with
+	// a Gaussian kernel of fixed bandwidth √(d/6) (metrics.UniformBandwidth)
+	// against Samples uniform points; fixed so that runs compare.
+	MMDUniformBandwidth = "uniform-bandwidth"
+	// MMDMedian is the authors' (metrics.MMD2Median): median-heuristic
+	// bandwidth, against a uniform sample as large as the run; the column
+	// shows √MMD² averaged over replications, as their Table 1 does.
+	MMDMedian = "median"
+)
+
 // presetAliases are earlier names of presets, still accepted so that
 // command lines and scripts written with them keep working, but never shown
 // in help: the first name of moosbauer2021 was the project's internal number
 // of the paper, which means nothing to a user.
-var presetAliases = map[string]string{"paper000": PresetMoosbauer2021}
+var presetAliases = map[string]string{"paper000": PresetMoosbauer2021, "paper000-code": PresetMoosbauer2021Code}
 
 // PDPSplitPreset returns the options of a named preset (or of an earlier
 // name of one, presetAliases). PresetMoosbauer2021:
@@ -96,7 +155,10 @@ var presetAliases = map[string]string{"paper000": PresetMoosbauer2021}
 // points, n = 1,000 Monte Carlo points; depths n_sp = 1, 3, with leaves of
 // at least 2 ICE curves (the code's min.split = 2), grown on the ICE curves
 // of the posterior sd (the code's compute_tree on getPredictionSE, where
-// eq. 6 has the variance); 30 replications.
+// eq. 6 has the variance); 30 replications. PresetMoosbauer2021Code: the
+// same with the initial 4·d points drawn uniformly at random (the code's
+// generateRandomDesign; the random LHS of PresetMoosbauer2021 is an earlier
+// commit's) and the authors' MMD estimator (MMDMedian).
 func PDPSplitPreset(name string) (PDPSplitOptions, error) {
 	if canonical, ok := presetAliases[name]; ok {
 		name = canonical
@@ -109,10 +171,14 @@ func PDPSplitPreset(name string) (PDPSplitOptions, error) {
 			Taus: []float64{5, 1, 0.1}, Depths: []int{1, 3}, Seeds: 30,
 			Samples: 1000, GridSize: 20,
 			InitialDesign: "lhs", AcqOptimizer: "focus", MinNoise: 1e-8, FullRefitEvery: -1,
-			MinNodeSize: 2, SplitOnSD: true,
+			TreeSettings: TreeSettings{MinNodeSize: 2, SplitOnSD: true},
 		}, nil
+	case PresetMoosbauer2021Code:
+		p, err := PDPSplitPreset(PresetMoosbauer2021)
+		p.Preset, p.InitialDesign, p.Criterion, p.MMD = PresetMoosbauer2021Code, "random", regional.CriterionL2, MMDMedian
+		return p, err
 	default:
-		return PDPSplitOptions{}, fmt.Errorf("bench: pdp-split: unknown preset %q (want %s)", name, PresetMoosbauer2021)
+		return PDPSplitOptions{}, fmt.Errorf("bench: pdp-split: unknown preset %q (want %s or %s)", name, PresetMoosbauer2021, PresetMoosbauer2021Code)
 	}
 }
 
@@ -150,6 +216,8 @@ type PDPSplitResult struct {
 	MinNoise     float64       `json:"min_noise"`
 	MinNodeSize  int           `json:"min_node_size,omitempty"`
 	SplitOnSD    bool          `json:"split_on_sd,omitempty"`
+	Criterion    string        `json:"criterion"`
+	MMD          string        `json:"mmd_estimator"`
 	Samples      int           `json:"samples"`
 	GridSize     int           `json:"grid_size"`
 	Rows         []PDPSplitRow `json:"rows"`
@@ -225,13 +293,14 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 	if o.MinNoise == 0 {
 		o.MinNoise = gp.DefaultMinNoise
 	}
+	if err := o.TreeSettings.fill(); err != nil {
+		return nil, err
+	}
 	switch {
 	case o.Seeds < 1 || o.BudgetPerDim < 5 || o.Samples < 10 || o.GridSize < 2 || o.Workers < 1:
 		return nil, fmt.Errorf("need seeds ≥ 1, budget per dimension ≥ 5 (the initial design is 4·d), samples ≥ 10, grid ≥ 2, workers ≥ 1")
 	case len(o.Dims) == 0 || len(o.Taus) == 0 || len(o.Depths) == 0:
 		return nil, errors.New("dimensions, τ values and depths must not be empty")
-	case o.MinNodeSize < 0:
-		return nil, fmt.Errorf("min node size %d must be ≥ 0 (0: regional's default)", o.MinNodeSize)
 	case !(o.MinNoise > 0) || math.IsInf(o.MinNoise, 0):
 		return nil, fmt.Errorf("min noise %v must be positive and finite", o.MinNoise)
 	}
@@ -282,7 +351,8 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 		return nil, err
 	}
 	out := &PDPSplitResult{Preset: o.Preset, Depths: o.Depths, Samples: o.Samples, GridSize: o.GridSize,
-		Design: o.InitialDesign, AcqOptimizer: o.AcqOptimizer, MinNoise: o.MinNoise, MinNodeSize: o.MinNodeSize, SplitOnSD: o.SplitOnSD}
+		Design: o.InitialDesign, AcqOptimizer: o.AcqOptimizer, MinNoise: o.MinNoise, MinNodeSize: o.MinNodeSize, SplitOnSD: o.SplitOnSD,
+		Criterion: string(o.Criterion), MMD: o.MMD}
 	if o.Budgets != nil {
 		out.Budgets = map[int]int{}
 		for _, d := range o.Dims {
@@ -310,6 +380,17 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 		}
 	}
 	return out, nil
+}
+
+// designMMD is the sampling bias of a run's evaluations x (unit encoding)
+// by the named estimator, against uniform points drawn from seed.
+func designMMD(sp *space.Space, x [][]float64, estimator string, samples int, seed uint64) (float64, error) {
+	rng := rand.New(rand.NewPCG(seed^0x4d4d44, seed^0x9e3779b97f4a7c15))
+	if estimator == MMDMedian {
+		m2, err := metrics.MMD2Median(x, sp.Sample(rng, len(x)))
+		return math.Sqrt(m2), err
+	}
+	return metrics.MMD(x, sp.Sample(rng, samples), metrics.UniformBandwidth(sp.Dim()))
 }
 
 func meanOf(n int, f func(int) float64) float64 {
@@ -383,8 +464,13 @@ func pdpSplitOne(ctx context.Context, o PDPSplitOptions, d int, tau float64, see
 	truth := func(grid []float64, leaf *regional.Leaf, tree *regional.Node) ([]float64, error) {
 		return styblinskiTangRegionalPD(sp, 0, grid, leaf, tree)
 	}
-	return scoreRegional(model, sp, x, run.Best.U, 0, truth, o.Samples, o.GridSize, o.Depths,
-		regional.Options{MinNodeSize: o.MinNodeSize, OnSD: o.SplitOnSD}, seed)
+	r, err := scoreRegional(model, sp, run.Best.U, 0, truth, o.Samples, o.GridSize, o.Depths,
+		o.regional(), seed)
+	if err != nil {
+		return r, err
+	}
+	r.mmd, err = designMMD(sp, x, o.MMD, o.Samples, seed)
+	return r, err
 }
 
 // styblinskiTangRegionalPD is the closed-form PD of x_p over a box-shaped
@@ -471,23 +557,15 @@ func completed(history []opt.Trial) ([][]float64, []float64) {
 	return x, y
 }
 
-// scoreRegional computes the MMD of the design against a uniform sample, the
-// global PDP of parameter p with the eq. 5 band, and for each depth the
+// scoreRegional computes the global PDP of parameter p with the eq. 5 band, and for each depth the
 // relative improvements of MC, OC and NLL in the leaf holding best. Each PDP
 // is judged against the true PD of its own region: a regional PDP estimates
 // the partial dependence within the region, which differs from the global
 // one unless the function is free of interactions and the region is the
 // whole space.
-func scoreRegional(model *gp.GP, sp *space.Space, x [][]float64, best []float64, p int,
+func scoreRegional(model *gp.GP, sp *space.Space, best []float64, p int,
 	truth regionalTruth, samples, grid int, depths []int, split regional.Options, seed uint64) (pdpSplitRun, error) {
 	var r pdpSplitRun
-	rng := rand.New(rand.NewPCG(seed^0x4d4d44, seed^0x9e3779b97f4a7c15))
-	uniform := sp.Sample(rng, samples)
-	mmd, err := metrics.MMD(x, uniform, metrics.UniformBandwidth(sp.Dim()))
-	if err != nil {
-		return r, err
-	}
-	r.mmd = mmd
 	ice, err := pdp.NewICE(context.Background(), model, sp, []int{p}, pdp.Options{Samples: samples, GridSize: grid, Seed: seed, KeepVariance: true, Workers: 1})
 	if err != nil {
 		return r, err
@@ -587,20 +665,52 @@ func (r *PDPSplitResult) WriteTable(w io.Writer) error {
 		}
 		budget = "budgets " + strings.Join(parts, ", ")
 	}
-	preset := ""
-	if r.Preset != "" {
-		preset = "preset " + r.Preset + "; "
-	}
-	leaves := "regional's default smallest leaf"
-	if r.MinNodeSize > 0 {
-		leaves = fmt.Sprintf("leaves of ≥ %d ICE curves", r.MinNodeSize)
-	}
-	if r.SplitOnSD {
-		leaves += ", split on the ICE curves of the sd"
-	}
-	_, err := fmt.Fprintf(w, "%sδ in %% (mean ± sd over %d seeds), leaf holding the best configuration vs global PDP of x1; eq. 5 bands; n = %d, G = %d; %s with a 4·d-point %s design; Matérn-3/2 GP, noise floor %g; %s acquisition search; n_sp = tree depth, %s; MMD with a Gaussian kernel of bandwidth √(d/6) against %d uniform points. Paper columns: Table 1 of Moosbauer et al. 2021.\n",
-		preset, seedsOf(r), r.Samples, r.GridSize, budget, r.Design, r.MinNoise, r.AcqOptimizer, leaves, r.Samples)
+	preset, leaves := presetPrefix(r.Preset), treeDescription(r.MinNodeSize, r.SplitOnSD, r.Criterion)
+	_, err := fmt.Fprintf(w, "%sδ in %% (mean ± sd over %d seeds), leaf holding the best configuration vs global PDP of x1; eq. 5 bands; n = %d, G = %d; %s with a 4·d-point %s design; Matérn-3/2 GP, noise floor %g; %s acquisition search; n_sp = tree depth, %s; %s. Paper columns: Table 1 of Moosbauer et al. 2021.\n",
+		preset, seedsOf(r), r.Samples, r.GridSize, budget, r.Design, r.MinNoise, r.AcqOptimizer, leaves, mmdDescription(r.MMD, r.Samples))
 	return err
+}
+
+// presetPrefix names a preset at the start of a table's footer.
+func presetPrefix(preset string) string {
+	if preset == "" {
+		return ""
+	}
+	return "preset " + preset + "; "
+}
+
+// treeDescription says how the tree was grown, for a table's footer.
+func treeDescription(minNodeSize int, onSD bool, criterion string) string {
+	leaves := "regional's default smallest leaf"
+	if minNodeSize > 0 {
+		leaves = fmt.Sprintf("leaves of ≥ %d ICE curves", minNodeSize)
+	}
+	return leaves + splitDescription(onSD, criterion)
+}
+
+// splitDescription says what the tree split, for a table's footer.
+func splitDescription(onSD bool, criterion string) string {
+	curves := "variance"
+	if onSD {
+		curves = "sd"
+	}
+	switch regional.Criterion(criterion) {
+	case regional.CriterionL1:
+		return ", L1 impurity around the median on the ICE curves of the " + curves
+	case regional.CriterionArea:
+		return ", impurity of the mean heights of the ICE curves of the " + curves
+	case regional.CriterionPoint:
+		return ", impurity of the " + curves + " at the Monte Carlo points"
+	}
+	return ", eq. 6 on the ICE curves of the " + curves
+}
+
+// mmdDescription names the MMD estimator, for a table's footer.
+func mmdDescription(estimator string, samples int) string {
+	if estimator == MMDMedian {
+		return "MMD: √MMD² with a Gaussian kernel of median-heuristic bandwidth against as many uniform points as evaluations (the authors' estimator)"
+	}
+	return fmt.Sprintf("MMD with a Gaussian kernel of bandwidth √(d/6) against %d uniform points", samples)
 }
 
 func seedsOf(r *PDPSplitResult) int {

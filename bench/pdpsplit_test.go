@@ -297,7 +297,7 @@ func TestScoreRegionalMinNodeSize(t *testing.T) {
 		return styblinskiTangRegionalPD(sp, 0, grid, leaf, tree)
 	}
 	score := func(minNode int) pdpSplitRun {
-		r, err := scoreRegional(model, sp, x, x[0], 0, truth, 1000, 10, []int{1, 3}, regional.Options{MinNodeSize: minNode}, 4)
+		r, err := scoreRegional(model, sp, x[0], 0, truth, 1000, 10, []int{1, 3}, regional.Options{MinNodeSize: minNode}, 4)
 		if err != nil {
 			t.Fatal(err)
 		}

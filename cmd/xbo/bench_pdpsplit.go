@@ -5,9 +5,11 @@ import (
 	"errors"
 	"flag"
 	"os"
+	"slices"
 	"strconv"
 
 	"xbo/bench"
+	"xbo/explain/regional"
 )
 
 func init() {
@@ -20,7 +22,7 @@ func init() {
 
 func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("bench pdp-split", flag.ContinueOnError)
-	preset := fs.String("preset", "", "settings of a published setup: moosbauer2021 (the authors' code for Table 1 of Moosbauer et al. 2021: budgets 80, 150, 250 for d = 3, 5, 8, a 4·d random LHS, Matérn-3/2 GP with nugget 1e-8, focus search, leaves of ≥ 2 ICE curves); other flags given override it")
+	preset := fs.String("preset", "", "settings of a published setup: moosbauer2021 (Table 1 of Moosbauer et al. 2021 as an earlier commit of the authors' code ran it: budgets 80, 150, 250 for d = 3, 5, 8, a 4·d random LHS, Matérn-3/2 GP with nugget 1e-8, focus search, leaves of ≥ 2 ICE curves, split on the sd curves) or moosbauer2021-code (the same as their latest code: a 4·d uniform random design and their MMD estimator); other flags given override it")
 	dims := fs.String("dims", "3,5,8", "comma-separated dimensions of Styblinski-Tang")
 	taus := fs.String("taus", "5,1,0.1", "comma-separated LCB τ values (low, medium, high sampling bias)")
 	depths := fs.String("depths", "1,3", "comma-separated tree depths n_sp")
@@ -31,6 +33,8 @@ func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	grid := fs.Int("grid", 20, "grid points G")
 	workers := fs.Int("workers", 0, "parallel runs (0: one per CPU)")
 	splitOn := fs.String("split-on", "variance", "ICE curves the tree splits: variance (eq. 6) or sd (the authors' code; the moosbauer2021 preset's)")
+	criterion := fs.String("criterion", "l2", criterionHelp)
+	mmd := fs.String("mmd", bench.MMDUniformBandwidth, mmdHelp)
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
@@ -59,15 +63,8 @@ func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 		p.Workers = *workers
 		opts = p
 	}
-	if *preset == "" || set["split-on"] {
-		switch *splitOn {
-		case "variance":
-			opts.SplitOnSD = false
-		case "sd":
-			opts.SplitOnSD = true
-		default:
-			return usagef("--split-on %q: want variance or sd", *splitOn)
-		}
+	if err := splitFlags(*preset == "", set, *splitOn, *criterion, *mmd, &opts.TreeSettings); err != nil {
+		return err
 	}
 	var err error
 	if *preset == "" || set["dims"] {
@@ -113,6 +110,39 @@ func runBenchPDPSplit(ctx context.Context, args []string, env *cliEnv) error {
 	return res.WriteTable(env.stdout)
 }
 
+const (
+	criterionHelp = "impurity the tree minimizes: l2 (eq. 6, the authors' SS_L2), l1 (Σ|v − median|), area (spread of the curves' mean heights, SS_area) or point (spread of the sd at the Monte Carlo points, SS_sd)"
+	mmdHelp       = "sampling-bias estimator: uniform-bandwidth (Gaussian kernel of bandwidth √(d/6) against n uniform points) or median (the authors': median-heuristic bandwidth against as many uniform points as evaluations, √MMD² shown)"
+)
+
+// splitFlags applies --split-on, --criterion and --mmd to a benchmark's
+// options: all of them without a preset, otherwise only those given.
+func splitFlags(all bool, set map[string]bool, splitOn, criterion, mmd string, t *bench.TreeSettings) error {
+	if all || set["split-on"] {
+		switch splitOn {
+		case "variance":
+			t.SplitOnSD = false
+		case "sd":
+			t.SplitOnSD = true
+		default:
+			return usagef("--split-on %q: want variance or sd", splitOn)
+		}
+	}
+	if all || set["criterion"] {
+		if !slices.Contains(regional.Criteria, regional.Criterion(criterion)) {
+			return usagef("--criterion %q: want l2, l1, area or point", criterion)
+		}
+		t.Criterion = regional.Criterion(criterion)
+	}
+	if all || set["mmd"] {
+		if mmd != bench.MMDUniformBandwidth && mmd != bench.MMDMedian {
+			return usagef("--mmd %q: want %s or %s", mmd, bench.MMDUniformBandwidth, bench.MMDMedian)
+		}
+		t.MMD = mmd
+	}
+	return nil
+}
+
 func parseInts(s string) ([]int, error) {
 	var out []int
 	for _, part := range splitList(s) {
@@ -143,6 +173,7 @@ const lcbenchDefault = "../shared/data/lcbench2000_phoneme.csv"
 func runBenchPDPSplitLCBench(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("bench pdp-split-lcbench", flag.ContinueOnError)
 	data := fs.String("data", lcbenchDefault, "LCBench CSV of one task (default: the objective lcbench-phoneme from the project's shared data, beside the repository)")
+	preset := fs.String("preset", "", "settings of a published setup: moosbauer2021 (Table 2 of Moosbauer et al. 2021 as the text describes it: τ = 1, 200 evaluations, 6 splits, 30 replications) or moosbauer2021-code (the authors' code: λ = 0.5, a 2·d random LHS, focus search, SS_L2 on the sd curves with leaves of ≥ 2, their MMD estimator, one replication); other flags given override it")
 	seeds := fs.Int("seeds", 30, "repetitions (seeds 1..N)")
 	budget := fs.Int("budget", 200, "evaluations per BO run")
 	tau := fs.Float64("tau", 1, "LCB τ")
@@ -150,17 +181,43 @@ func runBenchPDPSplitLCBench(ctx context.Context, args []string, env *cliEnv) er
 	mc := fs.Int("mc", 1000, "Monte Carlo points n")
 	grid := fs.Int("grid", 20, "grid points G")
 	workers := fs.Int("workers", 0, "parallel runs (0: one per CPU)")
+	splitOn := fs.String("split-on", "variance", "ICE curves the tree splits: variance (eq. 6) or sd (the authors' code)")
+	criterion := fs.String("criterion", "l2", criterionHelp)
+	mmd := fs.String("mmd", bench.MMDUniformBandwidth, mmdHelp)
 	asJSON := fs.Bool("json", false, "print JSON instead of the table")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	if *seeds < 1 || *budget < 30 || !(*tau > 0) || *depth < 1 || *mc < 10 || *grid < 2 || *workers < 0 {
 		return usagef("need --seeds ≥ 1, --budget ≥ 30, --tau > 0, --depth ≥ 1, --mc ≥ 10, --grid ≥ 2, --workers ≥ 0")
 	}
 	if _, err := os.Stat(*data); err != nil {
 		return usagef("--data %s: %v (give the path of an LCBench CSV such as lcbench2000_phoneme.csv)", *data, err)
 	}
-	opts := bench.LCBenchOptions{Data: *data, Seeds: *seeds, Budget: *budget, Tau: *tau, Depth: *depth, Samples: *mc, Grid: *grid, Workers: *workers}
+	opts := bench.LCBenchOptions{Data: *data, Seeds: *seeds, Budget: *budget, Tau: *tau, Depth: *depth, Samples: *mc, Grid: *grid}
+	if *preset != "" {
+		p, err := bench.LCBenchPreset(*preset)
+		if err != nil {
+			return usagef("--preset: %v", err)
+		}
+		// The preset's values stand unless a flag was given.
+		for name, apply := range map[string]func(){
+			"seeds": func() { p.Seeds = *seeds }, "budget": func() { p.Budget = *budget }, "tau": func() { p.Tau = *tau },
+			"depth": func() { p.Depth = *depth }, "mc": func() { p.Samples = *mc }, "grid": func() { p.Grid = *grid },
+		} {
+			if set[name] {
+				apply()
+			}
+		}
+		p.Data = *data
+		opts = p
+	}
+	opts.Workers = *workers
+	if err := splitFlags(*preset == "", set, *splitOn, *criterion, *mmd, &opts.TreeSettings); err != nil {
+		return err
+	}
 	bar := newProgress(env, "bench pdp-split-lcbench")
 	opts.Progress = bar.set
 	defer bar.finish()

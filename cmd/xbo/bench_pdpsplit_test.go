@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"strings"
 	"testing"
 
@@ -49,5 +50,51 @@ func checkPDPSplitPresetResult(t *testing.T, stdout string) {
 		res.MinNoise != 1e-8 || res.Samples != 50 || res.GridSize != 20 || len(res.Rows) != 1 || res.Rows[0].Seeds != 1 ||
 		res.Rows[0].Tau != 5 || len(res.Depths) != 2 || res.Rows[0].Paper == nil || res.MinNodeSize != 2 {
 		t.Fatalf("result %s", stdout)
+	}
+}
+
+// --criterion and --mmd reach the options, with or without a preset, and
+// unknown values are usage errors; pdp-split-lcbench's --preset gives the
+// authors' code settings, its flags given override them.
+func TestBenchPDPSplitCriterionMMDAndLCBenchPreset(t *testing.T) {
+	for _, args := range [][]string{
+		{"pdp-split", "--criterion", "l3"},
+		{"pdp-split", "--preset", "moosbauer2021-code", "--mmd", "mean"},
+		{"pdp-split-lcbench", "--preset", "paper001"},
+		{"pdp-split-lcbench", "--criterion", "sd"},
+	} {
+		code, _, stderr := runCLI(t, append([]string{"bench"}, args...)...)
+		if code != 2 || stderr == "" {
+			t.Errorf("%s: exit %d stderr %q", strings.Join(args, " "), code, stderr)
+		}
+	}
+	code, stdout, stderr := runCLI(t, "bench", "pdp-split", "--dims", "3", "--taus", "5", "--reps", "1", "--budget-per-dim", "7",
+		"--mc", "50", "--criterion", "area", "--mmd", "median", "--json")
+	if code != 0 {
+		t.Fatalf("pdp-split --criterion area --mmd median: exit %d stderr %q", code, stderr)
+	}
+	var res bench.PDPSplitResult
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Criterion != "area" || res.MMD != "median" || res.Design != "maximin" {
+		t.Errorf("result %s", stdout)
+	}
+	const data = "../../../shared/data/lcbench2000_phoneme.csv"
+	if _, err := os.Stat(data); err != nil {
+		t.Skip("no LCBench data:", err)
+	}
+	code, stdout, stderr = runCLI(t, "bench", "pdp-split-lcbench", "--data", data, "--preset", "moosbauer2021-code",
+		"--budget", "30", "--mc", "50", "--grid", "5", "--depth", "2", "--criterion", "point", "--json")
+	if code != 0 {
+		t.Fatalf("pdp-split-lcbench --preset moosbauer2021-code: exit %d stderr %q", code, stderr)
+	}
+	var lc bench.LCBenchResult
+	if err := json.Unmarshal([]byte(stdout), &lc); err != nil {
+		t.Fatal(err)
+	}
+	if lc.Preset != "moosbauer2021-code" || lc.Tau != 0.5 || lc.Seeds != 1 || lc.Budget != 30 || lc.Depth != 2 || lc.InitialSize != 14 ||
+		lc.Design != "lhs" || lc.MinNodeSize != 2 || !lc.SplitOnSD || lc.Criterion != "point" || lc.MMDEstimator != "median" || len(lc.Rows) != 7 {
+		t.Errorf("result %s", stdout)
 	}
 }
