@@ -178,6 +178,7 @@ type Study struct {
 	NextNumber int64           `json:"next_number"`
 	Counts     map[string]int  `json:"counts,omitempty"`
 	Best       *float64        `json:"best,omitempty"`
+	Note       string          `json:"note,omitempty"`
 }
 
 // Intermediate is a reported intermediate value.
@@ -207,6 +208,7 @@ type Trial struct {
 	Deadline     *time.Time      `json:"deadline,omitempty"`
 	FinishedAt   *time.Time      `json:"finished_at,omitempty"`
 	Version      int64           `json:"version"`
+	Note         string          `json:"note,omitempty"`
 }
 
 // Float returns a numeric parameter, or an error naming it.
@@ -335,6 +337,26 @@ func (c *Client) TellOutcome(ctx context.Context, study string, number int64, o 
 // Fail reports that a trial's evaluation failed.
 func (c *Client) Fail(ctx context.Context, study string, number int64, reason string) error {
 	return c.do(ctx, http.MethodPost, trialPath(study, number, "tell"), map[string]any{"state": "failed", "reason": reason}, nil, true)
+}
+
+// SetStudyNote replaces the study's note ("" clears it): plain text of at
+// most 10,000 characters, which the dashboard and the report show.
+func (c *Client) SetStudyNote(ctx context.Context, study, note string) (*Study, error) {
+	if study == "" {
+		return nil, errors.New("client: set study note: no study named")
+	}
+	var st Study
+	return &st, c.do(ctx, http.MethodPut, studyPath(study, "note"), map[string]string{"note": note}, &st, true)
+}
+
+// SetTrialNote replaces a trial's note ("" clears it), in any state; the
+// trial's outcome and version stay as they are.
+func (c *Client) SetTrialNote(ctx context.Context, study string, number int64, note string) (*Trial, error) {
+	if study == "" || number < 0 {
+		return nil, fmt.Errorf("client: set trial note: study %q, trial %d: a study and a trial number ≥ 0 are needed", study, number)
+	}
+	var t Trial
+	return &t, c.do(ctx, http.MethodPut, trialPath(study, number, "note"), map[string]string{"note": note}, &t, true)
 }
 
 // Report records an intermediate value; it also keeps the trial from

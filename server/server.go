@@ -49,6 +49,9 @@ type Config struct {
 	// expensive); /api/health and /api/openapi.json stay open for probes
 	// and client generators, and the dashboard then cannot load its data.
 	TokenReads bool
+	// ReadOnly refuses every write (403): a server that shows studies,
+	// to the dashboard among others, and changes nothing.
+	ReadOnly bool
 	// TrialTimeout is how long a worker may hold a trial without telling or
 	// reporting before it expires and its configuration is queued again;
 	// 0 means never.
@@ -180,12 +183,14 @@ func New(cfg Config) (*Server, error) {
 	s.handle("POST /api/studies", s.createStudy)
 	s.handle("GET /api/studies/{study}", s.getStudy)
 	s.handle("DELETE /api/studies/{study}", s.deleteStudy)
+	s.handle("PUT /api/studies/{study}/note", s.setStudyNote)
 	s.handle("POST /api/studies/{study}/ask", s.ask)
 	s.handle("GET /api/studies/{study}/trials", s.listTrials)
 	s.handle("POST /api/studies/{study}/trials", s.addTrial)
 	s.handle("GET /api/studies/{study}/trials/{trial}", s.getTrial)
 	s.handle("POST /api/studies/{study}/trials/{trial}/tell", s.tell)
 	s.handle("POST /api/studies/{study}/trials/{trial}/report", s.report)
+	s.handle("PUT /api/studies/{study}/trials/{trial}/note", s.setTrialNote)
 	s.handle("GET /api/studies/{study}/best", s.best)
 	s.handle("GET /api/studies/{study}/best_trials", s.bestTrials)
 	s.handle("GET /api/studies/{study}/events", s.events)
@@ -287,6 +292,10 @@ func (s *Server) handle(pattern string, h func(w http.ResponseWriter, r *http.Re
 				writeError(w, statusOf(err), err)
 				return
 			}
+			if s.cfg.ReadOnly {
+				writeError(w, http.StatusForbidden, errors.New("the server is read-only (xbo serve --read-only): it accepts no writes"))
+				return
+			}
 		}
 		if guarded && !s.authorized(r) {
 			s.unauthorized(w)
@@ -344,11 +353,22 @@ func (s *Server) openapi(w http.ResponseWriter, r *http.Request) error {
 	return nil
 }
 
+// Health is the answer of GET /api/health. Writes and Token tell a page
+// (the dashboard) whether to offer its controls that write, and whether
+// to ask for the token first.
+type Health struct {
+	Status string `json:"status"`
+	// Writes is false on a read-only server.
+	Writes bool `json:"writes"`
+	// Token is true when writes need the bearer token.
+	Token bool `json:"token"`
+}
+
 func (s *Server) health(w http.ResponseWriter, r *http.Request) error {
 	if _, err := s.st.Studies(r.Context()); err != nil {
 		return fmt.Errorf("store unreachable: %w", err)
 	}
-	return writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	return writeJSON(w, http.StatusOK, Health{Status: "ok", Writes: !s.cfg.ReadOnly, Token: s.cfg.Token != "" && !s.cfg.ReadOnly})
 }
 
 // ExpireLoop expires overdue trials of every study every interval until ctx

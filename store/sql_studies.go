@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-const studyColumns = `id, name, direction, space, optimizer, pruner, created_us, version, next_number, n_objectives, n_constraints`
+const studyColumns = `id, name, direction, space, optimizer, pruner, created_us, version, next_number, n_objectives, n_constraints, note`
 
 // scanStudy reads a study row. Its Version is the row's counter, which only
 // SQLite maintains; the public methods replace it by the highest trial
@@ -19,7 +19,7 @@ func scanStudy(scan func(dest ...any) error) (*Study, error) {
 		created              int64
 	)
 	if err := scan(&st.ID, &st.Name, &st.Direction, &space, &optim, &pruner, &created, &st.Version, &st.NextNumber,
-		&st.NumObjectives, &st.NumConstraints); err != nil {
+		&st.NumObjectives, &st.NumConstraints, &st.Note); err != nil {
 		return nil, err
 	}
 	st.Space = []byte(space)

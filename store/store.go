@@ -123,6 +123,9 @@ type Study struct {
 	// Constraints. The store refuses an outcome of another shape.
 	NumObjectives  int `json:"-"`
 	NumConstraints int `json:"-"`
+	// Note is what a person wrote about the study ("" when nothing; see
+	// Store.SetStudyNote).
+	Note string `json:"note,omitempty"`
 	// Fingerprint, set by Store.Study, changes whenever any trial of the
 	// study changes: it is the study's id, its number of trials and the sum
 	// of their versions, read in one snapshot. Versions only grow, so the
@@ -208,6 +211,9 @@ type Trial struct {
 	Deadline   *time.Time      `json:"deadline,omitempty"`
 	FinishedAt *time.Time      `json:"finished_at,omitempty"`
 	Version    int64           `json:"version"`
+	// Note is what a person wrote about the trial ("" when nothing; see
+	// Store.SetTrialNote).
+	Note string `json:"note,omitempty"`
 	// StudyID is the study's id: a study deleted and created again under
 	// the same name has another one, so a cache of a study's settings
 	// keyed by name can tell that it is stale.
@@ -418,6 +424,15 @@ type Store interface {
 	// reader that mirrors the study's trials catches up with them as a
 	// proposer does (AskView.Watch), while asks go on.
 	Read(ctx context.Context, study string, read func(ctx context.Context, view AskView) error) error
+
+	// SetStudyNote replaces the study's note ("" clears it; see CheckNote)
+	// and returns the study.
+	SetStudyNote(ctx context.Context, study, note string) (*Study, error)
+	// SetTrialNote replaces a trial's note, in any state ("" clears it),
+	// and returns the trial. A note is no change of the trial's outcome:
+	// its version stays, so neither optimizers nor caches keyed on the
+	// study's fingerprint see it.
+	SetTrialNote(ctx context.Context, study string, number int64, note string) (*Trial, error)
 
 	Close() error
 }
@@ -691,7 +706,7 @@ func marshalJSON(v any, empty string) (string, error) {
 // trialColumns is the column list every trial query selects, in scanTrial order.
 const trialColumns = `id, number, state, params, value, intermediate, user_attrs, worker, acquisition,
 	fail_reason, requeued_from, meta, created_us, started_us, deadline_us, finished_us, version, updated_us, study_id,
-	objective_values, constraint_values`
+	objective_values, constraint_values, note`
 
 func scanTrial(scan func(dest ...any) error) (Trial, error) {
 	var (
@@ -704,7 +719,7 @@ func scanTrial(scan func(dest ...any) error) (Trial, error) {
 	)
 	if err := scan(&t.ID, &t.Number, &state, &params, &t.Value, &inter, &attrs, &t.Worker, &t.Acquisition,
 		&t.FailReason, &t.RequeuedFrom, &meta, &created, &started, &deadline, &finished, &t.Version, &t.updatedUS, &t.StudyID,
-		&values, &constraints); err != nil {
+		&values, &constraints, &t.Note); err != nil {
 		return t, err
 	}
 	if values != nil {

@@ -30,6 +30,7 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	db := fs.String("db", "xbo.db", "SQLite file, or postgres://... for PostgreSQL")
 	token := fs.String("token", os.Getenv("XBO_TOKEN"), "bearer token required on every write (default $XBO_TOKEN; empty: no auth)")
 	tokenReads := fs.Bool("token-reads", false, "require the token on reads too (all but /api/health and /api/openapi.json; the dashboard then cannot load data)")
+	readOnly := fs.Bool("read-only", false, "refuse every write (403): serve the API's reads and the dashboard, which then shows no control that writes")
 	timeout := fs.Duration("trial-timeout", time.Hour, "a running trial not told or reported within this time expires and its configuration is queued again (0: never)")
 	optWorkers := fs.Int("optimizer-workers", 0, "goroutines one proposal may use (0: the optimizer's default, 2; 1 leaves a core to the handlers: other requests are answered faster during a proposal, proposals are slower)")
 	allowedHosts := fs.String("allowed-hosts", "", "comma-separated further host names requests may be addressed to, and whose pages may write (* for any); always accepted: the --addr host, localhost, loopback addresses, and any IP address when --addr is 0.0.0.0 or ::")
@@ -82,7 +83,7 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	if *allowedHosts != "" {
 		hosts = strings.Split(*allowedHosts, ",")
 	}
-	srv, err := server.New(server.Config{Store: st, Token: *token, TokenReads: *tokenReads, TrialTimeout: *timeout, Logger: log, OptimizerWorkers: *optWorkers,
+	srv, err := server.New(server.Config{Store: st, Token: *token, TokenReads: *tokenReads, ReadOnly: *readOnly, TrialTimeout: *timeout, Logger: log, OptimizerWorkers: *optWorkers,
 		Addr: *addr, AllowedHosts: hosts})
 	if err != nil {
 		return err
@@ -97,7 +98,7 @@ func runServe(ctx context.Context, args []string, env *cliEnv) error {
 	if strings.HasPrefix(where, "postgres") {
 		where = "PostgreSQL"
 	}
-	log.Info("xbo serve listening", "url", "http://"+ln.Addr().String(), "db", where, "auth", *token != "", "trial_timeout", *timeout)
+	log.Info("xbo serve listening", "url", "http://"+ln.Addr().String(), "db", where, "auth", *token != "", "read_only", *readOnly, "trial_timeout", *timeout)
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -50,6 +50,29 @@ class StudyTest(unittest.TestCase):
         self.assertIn("load_if_exists=True", cm.exception.message)
         self.assertIn("wait=", cm.exception.message)
 
+    def test_notes(self):
+        study = self.create("notes")
+        trial = study.ask()
+        study.set_note("why: <b>baseline</b>\nsecond line")
+        self.assertEqual(study.note, "why: <b>baseline</b>\nsecond line")
+        self.assertEqual(xbo.load_study(study.name, **server_kwargs()).note, study.note)
+        noted = study.set_trial_note(trial, "OOM on node 3")
+        self.assertEqual((noted.number, noted.state, noted.note), (trial.number, "running", "OOM on node 3"))
+        study.tell(trial, 2.0)
+        self.assertEqual(study.trial(trial.number).note, "OOM on node 3")
+        self.assertEqual(study.set_trial_note(trial.number, "").note, "")
+        study.set_note("")
+        self.assertEqual(xbo.load_study(study.name, **server_kwargs()).note, "")
+        with self.assertRaisesRegex(ValueError, "at most 10000"):
+            study.set_note("a" * 10001)
+        with self.assertRaisesRegex(ValueError, "NUL"):
+            study.set_trial_note(trial, "a\0b")
+        with self.assertRaises(TypeError):
+            study.set_note(3)
+        with self.assertRaises(xbo.XBOError) as cm:
+            study.set_trial_note(99, "x")
+        self.assertEqual(cm.exception.status, 404)
+
     def test_invalid_space_is_the_servers_400(self):
         with self.assertRaises(xbo.XBOError) as cm:
             xbo.create_study(unique("bad"), {"params": [{"name": "x", "type": "float", "low": 2, "high": 1}]}, **server_kwargs())

@@ -191,6 +191,20 @@ def _number(trial: Any) -> int:
     raise ValueError("tell needs a Trial or a trial number >= 0, not %r" % (trial,))
 
 
+_MAX_NOTE = 10000
+
+
+def _checked_note(note: Any) -> str:
+    """A note as the server takes it, or ValueError before any request."""
+    if not isinstance(note, str):
+        raise TypeError("a note is a str, not %r" % (note,))
+    if len(note) > _MAX_NOTE:
+        raise ValueError("a note has at most %d characters, not %d" % (_MAX_NOTE, len(note)))
+    if "\0" in note:
+        raise ValueError("a note cannot contain a NUL character")
+    return note
+
+
 def _reason(e: BaseException) -> str:
     text = "%s: %s" % (type(e).__name__, e) if str(e) else type(e).__name__
     return text if len(text) <= _MAX_REASON else text[: _MAX_REASON - 1] + "…"
@@ -297,7 +311,9 @@ class Study:
     ``directions``, ``objective_names``, ``constraint_names`` ([] without
     constraints), ``constraints_func`` (None, or what computes a finished
     trial's constraint values), ``space`` (the space JSON), ``optimizer``
-    (its stored configuration), ``pruner`` (None without one), ``worker``
+    (its stored configuration), ``pruner`` (None without one), ``note``
+    (what a person wrote about the study when it was read or last set with
+    set_note; "" when nothing), ``worker``
     (the name recorded with each ask), ``url`` (its dashboard page).
     Several threads may use one Study at once.
     """
@@ -341,6 +357,7 @@ class Study:
         pruner = raw.get("pruner") or None
         self.pruner: Optional[Dict[str, Any]] = None if pruner is None or pruner.get("type") in (None, "none") else pruner
         self._types = param_types(self.space)
+        self.note: str = str(raw.get("note") or "")
         self.worker = worker or _default_worker()
         self._stop = threading.Event()
 
@@ -682,6 +699,19 @@ class Study:
     def trial(self, number: int) -> FrozenTrial:
         """One trial by its number."""
         return self._frozen(self._conn.request("GET", self._trial_path(number)))
+
+    # ---- notes ----
+
+    def set_note(self, note: str) -> None:
+        """Replace the study's note ("" clears it): plain text of at most
+        10,000 characters without NUL, shown by the dashboard and the
+        report."""
+        self.note = str(self._conn.request("PUT", self._path("note"), {"note": _checked_note(note)}).get("note") or "")
+
+    def set_trial_note(self, trial: Union[Trial, FrozenTrial, int], note: str) -> FrozenTrial:
+        """Replace a trial's note ("" clears it), in any state; its outcome
+        stays. Returns the trial as stored."""
+        return self._frozen(self._conn.request("PUT", self._trial_path(_number(trial), "note"), {"note": _checked_note(note)}))
 
     # ---- optimize ----
 

@@ -55,14 +55,15 @@ class FrozenTrial:
     without a value), ``constraints`` (the constraint values of a complete
     trial in a study with constraints, else None; feasible when all are
     <= 0), ``intermediate_values`` ({step: value}),
-    ``user_attrs``, ``fail_reason``, ``acquisition`` (what proposed it:
-    "initial-design", "ei", "enqueued", ...), ``worker``, ``datetime_created``,
+    ``user_attrs``, ``fail_reason``, ``note`` (what a person wrote about the
+    trial, "" when nothing; Study.set_trial_note), ``acquisition`` (what
+    proposed it: "initial-design", "ei", "enqueued", ...), ``worker``, ``datetime_created``,
     ``datetime_start``, ``datetime_complete``, and ``raw``, the server's JSON.
     """
 
     __slots__ = (
         "number", "state", "params", "value", "values", "constraints", "intermediate_values", "user_attrs", "fail_reason",
-        "acquisition", "worker", "datetime_created", "datetime_start", "datetime_complete", "raw",
+        "note", "acquisition", "worker", "datetime_created", "datetime_start", "datetime_complete", "raw",
     )
 
     def __init__(self, raw: Dict[str, Any], types: Dict[str, str]) -> None:
@@ -80,6 +81,7 @@ class FrozenTrial:
         self.intermediate_values = {int(iv["step"]): float(iv["value"]) for iv in raw.get("intermediate") or []}
         self.user_attrs = dict(raw.get("user_attrs") or {})
         self.fail_reason = raw.get("fail_reason") or None
+        self.note = str(raw.get("note") or "")
         self.acquisition = raw.get("acquisition") or None
         self.worker = raw.get("worker") or None
         self.datetime_created = parse_time(raw.get("created_at"))
