@@ -107,9 +107,17 @@ type PI struct {
 
 // LCB is the lower confidence bound m − Tau·s, scored as its negative so that
 // higher is better. Tau = 0 is pure exploitation of the mean; the zero value
-// therefore does NOT mean the default: use NewLCB or set Tau (default 1).
+// therefore does NOT mean the default: use New or set Tau (default 1).
+//
+// s is the sd of the latent function, √v, unless NoiseVariance σ_n² > 0
+// makes it the sd of a new observation, √(v + σ_n²): mlrMBO's convention,
+// whose DiceKriging learner predicts with the nugget included (Bischl et
+// al. 2017; Roustant, Ginsbourger and Deville 2012). Near the data the
+// latent sd shrinks to 0 while the observation sd stays at the noise, so
+// with a large τ the two bounds rank points differently.
 type LCB struct {
-	Tau float64
+	Tau           float64
+	NoiseVariance float64
 }
 
 // PVAR is the posterior variance s², for pure exploration.
@@ -138,6 +146,9 @@ type Params struct {
 	Xi float64
 	// Tau is the LCB exploration weight; nil means DefaultTau.
 	Tau *float64
+	// NoiseVariance σ_n² ≥ 0 is added to the model's variance in LCB's s
+	// (see LCB); 0 keeps the latent sd.
+	NoiseVariance float64
 }
 
 // New builds an acquisition from its name: "ei", "pi", "lcb" or "pvar".
@@ -157,13 +168,19 @@ func New(name string, p Params) (Acquisition, error) {
 	if tau < 0 || math.IsNaN(tau) || math.IsInf(tau, 0) {
 		return nil, fmt.Errorf("acq: tau must be finite and ≥ 0, got %v", tau)
 	}
+	if p.NoiseVariance < 0 || math.IsNaN(p.NoiseVariance) || math.IsInf(p.NoiseVariance, 0) {
+		return nil, fmt.Errorf("acq: noise variance must be finite and ≥ 0, got %v", p.NoiseVariance)
+	}
+	if p.NoiseVariance > 0 && !strings.EqualFold(name, "lcb") {
+		return nil, fmt.Errorf("acq: a noise variance applies to lcb only, not %q", name)
+	}
 	switch strings.ToLower(name) {
 	case "ei":
 		return EI{Best: p.Best, Xi: p.Xi}, nil
 	case "pi":
 		return PI{Best: p.Best, Xi: p.Xi}, nil
 	case "lcb":
-		return LCB{Tau: tau}, nil
+		return LCB{Tau: tau, NoiseVariance: p.NoiseVariance}, nil
 	case "pvar":
 		return PVAR{}, nil
 	}
@@ -270,6 +287,9 @@ func (a PI) Score(m surrogate.Model, x [][]float64, out []float64) error {
 
 // Score implements Acquisition.
 func (a LCB) Score(m surrogate.Model, x [][]float64, out []float64) error {
+	if err := a.validate(); err != nil {
+		return err
+	}
 	mean, variance, err := predict(m, x, out)
 	if err != nil {
 		return fmt.Errorf("acq: lcb: %w", err)
@@ -278,11 +298,23 @@ func (a LCB) Score(m surrogate.Model, x [][]float64, out []float64) error {
 	return nil
 }
 
+// validate refuses a τ or σ_n² that would make τ·s − m NaN or infinite: New
+// checks them, a literal LCB is checked when it scores.
+func (a LCB) validate() error {
+	if !(a.Tau >= 0) || math.IsInf(a.Tau, 0) {
+		return fmt.Errorf("acq: lcb: tau must be finite and ≥ 0, got %v", a.Tau)
+	}
+	if !(a.NoiseVariance >= 0) || math.IsInf(a.NoiseVariance, 0) {
+		return fmt.Errorf("acq: lcb: noise variance must be finite and ≥ 0, got %v", a.NoiseVariance)
+	}
+	return nil
+}
+
 // fromMoments writes τ·s − m at every (mean, variance) into out; ScoreBound
 // passes a variance bound, τ·s − m growing with s.
 func (a LCB) fromMoments(mean, variance, out []float64) {
 	for i := range out {
-		out[i] = a.Tau*math.Sqrt(variance[i]) - mean[i]
+		out[i] = a.Tau*math.Sqrt(variance[i]+a.NoiseVariance) - mean[i]
 	}
 }
 

@@ -71,6 +71,9 @@ func TestClosedForms(t *testing.T) {
 		{"pi without uncertainty", PI{Best: 2}, 1, 0, 1},
 		{"lcb tau 1", LCB{Tau: 1}, 1, 2, -(1 - 2)},
 		{"lcb tau 2", LCB{Tau: 2}, 1.5, 0.5, -(1.5 - 2*0.5)},
+		// s = √(0.5² + 0.75) = 1: the observation sd, not the latent 0.5.
+		{"lcb with noise", LCB{Tau: 2, NoiseVariance: 0.75}, 1.5, 0.5, -(1.5 - 2*1)},
+		{"lcb with noise, no latent variance", LCB{Tau: 3, NoiseVariance: 4}, 1, 0, -(1 - 3*2)},
 		{"pvar", PVAR{}, 7, 3, 9},
 	}
 	for _, c := range cases {
@@ -146,6 +149,21 @@ func TestNew(t *testing.T) {
 	}
 	if _, err := New("ucb", Params{}); err == nil {
 		t.Error("unknown name was accepted")
+	}
+	a, err = New("lcb", Params{NoiseVariance: 0.5})
+	if err != nil || a.(LCB).NoiseVariance != 0.5 {
+		t.Fatalf("New(lcb, σ_n²=0.5) = %v, %v", a, err)
+	}
+	for _, nv := range []float64{-1, math.NaN(), math.Inf(1)} {
+		if _, err := New("lcb", Params{NoiseVariance: nv}); err == nil {
+			t.Errorf("noise variance %v was accepted", nv)
+		}
+	}
+	if _, err := New("ei", Params{NoiseVariance: 0.5}); err == nil {
+		t.Error("a noise variance was accepted for ei, which ignores it")
+	}
+	if err := (LCB{Tau: 1, NoiseVariance: -1}).Score(constant(0, 1), [][]float64{{0.1}}, make([]float64, 1)); err == nil {
+		t.Error("a literal LCB with a negative noise variance scored")
 	}
 }
 

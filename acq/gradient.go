@@ -114,10 +114,14 @@ func (a PI) ScoreGradient(m surrogate.Gradienter, x, grad []float64) (float64, e
 	return v, nil
 }
 
-// ScoreGradient implements Differentiable: ∇(τs − m) = τ∇v/(2s) − ∇m.
+// ScoreGradient implements Differentiable: ∇(τs − m) = τ∇v/(2s) − ∇m, with
+// s = √(v + σ_n²) (σ_n² is constant in x).
 func (a LCB) ScoreGradient(m surrogate.Gradienter, x, grad []float64) (float64, error) {
+	if err := a.validate(); err != nil {
+		return 0, err
+	}
 	v, err := chain(m, x, grad, func(mean, variance float64) (float64, float64, float64) {
-		sd := math.Sqrt(variance)
+		sd := math.Sqrt(variance + a.NoiseVariance)
 		if !(sd > 0) {
 			return -mean, -1, 0
 		}

@@ -64,7 +64,7 @@ func fittedGP(t *testing.T, seed uint64, n int, levels []int) (*gp.GP, float64) 
 // a fitted GP with a categorical dimension.
 func TestScoreGradientFiniteDifferences(t *testing.T) {
 	g, best := fittedGP(t, 1, 25, []int{0, 0, 3})
-	acqs := []Differentiable{EI{Best: best}, EI{Best: best + 20, Xi: 1}, PI{Best: best}, LCB{Tau: 2}, PVAR{}}
+	acqs := []Differentiable{EI{Best: best}, EI{Best: best + 20, Xi: 1}, PI{Best: best}, LCB{Tau: 2}, LCB{Tau: 2, NoiseVariance: 0.3}, PVAR{}}
 	rng := rand.New(rand.NewPCG(2, 3))
 	for _, a := range acqs {
 		for range 25 {
@@ -181,7 +181,7 @@ func TestPrunedSearchEqualsExhaustive(t *testing.T) {
 				s, levels = s3, []int{0, 0, 3}
 			}
 			g, best := fittedGP(t, seed, 30, levels)
-			for _, a := range []Acquisition{EI{Best: best}, PI{Best: best}, PI{Best: best - 50}, LCB{Tau: 1}, PVAR{}} {
+			for _, a := range []Acquisition{EI{Best: best}, PI{Best: best}, PI{Best: best - 50}, LCB{Tau: 1}, LCB{Tau: 1, NoiseVariance: 0.5}, PVAR{}} {
 				for _, refine := range []int{-1, 3} {
 					got, err := RandomSearch{Refine: refine}.Maximize(a, g, s, rand.New(rand.NewPCG(seed, 5)))
 					if err != nil {

@@ -80,6 +80,9 @@ func (a PI) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []float64
 
 // ScoreBound implements Bounded: τ·s − m grows with s.
 func (a LCB) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []float64) error {
+	if err := a.validate(); err != nil {
+		return err
+	}
 	mean, bound, err := predictBound(m, x, out)
 	if err != nil {
 		return fmt.Errorf("acq: lcb bound: %w", err)

@@ -27,7 +27,12 @@ const (
 // bound of every model-chosen proposal, each with the surrogate of its own
 // iteration. Zero values mean the defaults.
 type PathsRequest struct {
+	// Tau and SE are those of the confidence bound explained (see
+	// ShapleyRequest); by default the study's own when its strategy is lcb
+	// (τ = 1 and the latent sd otherwise), so that an LCB proposal is
+	// explained by the bound that chose it.
 	Tau *float64 `json:"tau"`
+	SE  string   `json:"se,omitempty"`
 	// Samples is K per parameter and proposal (default 200); Method is mc
 	// (default) or exact.
 	Samples int    `json:"samples"`
@@ -62,6 +67,7 @@ type PathsResult struct {
 	About
 	Params  []string `json:"params"`
 	Tau     float64  `json:"tau"`
+	SE      string   `json:"se"`
 	Method  string   `json:"method"`
 	Samples int      `json:"samples,omitempty"`
 	// Proposals counts the model-chosen proposals; Explained those in Steps
@@ -80,8 +86,18 @@ type PathsResult struct {
 	Steps []PathStep `json:"steps"`
 }
 
-func (r *PathsRequest) normalize(sp *space.Space) error {
+func (r *PathsRequest) normalize(sp *space.Space, settings opt.Settings) error {
+	if r.Tau == nil && settings.Strategy == "lcb" && settings.Tau != 0 {
+		tau := settings.Tau
+		r.Tau = &tau
+	}
 	if err := normalizeTau(&r.Tau); err != nil {
+		return err
+	}
+	if r.SE == "" && settings.Strategy == "lcb" {
+		r.SE = settings.SE
+	}
+	if err := normalizeSE(&r.SE); err != nil {
 		return err
 	}
 	if r.Samples == 0 {
@@ -124,6 +140,15 @@ type objectiveUnits struct {
 	maximize bool
 }
 
+// NoiseVariance passes the model's fitted noise on (0 for a model without
+// one), which the sign of the mean does not change.
+func (m objectiveUnits) NoiseVariance() float64 {
+	if nv, ok := m.Model.(surrogate.NoiseVariancer); ok {
+		return nv.NoiseVariance()
+	}
+	return 0
+}
+
 func (m objectiveUnits) Predict(x [][]float64, mean, variance []float64) error {
 	if err := m.Model.Predict(x, mean, variance); err != nil {
 		return err
@@ -146,12 +171,12 @@ func (e *Engine) Paths(ctx context.Context, h *history.History, req PathsRequest
 			return nil, invalidf("paths replays a single-objective optimizer's proposals; a study with several objectives or constraints is optimized for all of them at once " +
 				"(expected hypervolume improvement, or ParEGO's random scalarizations), so no one surrogate made its proposals (explain a proposal for each objective with shapley instead)")
 		}
-		if err := req.normalize(h.Space); err != nil {
-			return nil, err
-		}
 		var err error
 		if settings, err = opt.ParseSettings(h.Optimizer); err != nil {
 			return nil, invalidf("%v", err)
+		}
+		if err := req.normalize(h.Space, settings); err != nil {
+			return nil, err
 		}
 		// Paths depend on every trial (proposals in flight too), not only
 		// on the usable ones.
@@ -197,7 +222,7 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 			props = append(props, proposal{t: tr, id: id, ot: ot})
 		}
 	}
-	res := &PathsResult{About: p.about("paths"), Params: h.Space.Names(), Tau: *req.Tau, Method: req.Method,
+	res := &PathsResult{About: p.about("paths"), Params: h.Space.Names(), Tau: *req.Tau, SE: req.SE, Method: req.Method,
 		Proposals: len(props), Units: "objective", Steps: []PathStep{}}
 	if len(props) > req.Proposals {
 		props = props[len(props)-req.Proposals:]
@@ -229,9 +254,9 @@ func paths(t *task, p *prepared, settings opt.Settings, req PathsRequest) (*Path
 		if err != nil {
 			return nil, nil, err
 		}
-		f, err := shapley.ConfidenceBound(objectiveUnits{Model: model, maximize: maximize}, *req.Tau, maximize)
+		f, err := confidenceBound(objectiveUnits{Model: model, maximize: maximize}, *req.Tau, req.SE, maximize)
 		if err != nil {
-			return nil, nil, invalidf("%v", err)
+			return nil, nil, err
 		}
 		return f, pr.ot.U, nil
 	}

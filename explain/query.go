@@ -57,7 +57,7 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 		}
 		req = r
 	case "shapley":
-		r := ShapleyRequest{Point: p.str("point"), Target: p.str("target"), Tau: p.optFloat("tau"), Method: p.str("method"),
+		r := ShapleyRequest{Point: p.str("point"), Target: p.str("target"), Tau: p.optFloat("tau"), SE: p.str("se"), Method: p.str("method"),
 			Samples: p.int("samples"), MaxSamples: p.int("max_samples"), Background: p.int("background"),
 			Local: p.float("local"), Baseline: p.str("baseline"), Level: p.float("level"), Surrogate: p.surrogate(),
 			Budget: p.budget()}
@@ -67,7 +67,7 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 		}
 		req = r
 	case "paths":
-		req = PathsRequest{Tau: p.optFloat("tau"), Samples: p.int("samples"), Method: p.str("method"),
+		req = PathsRequest{Tau: p.optFloat("tau"), SE: p.str("se"), Samples: p.int("samples"), Method: p.str("method"),
 			Proposals: p.int("proposals"), Background: p.int("background"), Level: p.float("level")}
 	case "ablation":
 		req = AblationRequest{Source: p.str("source"), Target: p.str("target"), Output: p.str("output"),

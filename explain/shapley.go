@@ -10,6 +10,7 @@ import (
 	"xbo/acq"
 	"xbo/explain/shapley"
 	"xbo/history"
+	"xbo/opt"
 	"xbo/space"
 	"xbo/surrogate"
 )
@@ -135,6 +136,10 @@ type ShapleyRequest struct {
 	Target string `json:"target"`
 	// Tau is the exploration weight τ of cb (default 1; 0 is allowed).
 	Tau *float64 `json:"tau"`
+	// SE is what se (and cb's s) is the sd of: SELatent, the function
+	// (default), or SEPredictive, a new observation, the surrogate's fitted
+	// noise included (mlrMBO's convention; Croppi 2021 used it).
+	SE string `json:"se,omitempty"`
 	// Method is exact, mc, baseline or "" (exact up to 12 parameters).
 	Method string `json:"method"`
 	// Samples is K, the Monte Carlo draws per parameter (default 1000);
@@ -176,6 +181,36 @@ func normalizeTau(tau **float64) error {
 	return nil
 }
 
+// normalizeSE fills the default of a request's SE and checks it.
+func normalizeSE(se *string) error {
+	switch *se {
+	case "":
+		*se = opt.SELatent
+	case opt.SELatent, opt.SEPredictive:
+	default:
+		return invalidf("se %q: want %s or %s", *se, opt.SELatent, opt.SEPredictive)
+	}
+	return nil
+}
+
+// confidenceBound is the ShapleyMBO function of a surrogate, with s the sd
+// of the function (se latent) or of an observation (se predictive: the
+// model's fitted noise added to its variance).
+func confidenceBound(model surrogate.Model, tau float64, se string, maximize bool) (*shapley.LCBFunc, error) {
+	f, err := shapley.ConfidenceBound(model, tau, maximize)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	if se == opt.SEPredictive {
+		nv, ok := model.(surrogate.NoiseVariancer)
+		if !ok {
+			return nil, invalidf("se %s needs a surrogate with a fitted noise (the gp); this one has none", se)
+		}
+		f.NoiseVariance = nv.NoiseVariance()
+	}
+	return f, nil
+}
+
 func (r *ShapleyRequest) normalize(sp *space.Space) error {
 	if r.Trial == nil && r.Point == "" {
 		r.Point = PointLast
@@ -193,6 +228,12 @@ func (r *ShapleyRequest) normalize(sp *space.Space) error {
 	}
 	if err := normalizeTau(&r.Tau); err != nil {
 		return err
+	}
+	if err := normalizeSE(&r.SE); err != nil {
+		return err
+	}
+	if r.SE == opt.SEPredictive && r.Target != TargetCB {
+		return invalidf("se %s applies to target cb only", r.SE)
 	}
 	m, err := shapley.ParseMethod(r.Method)
 	if err != nil {
@@ -264,14 +305,10 @@ func shapleyCost(m shapley.Method, p, samples, maxSamples, background int) error
 // shapleyFunction is the explained function in the objective's own units:
 // the confidence bound in the study's direction, or an acquisition (scored
 // on the minimization form of the surrogate, as the optimizer does).
-func shapleyFunction(p *prepared, model surrogate.Model, target string, tau float64) (shapley.Function, error) {
+func shapleyFunction(p *prepared, model surrogate.Model, target string, tau float64, se string) (shapley.Function, error) {
 	maximize := p.h.Direction() == space.Maximize
 	if target == TargetCB {
-		f, err := shapley.ConfidenceBound(model, tau, maximize)
-		if err != nil {
-			return nil, invalidf("%v", err)
-		}
-		return f, nil
+		return confidenceBound(model, tau, se, maximize)
 	}
 	best := p.data.Y[p.data.Best]
 	m := model
@@ -336,7 +373,7 @@ func (e *Engine) Shapley(ctx context.Context, h *history.History, req ShapleyReq
 		if err != nil {
 			return nil, err
 		}
-		fn, err := shapleyFunction(p, m.model, req.Target, *req.Tau)
+		fn, err := shapleyFunction(p, m.model, req.Target, *req.Tau, req.SE)
 		if err != nil {
 			return nil, err
 		}

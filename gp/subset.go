@@ -337,6 +337,10 @@ func (s *Subset) Kernel() Kernel { return s.mean.kernel }
 // observations.
 func (s *Subset) Hyper() Hyper { return s.variance.Hyper() }
 
+// NoiseVariance is the observation-noise variance σ_n² in objective units,
+// of the hyperparameters both parts share.
+func (s *Subset) NoiseVariance() float64 { return s.variance.NoiseVariance() }
+
 // OutputScale returns the standardization both parts share.
 func (s *Subset) OutputScale() OutputScale { return s.mean.out }
 

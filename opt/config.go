@@ -31,6 +31,11 @@ type Config struct {
 	// Tau is the LCB exploration weight τ in m − τ·s [1]. Zero means the
 	// default; use a tiny positive τ for (almost) pure exploitation.
 	Tau float64
+	// SE is what LCB's s is the sd of: SELatent, the latent function f
+	// [default], or SEPredictive, a new observation of it (f plus the GP's
+	// fitted noise), mlrMBO's convention (see acq.LCB). Only the lcb
+	// strategy on the GP accepts SEPredictive.
+	SE string
 	// Xi is the EI/PI improvement margin ξ [0], in objective units.
 	Xi float64
 	// Acquire, if set, picks the acquisition of each model-based proposal
@@ -157,6 +162,12 @@ type Config struct {
 const (
 	MaxInitialSize = 2000
 	MaxCandidates  = 100_000
+)
+
+// Config.SE's values.
+const (
+	SELatent     = "latent"
+	SEPredictive = "predictive"
 )
 
 // DefaultTrustRegion is Config.TrustRegion's default for a plain acquisition

@@ -196,6 +196,18 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if cfg.Surrogate, sur, err = component("surrogate", cfg.Surrogate, "gp", surrogateComponents); err != nil {
 		return nil, err
 	}
+	switch cfg.SE {
+	case "":
+		cfg.SE = SELatent
+	case SELatent:
+	case SEPredictive:
+		// Only LCB has an s to widen, and only the GP a fitted noise.
+		if cfg.Strategy != "lcb" || cfg.Acquire != nil || cfg.Surrogate != "gp" {
+			return nil, fmt.Errorf("se %q applies to the lcb strategy on the gp surrogate (got strategy %q, surrogate %q)", cfg.SE, cfg.Strategy, cfg.Surrogate)
+		}
+	default:
+		return nil, fmt.Errorf("se %q: want %q or %q", cfg.SE, SELatent, SEPredictive)
+	}
 	objectiveUnits := ""
 	switch {
 	case policy != nil || cfg.Acquire != nil:

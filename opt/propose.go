@@ -199,7 +199,15 @@ func (o *Optimizer) acquisition(model surrogate.Model, x [][]float64, y []float6
 		return a, nil
 	}
 	tau := o.cfg.Tau
-	return acq.New(o.cfg.Strategy, acq.Params{Best: best, Xi: o.cfg.Xi, Tau: &tau})
+	p := acq.Params{Best: best, Xi: o.cfg.Xi, Tau: &tau}
+	if o.cfg.SE == SEPredictive {
+		nv, ok := model.(surrogate.NoiseVariancer)
+		if !ok {
+			return nil, fmt.Errorf("se %q: the %T model has no fitted noise", o.cfg.SE, model)
+		}
+		p.NoiseVariance = nv.NoiseVariance()
+	}
+	return acq.New(o.cfg.Strategy, p)
 }
 
 // discrete says whether the space has a parameter that takes a grid of

@@ -48,6 +48,15 @@ type PriorSplitter interface {
 	AverageVarianceGivenPrior(points [][]float64, priorAverage float64) (float64, error)
 }
 
+// NoiseVariancer is a Model fitted with an observation-noise term: a new
+// observation at x has variance variance(x) + NoiseVariance() in the model's
+// units. Confidence bounds built on the sd of an observation (mlrMBO's
+// convention) need it.
+type NoiseVariancer interface {
+	Model
+	NoiseVariance() float64
+}
+
 // Covariancer is a Model with a full posterior covariance between point sets.
 type Covariancer interface {
 	Model

@@ -9,6 +9,7 @@ import (
 
 	"xbo/explain"
 	"xbo/explain/shapley"
+	"xbo/opt"
 )
 
 func init() {
@@ -23,7 +24,8 @@ func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 	fs := flag.NewFlagSet("explain paths", flag.ContinueOnError)
 	var in historyFlags
 	in.register(fs, "trials", true, true)
-	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ of the confidence bound")
+	tau := fs.Float64("tau", explain.DefaultTau, "exploration weight τ of the confidence bound (default: the study's τ when its strategy is lcb, else 1)")
+	se := fs.String("se", "", "s is the sd of the function (latent) or of an observation, noise included (predictive); default: the study's se when its strategy is lcb, else latent")
 	k := fs.Int("k", 0, "Monte Carlo draws per parameter and proposal (mc; default 200)")
 	method := fs.String("method", "", "mc (permutation sampling; the default) or exact")
 	proposals := fs.Int("proposals", 0, "explain the latest N model-chosen proposals (default 50)")
@@ -36,7 +38,12 @@ func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 	if err != nil {
 		return err
 	}
-	req := explain.PathsRequest{Tau: tau, Samples: *k, Method: *method, Proposals: *proposals, Background: *background, Level: *level}
+	req := explain.PathsRequest{Tau: tau, SE: *se, Samples: *k, Method: *method, Proposals: *proposals, Background: *background, Level: *level}
+	tauSet := false
+	fs.Visit(func(f *flag.Flag) { tauSet = tauSet || f.Name == "tau" })
+	if !tauSet {
+		req.Tau = nil // the study's own
+	}
 	res, err := compute(ctx, env, "explaining proposals", func(ctx context.Context, e *explain.Engine) (*explain.PathsResult, error) {
 		return e.Paths(ctx, h, req)
 	})
@@ -63,7 +70,11 @@ func runExplainPaths(ctx context.Context, args []string, env *cliEnv) error {
 
 func writePathText(w io.Writer, res *explain.PathsResult) error {
 	bw := &textWriter{w: w}
-	bw.printf("Desirability paths: φ(cb) per proposal (%s, %d of %d proposals, τ = %g)\n%s\n", res.Method, res.Explained, res.Proposals, res.Tau, aboutLine(&res.About))
+	sd := ""
+	if res.SE == opt.SEPredictive {
+		sd = ", s the sd of an observation"
+	}
+	bw.printf("Desirability paths: φ(cb) per proposal (%s, %d of %d proposals, τ = %g%s)\n%s\n", res.Method, res.Explained, res.Proposals, res.Tau, sd, aboutLine(&res.About))
 	if res.Note != "" {
 		bw.printf("note: %s\n", res.Note)
 	}

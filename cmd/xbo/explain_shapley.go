@@ -23,6 +23,7 @@ func init() {
 // shapleyFlags are the settings of the Shapley family.
 type shapleyFlags struct {
 	target, method, baseline string
+	se                       string
 	tau, local, level        float64
 	k, maxK, background      int
 }
@@ -30,6 +31,7 @@ type shapleyFlags struct {
 func (c *shapleyFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.target, "target", explain.TargetCB, "what to explain: cb (the mean, se and confidence bound together), or the acquisition ei, pi, pvar")
 	fs.Float64Var(&c.tau, "tau", explain.DefaultTau, "exploration weight τ: cb = m − τ·s when minimizing, m + τ·s when maximizing")
+	fs.StringVar(&c.se, "se", "", "cb: s is the sd of the function (latent, the default) or of a new observation, the surrogate's fitted noise included (predictive: mlrMBO's convention)")
 	fs.StringVar(&c.method, "method", "", "exact (all 2^p coalitions), mc (permutation sampling) or baseline; default: exact while 2^p × background ≤ 110,000, else mc")
 	fs.IntVar(&c.k, "k", 0, "Monte Carlo draws per parameter (mc; default 1000, or 500 when the method is chosen for you)")
 	fs.IntVar(&c.maxK, "max-k", 0, "checkSampleSize: double K until the efficiency error is below the smallest gap, up to this K")
@@ -54,7 +56,7 @@ func runExplainShapley(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	tau := c.tau
-	req := explain.ShapleyRequest{Point: *point, Target: c.target, Tau: &tau, Method: c.method, Samples: c.k,
+	req := explain.ShapleyRequest{Point: *point, Target: c.target, Tau: &tau, SE: c.se, Method: c.method, Samples: c.k,
 		MaxSamples: c.maxK, Background: c.background, Local: c.local, Baseline: c.baseline, Level: c.level, Surrogate: s.spec(),
 		Budget: in.budget}
 	if *trial >= 0 {

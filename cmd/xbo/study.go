@@ -86,6 +86,7 @@ func optimizerFlags(fs *flag.FlagSet) (settings func() opt.Settings) {
 	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
 	fs.StringVar(&cfg.Kernel, "kernel", "", "GP kernel of the optimizer: matern32 (default), matern52 or se")
 	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
+	fs.StringVar(&cfg.SE, "se", "", "lcb: s is the sd of the latent function (latent, the default) or of a new observation, noise included (predictive: mlrMBO's convention)")
 	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")
 	fs.StringVar(&cfg.InitialDesign, "design", "", "initial design: maximin (default), lhs, sobol, random")
 	fs.StringVar(&cfg.TrustRegion, "trust-region", "", "confine proposals to a box around the incumbent: alternate (default for ei, lcb, pi, pvar on the gp: every other ask), always, none")

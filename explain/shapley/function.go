@@ -67,6 +67,10 @@ type LCBFunc struct {
 	Tau   float64
 	// Maximize selects the upper bound m̂ + τ·ŝ.
 	Maximize bool
+	// NoiseVariance σ_n² ≥ 0, when set, makes ŝ the sd of a new observation,
+	// √(v + σ_n²), instead of the latent √v: mlrMBO's convention, whose
+	// DiceKriging learner predicts with the nugget (Croppi 2021's se).
+	NoiseVariance float64
 }
 
 // SEWeight is the coefficient of ŝ in cb: −τ for the lower bound, +τ for the
@@ -80,10 +84,14 @@ func (l *LCBFunc) SEWeight() float64 {
 
 // Formula writes cb in symbols, for captions.
 func (l *LCBFunc) Formula() string {
+	f := "cb = m − τ·s"
 	if l.Maximize {
-		return "cb = m + τ·s"
+		f = "cb = m + τ·s"
 	}
-	return "cb = m − τ·s"
+	if l.NoiseVariance > 0 {
+		f += ", s the sd of an observation (noise included)"
+	}
+	return f
 }
 
 // ConfidenceBound returns the ShapleyMBO function of a surrogate in the
@@ -123,6 +131,9 @@ func (l *LCBFunc) Outputs() []string { return []string{OutputMean, OutputSE, Out
 func (l *LCBFunc) Eval(x [][]float64, out [][]float64) error {
 	mean, se, cb := out[0], out[1], out[2]
 	w := l.SEWeight()
+	if !(l.NoiseVariance >= 0) || math.IsInf(l.NoiseVariance, 0) {
+		return fmt.Errorf("shapley: noise variance %v, want finite and ≥ 0", l.NoiseVariance)
+	}
 	// The variance goes into the cb slot first and is consumed in place.
 	if err := l.Model.Predict(x, mean, cb); err != nil {
 		return fmt.Errorf("shapley: surrogate: %w", err)
@@ -133,7 +144,7 @@ func (l *LCBFunc) Eval(x [][]float64, out [][]float64) error {
 			return fmt.Errorf("shapley: surrogate predicted NaN at point %d", i)
 		}
 		// Round-off in k(x,x) − kᵀK⁻¹k may go slightly below zero.
-		se[i] = math.Sqrt(math.Max(v, 0))
+		se[i] = math.Sqrt(math.Max(v, 0) + l.NoiseVariance)
 		cb[i] = mean[i] + w*se[i]
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"xbo/space"
@@ -556,5 +557,40 @@ func TestConditionalInactiveGetsZero(t *testing.T) {
 		if e.Params[2] != "depth" {
 			t.Errorf("names %v", e.Params)
 		}
+	}
+}
+
+// With a noise variance σ_n², se is the sd of an observation, √(v + σ_n²),
+// at every point, the mean is untouched, and cb = m − τ·se still holds.
+func TestLCBObservationSD(t *testing.T) {
+	model := lcbModel()
+	f, err := LCB(model, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.NoiseVariance = 0.36
+	x := [][]float64{{0.1, 0.2, 0.3, 0.4}, {0.9, 0.5, 0.5, 0.1}, {0.5, 0.5, 0.5, 0.5}}
+	out := [][]float64{make([]float64, 3), make([]float64, 3), make([]float64, 3)}
+	if err := f.Eval(x, out); err != nil {
+		t.Fatal(err)
+	}
+	for i, u := range x {
+		sd := model.sd(u)
+		if want := math.Sqrt(sd*sd + 0.36); math.Abs(out[1][i]-want) > 1e-12 {
+			t.Errorf("point %d: se %v, want √(%v² + 0.36) = %v", i, out[1][i], sd, want)
+		}
+		if want := model.mean(u); math.Abs(out[0][i]-want) > 1e-12 {
+			t.Errorf("point %d: mean %v, want %v", i, out[0][i], want)
+		}
+		if want := out[0][i] - 2*out[1][i]; math.Abs(out[2][i]-want) > 1e-12 {
+			t.Errorf("point %d: cb %v, want m − 2·se = %v", i, out[2][i], want)
+		}
+	}
+	if !strings.Contains(f.Formula(), "observation") {
+		t.Errorf("formula %q does not say s is an observation's sd", f.Formula())
+	}
+	f.NoiseVariance = -1
+	if err := f.Eval(x, out); err == nil {
+		t.Error("a negative noise variance was accepted")
 	}
 }
