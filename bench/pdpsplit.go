@@ -203,6 +203,18 @@ type PDPSplitRow struct {
 	// Paper holds the paper's Table 1 row (MMD, δMC 1, δMC 3, δNLL 1, δNLL 3)
 	// when the paper has this (d, τ), for side-by-side reading.
 	Paper []float64 `json:"paper,omitempty"`
+	// Runs holds every replication's values: a published figure from a
+	// single run is to be read against their spread, not against the mean.
+	Runs []PDPSplitRunValues `json:"runs"`
+}
+
+// PDPSplitRunValues are one replication's MMD and relative improvements (in
+// %, one per depth).
+type PDPSplitRunValues struct {
+	Seed     int       `json:"seed"`
+	MMD      float64   `json:"mmd"`
+	DeltaMC  []float64 `json:"delta_mc"`
+	DeltaNLL []float64 `json:"delta_nll"`
 }
 
 // PDPSplitResult is the reproduced table.
@@ -375,6 +387,13 @@ func pdpSplit(ctx context.Context, o PDPSplitOptions) (*PDPSplitResult, error) {
 				row.DeltaOC = append(row.DeltaOC, 100*m)
 				m, s = meanSD(len(rs), func(k int) float64 { return rs[k].deltaN[l] })
 				row.DeltaNLL, row.DeltaNLLSD = append(row.DeltaNLL, 100*m), append(row.DeltaNLLSD, 100*s)
+			}
+			for k, r := range rs {
+				v := PDPSplitRunValues{Seed: k + 1, MMD: r.mmd}
+				for l := range o.Depths {
+					v.DeltaMC, v.DeltaNLL = append(v.DeltaMC, 100*r.deltaMC[l]), append(v.DeltaNLL, 100*r.deltaN[l])
+				}
+				row.Runs = append(row.Runs, v)
 			}
 			out.Rows = append(out.Rows, row)
 		}

@@ -113,6 +113,21 @@ func TestPDPSplitCriterionAndMMD(t *testing.T) {
 	if l2.MMD != MMDMedian || l2.Criterion != "l2" || !(l2.Rows[0].MMD > 0) {
 		t.Errorf("result %+v", l2)
 	}
+	// The per-replication values average to the row's means.
+	row := l2.Rows[0]
+	if len(row.Runs) != 2 || row.Runs[1].Seed != 2 {
+		t.Fatalf("runs %+v", row.Runs)
+	}
+	for l := range row.DeltaMC {
+		mc := (row.Runs[0].DeltaMC[l] + row.Runs[1].DeltaMC[l]) / 2
+		nll := (row.Runs[0].DeltaNLL[l] + row.Runs[1].DeltaNLL[l]) / 2
+		if math.Abs(mc-row.DeltaMC[l]) > 1e-9 || math.Abs(nll-row.DeltaNLL[l]) > 1e-9 || row.Runs[0].DeltaMC[l] == row.Runs[1].DeltaMC[l] {
+			t.Errorf("depth %d: runs %+v do not average to δMC %v, δNLL %v", l, row.Runs, row.DeltaMC[l], row.DeltaNLL[l])
+		}
+	}
+	if mmd := (row.Runs[0].MMD + row.Runs[1].MMD) / 2; math.Abs(mmd-row.MMD) > 1e-12 {
+		t.Errorf("run MMDs average to %v, row %v", mmd, row.MMD)
+	}
 	p.Criterion = regional.CriterionArea
 	area, err := PDPSplit(context.Background(), p)
 	if err != nil {
