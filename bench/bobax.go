@@ -67,7 +67,12 @@ type BOBAXOptions struct {
 	MaxBAXPath int
 	// InitialSize is the random initial design [4·d].
 	InitialSize int
-	Workers     int // [GOMAXPROCS]
+	// Tolerance, if positive, makes every run record the evaluations after
+	// which the mean 95% band half-width of the PD(s) EIG_PDP targets is
+	// first at most Tolerance (objective units), the first column of the
+	// paper's Table 2 [0: not recorded].
+	Tolerance float64
+	Workers   int // [GOMAXPROCS]
 	// Progress, if set, is called after each finished run.
 	Progress func(done, total int)
 }
@@ -112,6 +117,10 @@ type BOBAXRun struct {
 	// many proposals used it.
 	EIGSeconds float64 `json:"eig_seconds"`
 	EIGSteps   int     `json:"eig_steps"`
+	// ToTolerance is the number of evaluations after which the mean 95%
+	// PD band half-width was first at most the tolerance, 0 if it never
+	// was within the budget or no tolerance was given.
+	ToTolerance int `json:"evals_to_tolerance,omitempty"`
 }
 
 // BOBAXRow is one method averaged over functions and seeds.
@@ -128,6 +137,11 @@ type BOBAXRow struct {
 	MedianRelRegret [4]float64 `json:"median_rel_regret"`
 	// Rank is the combined rank ½·rank(d_L1) + ½·rank(regret) (Table 4).
 	Rank [4]float64 `json:"combined_rank"`
+	// ToTolerance is the mean over runs of the evaluations until the band
+	// tolerance was met, a run that never met it counting as its budget;
+	// Reached is how many runs met it (both only with a tolerance).
+	ToTolerance float64 `json:"evals_to_tolerance,omitempty"`
+	Reached     int     `json:"reached_tolerance,omitempty"`
 }
 
 // BOBAXResult is the outcome of the reproduction.
@@ -138,6 +152,7 @@ type BOBAXResult struct {
 	BudgetPerDim int                  `json:"budget_per_dim"`
 	Estimator    string               `json:"estimator"`
 	AllVariables bool                 `json:"all_variables"`
+	Tolerance    float64              `json:"tolerance,omitempty"`
 	Hyper        map[string]*gp.Hyper `json:"hyperparameters"`
 	Rows         []BOBAXRow           `json:"rows"`
 	Runs         []BOBAXRun           `json:"runs"`
@@ -197,6 +212,9 @@ func (o *BOBAXOptions) defaults() error {
 	}
 	if o.Seeds < 1 || o.BudgetPerDim < 1 || o.Candidates < 1 || o.GridSize < 2 || o.Samples < 1 || o.Workers < 1 || o.InitialSize < 0 || o.MaxBAXPath < 0 {
 		return errors.New("seeds, budget per dimension, candidates, samples and workers must be ≥ 1, grid size ≥ 2, initial size and BAX path ≥ 0")
+	}
+	if o.Tolerance < 0 || math.IsInf(o.Tolerance, 0) || math.IsNaN(o.Tolerance) {
+		return fmt.Errorf("tolerance %v: want a finite value ≥ 0", o.Tolerance)
 	}
 	hasRS, hasEI := false, false
 	for _, m := range o.Methods {
@@ -380,7 +398,7 @@ func runBOBAX(ctx context.Context, o BOBAXOptions) (*BOBAXResult, error) {
 	res := &BOBAXResult{
 		Functions: slices.Clone(o.Functions), Methods: slices.Clone(o.Methods), Seeds: o.Seeds,
 		BudgetPerDim: o.BudgetPerDim, Estimator: string(o.Estimator), AllVariables: o.AllVariables,
-		Hyper: map[string]*gp.Hyper{}, Runs: runs,
+		Tolerance: o.Tolerance, Hyper: map[string]*gp.Hyper{}, Runs: runs,
 	}
 	if res.Estimator == "" {
 		res.Estimator = string(acq.ClosedForm)
@@ -389,7 +407,7 @@ func runBOBAX(ctx context.Context, o BOBAXOptions) (*BOBAXResult, error) {
 		h := p.hyper.Clone()
 		res.Hyper[p.spec] = &h
 	}
-	res.Rows = summarizeBOBAX(o.Methods, runs)
+	res.Rows = summarizeBOBAX(o.Methods, runs, o.Tolerance > 0)
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
 }
@@ -476,11 +494,37 @@ func runBOBAXOne(ctx context.Context, p *bobaxProblem, s *bobaxSeed, o BOBAXOpti
 		run.Regret[c] = slices.Min(y) - p.f.Optimum
 		return nil
 	}
+	// reached records when the target PDs' mean 95% band half-width first
+	// falls to the tolerance, as a-BOBAX measures it before each proposal.
+	reached := func() error {
+		if o.Tolerance <= 0 || run.ToTolerance > 0 {
+			return nil
+		}
+		g, err := fit()
+		if err != nil {
+			return err
+		}
+		bands, err := s.eigPath.Bands(g, x, nil)
+		if err != nil {
+			return err
+		}
+		hw, err := bands.MeanHalfWidth(0.05)
+		if err != nil {
+			return err
+		}
+		if hw <= o.Tolerance {
+			run.ToTolerance = len(x)
+		}
+		return nil
+	}
 	for nextCheck < 4 && len(x) >= checkpoints[nextCheck] {
 		if err := record(nextCheck); err != nil {
 			return run, err
 		}
 		nextCheck++
+	}
+	if err := reached(); err != nil {
+		return run, err
 	}
 	scores := make([]float64, o.Candidates)
 	for len(x) < budget {
@@ -526,12 +570,15 @@ func runBOBAXOne(ctx context.Context, p *bobaxProblem, s *bobaxSeed, o BOBAXOpti
 			}
 			nextCheck++
 		}
+		if err := reached(); err != nil {
+			return run, err
+		}
 	}
 	return run, nil
 }
 
 // summarizeBOBAX computes the relative metrics and the combined ranks.
-func summarizeBOBAX(methods []string, runs []BOBAXRun) []BOBAXRow {
+func summarizeBOBAX(methods []string, runs []BOBAXRun, tolerance bool) []BOBAXRow {
 	type key struct {
 		fn   string
 		seed uint64
@@ -573,6 +620,14 @@ func summarizeBOBAX(methods []string, runs []BOBAXRun) []BOBAXRow {
 				rows[mi].RelRegret[c] += rr
 				ratios[mi][c] = append(ratios[mi][c], rr)
 				l1[mi], reg[mi] = r.L1First[c], r.Regret[c]
+				if c == 0 && tolerance {
+					if r.ToTolerance > 0 {
+						rows[mi].ToTolerance += float64(r.ToTolerance)
+						rows[mi].Reached++
+					} else {
+						rows[mi].ToTolerance += float64(r.Budget)
+					}
+				}
 			}
 			rl, rr := averageRanks(l1), averageRanks(reg)
 			for mi := range methods {
@@ -587,6 +642,9 @@ func summarizeBOBAX(methods []string, runs []BOBAXRun) []BOBAXRow {
 			rows[mi].RelL1All[c] /= n
 			rows[mi].RelRegret[c] /= n
 			rows[mi].Rank[c] /= n
+			if c == 0 {
+				rows[mi].ToTolerance /= n
+			}
 			_, rows[mi].MedianRelRegret[c], _ = quartiles(ratios[mi][c])
 		}
 	}
@@ -665,6 +723,16 @@ func (r *BOBAXResult) WriteTable(w io.Writer) error {
 	}
 	if err := tw.Flush(); err != nil {
 		return err
+	}
+	if r.Tolerance > 0 {
+		fmt.Fprintf(w, "\nEvaluations until the mean 95%% PD band half-width of the %s is at most %g (Table 2's first column, mean over runs; a run that never gets there counts as its budget)\n", target, r.Tolerance)
+		fmt.Fprintln(tw, "method\tevaluations\truns reaching it\t")
+		for _, row := range r.Rows {
+			fmt.Fprintf(tw, "%s\t%.1f\t%d of %d\t\n", row.Method, row.ToTolerance, row.Reached, len(r.Runs)/len(r.Rows))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
 	}
 	eigSec, eigSteps := 0.0, 0
 	for _, run := range r.Runs {

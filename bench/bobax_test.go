@@ -108,3 +108,43 @@ func TestBOBAXAdaptive(t *testing.T) {
 		}
 	}
 }
+
+// The evaluations to a band tolerance: one every band meets is met by the
+// initial design, one no band meets never, and such a run counts as its
+// budget in the row.
+func TestBOBAXTolerance(t *testing.T) {
+	for _, tc := range []struct {
+		tol     float64
+		run     int
+		row     float64
+		reached int
+	}{{1e9, 4, 4, 2}, {1e-9, 0, 16, 0}} {
+		res, err := BOBAX(context.Background(), BOBAXOptions{
+			Functions: []string{"branin"}, Methods: []string{"rs", "ei", "bobax2"}, Tolerance: tc.tol,
+			Seeds: 2, BudgetPerDim: 8, Samples: 100, GridSize: 10, Candidates: 300, InitialSize: 4,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res.Runs {
+			if r.ToTolerance != tc.run {
+				t.Errorf("tolerance %g, %s seed %d: %d evaluations, want %d", tc.tol, r.Method, r.Seed, r.ToTolerance, tc.run)
+			}
+		}
+		for _, row := range res.Rows {
+			if row.ToTolerance != tc.row || row.Reached != tc.reached {
+				t.Errorf("tolerance %g, %s: %v evaluations, %d runs reaching it; want %v and %d", tc.tol, row.Method, row.ToTolerance, row.Reached, tc.row, tc.reached)
+			}
+		}
+		var buf bytes.Buffer
+		if err := res.WriteTable(&buf); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), "Table 2's first column") {
+			t.Errorf("table lacks the tolerance section:\n%s", buf.String())
+		}
+	}
+	if _, err := BOBAX(context.Background(), BOBAXOptions{Methods: []string{"rs", "ei"}, Tolerance: -1}); err == nil {
+		t.Error("negative tolerance accepted")
+	}
+}

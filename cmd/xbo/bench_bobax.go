@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 
 	"xbo/acq"
 	"xbo/bench"
@@ -30,6 +31,7 @@ func runBenchBOBAX(ctx context.Context, args []string, env *cliEnv) error {
 	all := fs.Bool("all-variables", false, "EIG_PDP on the PDs of all variables jointly (BAX_all) instead of the first")
 	estimator := fs.String("estimator", string(acq.ClosedForm), "EIG_PDP estimator: closed-form or bax")
 	baxPath := fs.Int("bax-path", acq.DefaultMaxBAXPath, "largest execution path the bax estimator conditions on")
+	tolerance := fs.Float64("tolerance", 0, "also record the evaluations until the mean 95% band half-width of the targeted PDs is at most this, objective units (Table 2's first column; 0: not recorded)")
 	workers := fs.Int("workers", 0, "parallel runs (0: one per CPU)")
 	asJSON := fs.Bool("json", false, "print the result as JSON instead of tables")
 	if err := parseFlags(fs, args, env); err != nil {
@@ -39,13 +41,16 @@ func runBenchBOBAX(ctx context.Context, args []string, env *cliEnv) error {
 	if est != acq.ClosedForm && est != acq.BAX {
 		return usagef("--estimator %q: want closed-form or bax", *estimator)
 	}
+	if *tolerance < 0 || math.IsInf(*tolerance, 0) || math.IsNaN(*tolerance) {
+		return usagef("--tolerance must be a finite value ≥ 0")
+	}
 	if *seeds < 1 || *perDim < 1 || *candidates < 1 || *grid < 2 || *samples < 1 || *workers < 0 || *baxPath < 1 {
 		return usagef("--seeds, --budget-per-dim, --candidates, --samples and --bax-path must be ≥ 1, --grid ≥ 2, --workers ≥ 0")
 	}
 	opts := bench.BOBAXOptions{
 		Functions: splitList(*functions), Methods: splitList(*methods), Seeds: *seeds,
 		BudgetPerDim: *perDim, Candidates: *candidates, GridSize: *grid, Samples: *samples,
-		AllVariables: *all, Estimator: est, MaxBAXPath: *baxPath, Workers: *workers,
+		AllVariables: *all, Estimator: est, MaxBAXPath: *baxPath, Workers: *workers, Tolerance: *tolerance,
 	}
 	for _, spec := range opts.Functions {
 		name, dim, err := bench.ParseFunctionSpec(spec)

@@ -13,8 +13,9 @@ import (
 
 const ldaCSV = "../../../shared/data/lda_on_grid.csv"
 
-// readLDA returns the Online LDA grid encoded in testdata/lda_space.json.
-func readLDA(t *testing.T) (*space.Space, [][]float64, []float64) {
+// readLDA returns the Online LDA grid encoded in testdata/lda_space.json,
+// with the response in column col (3: perplexity, 4: runtime in seconds).
+func readLDA(t *testing.T, col int) (*space.Space, [][]float64, []float64) {
 	t.Helper()
 	s, err := space.Load("testdata/lda_space.json")
 	if err != nil {
@@ -32,7 +33,7 @@ func readLDA(t *testing.T) (*space.Space, [][]float64, []float64) {
 	var x [][]float64
 	var y []float64
 	for line, r := range recs[1:] {
-		vals := make([]float64, 4)
+		vals := make([]float64, 5)
 		for c := range vals {
 			if vals[c], err = strconv.ParseFloat(r[c], 64); err != nil {
 				t.Fatalf("line %d column %d: %v", line+2, c+1, err)
@@ -43,7 +44,7 @@ func readLDA(t *testing.T) (*space.Space, [][]float64, []float64) {
 			t.Fatalf("line %d: %v", line+2, err)
 		}
 		x = append(x, u)
-		y = append(y, vals[3])
+		y = append(y, vals[col])
 	}
 	return s, x, y
 }
@@ -149,7 +150,7 @@ func gridANOVA(x [][]float64, y []float64) (main [3]float64, pairs map[[2]int]fl
 // The real case of Hutter et al. 2014, section 4.1: batch size S is the top main
 // effect and κ×S the top interaction.
 func TestOnlineLDA(t *testing.T) {
-	s, x, y := readLDA(t)
+	s, x, y := readLDA(t, 3)
 	im := ldaImportance(t, s, x, y, 1)
 	gm, gp := gridANOVA(x, y)
 	t.Logf("Online LDA perplexity, %d rows, forest of 30 trees (seed 1):", len(x))
@@ -182,9 +183,22 @@ func TestOnlineLDA(t *testing.T) {
 	}
 
 	// The paper's setting: a forest on 100 of the 288 points.
-	rng := newRNG(100)
-	var sm, kp float64
+	sub := ldaSubsamples(t, s, x, y)
+	sm, kp := sub.Main["S"].Fraction, sub.Pairs["kappa,S"].Fraction
 	const reps = 5
+	t.Logf("100-point subsamples (mean of %d): S %.3f (paper 0.65), kappa×S %.3f (paper 0.18)", reps, sm, kp)
+	if math.IsNaN(sm) || sm < 0.4 {
+		t.Errorf("100-point S fraction %.3f, want the largest share", sm)
+	}
+}
+
+// ldaSubsamples is the mean importance of forests on five random subsets of
+// 100 rows, the paper's setting (section 4.1).
+func ldaSubsamples(t *testing.T, s *space.Space, x [][]float64, y []float64) *Importance {
+	t.Helper()
+	rng := newRNG(100)
+	const reps = 5
+	mean := &Importance{Main: map[string]Effect{}, Pairs: map[string]Effect{}}
 	for r := range reps {
 		perm := rng.Perm(len(x))[:100]
 		xs := make([][]float64, 100)
@@ -193,11 +207,52 @@ func TestOnlineLDA(t *testing.T) {
 			xs[i], ys[i] = x[p], y[p]
 		}
 		im := ldaImportance(t, s, xs, ys, uint64(r))
-		sm += im.Main["S"].Fraction / reps
-		kp += im.Pairs["kappa,S"].Fraction / reps
+		for k, e := range im.Main {
+			m := mean.Main[k]
+			m.Fraction += e.Fraction / reps
+			mean.Main[k] = m
+		}
+		for k, e := range im.Pairs {
+			m := mean.Pairs[k]
+			m.Fraction += e.Fraction / reps
+			mean.Pairs[k] = m
+		}
 	}
-	t.Logf("100-point subsamples (mean of %d): S %.3f (paper 0.65), kappa×S %.3f (paper 0.18)", reps, sm, kp)
-	if math.IsNaN(sm) || sm < 0.4 {
-		t.Errorf("100-point S fraction %.3f, want the largest share", sm)
+	return mean
+}
+
+// The runtime analysis of Hutter et al. 2014, section 4.1 (Figure 3): the
+// learning rate decay kappa is the top main effect of the runtime, the batch
+// size S the second.
+func TestOnlineLDARuntime(t *testing.T) {
+	s, x, y := readLDA(t, 4)
+	im := ldaImportance(t, s, x, y, 1)
+	sub := ldaSubsamples(t, s, x, y)
+	gm, gp := gridANOVA(x, y)
+	t.Logf("Online LDA runtime, %d rows: forest of 30 trees on all rows (seed 1), mean of 5 forests on 100 rows, exact grid ANOVA", len(x))
+	t.Logf("%-12s %16s %8s %8s %8s", "effect", "xbo (± tree std)", "100 rows", "paper", "grid")
+	ref := []struct {
+		key, paper string
+		grid       float64
+	}{
+		{"kappa", "0.54", gm[0]}, {"tau0", "", gm[1]}, {"S", "0.21", gm[2]},
+		{"kappa,tau0", "", gp[[2]int{0, 1}]}, {"kappa,S", "", gp[[2]int{0, 2}]}, {"tau0,S", "", gp[[2]int{1, 2}]},
+	}
+	for _, r := range ref {
+		e, ok := im.Main[r.key]
+		es := sub.Main[r.key]
+		if !ok {
+			e, es = im.Pairs[r.key], sub.Pairs[r.key]
+		}
+		t.Logf("%-12s %7.3f ± %6.3f %8.3f %8s %8.3f", r.key, e.Fraction, e.Std, es.Fraction, r.paper, r.grid)
+	}
+	for _, c := range []struct {
+		name string
+		im   *Importance
+	}{{"all rows", im}, {"100 rows", sub}} {
+		if c.im.Main["kappa"].Fraction <= c.im.Main["S"].Fraction || c.im.Main["S"].Fraction <= c.im.Main["tau0"].Fraction {
+			t.Errorf("%s: main effects kappa %.3f, S %.3f, tau0 %.3f; want kappa > S > tau0", c.name,
+				c.im.Main["kappa"].Fraction, c.im.Main["S"].Fraction, c.im.Main["tau0"].Fraction)
+		}
 	}
 }
