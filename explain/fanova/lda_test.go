@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -253,6 +254,52 @@ func TestOnlineLDARuntime(t *testing.T) {
 		if c.im.Main["kappa"].Fraction <= c.im.Main["S"].Fraction || c.im.Main["S"].Fraction <= c.im.Main["tau0"].Fraction {
 			t.Errorf("%s: main effects kappa %.3f, S %.3f, tau0 %.3f; want kappa > S > tau0", c.name,
 				c.im.Main["kappa"].Fraction, c.im.Main["S"].Fraction, c.im.Main["tau0"].Fraction)
+		}
+	}
+}
+
+// The paper's fractions come from one forest on one random subset of 100
+// rows; this logs how far such a figure moves from subset to subset (50
+// subsets, quantiles of the two leading effects of each response).
+func TestOnlineLDASubsampleSpread(t *testing.T) {
+	for _, c := range []struct {
+		col         int
+		name        string
+		first, pair [2]string // kind ("main" or "pair") and effect
+	}{
+		{3, "perplexity", [2]string{"main", "S"}, [2]string{"pair", "kappa,S"}},
+		{4, "runtime", [2]string{"main", "kappa"}, [2]string{"main", "S"}},
+	} {
+		s, x, y := readLDA(t, c.col)
+		rng := newRNG(7)
+		const reps = 50
+		var a, b []float64
+		get := func(im *Importance, k [2]string) float64 {
+			if k[0] == "main" {
+				return im.Main[k[1]].Fraction
+			}
+			return im.Pairs[k[1]].Fraction
+		}
+		for r := range reps {
+			perm := rng.Perm(len(x))[:100]
+			xs := make([][]float64, 100)
+			ys := make([]float64, 100)
+			for i, p := range perm {
+				xs[i], ys[i] = x[p], y[p]
+			}
+			im := ldaImportance(t, s, xs, ys, uint64(r))
+			a, b = append(a, get(im, c.first)), append(b, get(im, c.pair))
+		}
+		for _, q := range []struct {
+			key string
+			v   []float64
+		}{{c.first[1], a}, {c.pair[1], b}} {
+			slices.Sort(q.v)
+			t.Logf("%s, %s over %d subsets of 100 rows: min %.3f, 10%% %.3f, median %.3f, 90%% %.3f, max %.3f",
+				c.name, q.key, reps, q.v[0], q.v[reps/10], q.v[reps/2], q.v[reps-reps/10-1], q.v[reps-1])
+			if q.v[reps/2] <= 0 || q.v[reps/2] >= 1 {
+				t.Errorf("%s, %s: median fraction %v outside (0, 1)", c.name, q.key, q.v[reps/2])
+			}
 		}
 	}
 }
