@@ -51,6 +51,8 @@ type rawParam struct {
 	// parameter is unconditional and its default fills trials where the
 	// source had it inactive.
 	imputeDefault bool
+	// seen is what the trials say about its domain (widen).
+	seen widening
 }
 
 type rawTrial struct {
@@ -84,12 +86,35 @@ type builder struct {
 	warnings    []string
 	// infer conditions from which trials lack a parameter (Optuna).
 	inferConditions bool
-	// consDropped counts trials that are not complete but reported
-	// constraint values; consMissing are the complete trials of a
-	// constrained study that reported none.
-	consDropped int
-	consMissing []int
+	rows            rowTally
 }
+
+// rowTally counts what turning raw trials into rows (builder.row) left
+// out or changed, for the warnings after the last row (rowWarnings): counts
+// and a few examples rather than a list, so that a table read as a stream
+// holds no more of it for a million rows than for ten.
+type rowTally struct {
+	// consDropped counts trials that are not complete but reported
+	// constraint values; consMissing the complete trials of a constrained
+	// study that reported none (consMissingFirst is the first).
+	consDropped, consMissing int
+	consMissingFirst         int
+	imputed                  map[string]int
+	excluded                 []string
+	nExcluded, nDropped      int
+	// noValue and infinite count the complete trials without a value and
+	// those with an infinite one: each is named for the first
+	// maxTrialWarnings, then counted.
+	noValue, infinite int
+	// complete counts the complete rows made, for their completion order
+	// when the trials are streamed in number order.
+	complete int
+}
+
+// maxTrialWarnings is how many trials one kind of per-trial warning names
+// before it only counts the rest: a file of a million broken rows gets a
+// readable report, and a bounded one.
+const maxTrialWarnings = 10
 
 func newBuilder(format, source string) *builder {
 	return &builder{format: format, source: source, byName: map[string]*rawParam{}}
@@ -150,6 +175,46 @@ func (b *builder) build() (*Run, error) {
 	if b.inferConditions {
 		b.inferAllConditions()
 	}
+	run, err := b.newRun()
+	if err != nil {
+		return nil, err
+	}
+	b.rows = rowTally{}
+	for _, rt := range b.trials {
+		t, keep, err := b.row(run.Space, rt)
+		if err != nil {
+			return nil, err
+		}
+		if keep {
+			run.Trials = append(run.Trials, t)
+		}
+	}
+	b.rowWarnings()
+	slices.SortStableFunc(run.Trials, func(a, b history.Trial) int { return cmp.Compare(a.Number, b.Number) })
+	for i := 1; i < len(run.Trials); i++ {
+		if run.Trials[i].Number == run.Trials[i-1].Number {
+			return nil, fmt.Errorf("trial number %d appears twice", run.Trials[i].Number)
+		}
+	}
+	// Completion follows the source's order of finishing where it records
+	// one for every complete trial, else the trials' order.
+	timed := true
+	for i := range run.Trials {
+		timed = timed && (run.Trials[i].State != history.Complete || !run.Trials[i].Finished.IsZero())
+	}
+	run.CompletionOrder(func(t *history.Trial) int64 {
+		if timed {
+			return t.Finished.UnixNano()
+		}
+		return t.Number
+	})
+	run.Warnings = b.warnings
+	return run, nil
+}
+
+// newRun makes the space of the (widened) raw parameters, with their
+// conditions, and a Run of it without trials.
+func (b *builder) newRun() (*Run, error) {
 	params := make([]space.Param, len(b.params))
 	for i, rp := range b.params {
 		p := space.Param{Name: rp.name, Type: rp.typ, Log: rp.log, Condition: rp.cond, Default: rp.def}
@@ -204,92 +269,91 @@ func (b *builder) build() (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the imported search space is invalid: %w", err)
 	}
-	run := &Run{Format: b.format, History: &history.History{Name: b.study, Source: b.source, Space: s}}
-	imputed := map[string]int{}
-	var excluded []string
-	nExcluded, nDropped := 0, 0
-	for _, rt := range b.trials {
-		vals := make([]float64, s.Dim())
-		for i, rp := range b.params {
-			vals[i] = math.NaN()
-			if v, ok := rt.values[rp.name]; ok {
-				nv, err := naturalOf(&s.Params[i], rp, v)
-				if err != nil {
-					return nil, fmt.Errorf("trial %d: %w", rt.number, err)
-				}
-				vals[i] = nv
+	return &Run{Format: b.format, History: &history.History{Name: b.study, Source: b.source, Space: s}}, nil
+}
+
+// row turns one raw trial into a row of space s, and says whether it is
+// kept: a usable trial that does not fit s is left out (and counted).
+func (b *builder) row(s *space.Space, rt rawTrial) (history.Trial, bool, error) {
+	if b.rows.imputed == nil {
+		b.rows.imputed = map[string]int{}
+	}
+	vals := make([]float64, s.Dim())
+	for i, rp := range b.params {
+		vals[i] = math.NaN()
+		if v, ok := rt.values[rp.name]; ok {
+			nv, err := naturalOf(&s.Params[i], rp, v)
+			if err != nil {
+				return history.Trial{}, false, fmt.Errorf("trial %d: %w", rt.number, err)
 			}
+			vals[i] = nv
 		}
-		if err := b.impute(s, vals, imputed); err != nil {
-			return nil, fmt.Errorf("trial %d: %w", rt.number, err)
-		}
-		inter, dropped := finiteSteps(rt.intermediate)
-		nDropped += dropped
-		t := history.Trial{Number: int64(rt.number), Params: vals, Value: rt.value, State: rt.state, Acquisition: rt.origin,
-			Intermediate: inter, UserAttrs: rt.attrs, Created: rt.created, Started: rt.started, Finished: rt.finished}
-		if err := b.outcome(s, &t, rt); err != nil {
-			return nil, err
-		}
-		if t.State == history.Complete && (math.IsNaN(t.Value) || slices.ContainsFunc(t.Values, math.IsNaN)) {
+	}
+	if err := b.impute(s, vals, b.rows.imputed); err != nil {
+		return history.Trial{}, false, fmt.Errorf("trial %d: %w", rt.number, err)
+	}
+	inter, dropped := finiteSteps(rt.intermediate)
+	b.rows.nDropped += dropped
+	t := history.Trial{Number: int64(rt.number), Params: vals, Value: rt.value, State: rt.state, Acquisition: rt.origin,
+		Intermediate: inter, UserAttrs: rt.attrs, Created: rt.created, Started: rt.started, Finished: rt.finished}
+	if err := b.outcome(s, &t, rt); err != nil {
+		return history.Trial{}, false, err
+	}
+	if t.State == history.Complete && (math.IsNaN(t.Value) || slices.ContainsFunc(t.Values, math.IsNaN)) {
+		if b.rows.noValue++; b.rows.noValue <= maxTrialWarnings {
 			b.warnf("trial %d is complete but has no value (NaN); imported as failed", t.Number)
-			t.State = history.Failed
-			t.Values, t.Constraints = nil, nil
 		}
-		if t.State == history.Complete && !t.Usable() {
+		t.State = history.Failed
+		t.Values, t.Constraints = nil, nil
+	}
+	if t.State == history.Complete && !t.Usable() {
+		if b.rows.infinite++; b.rows.infinite <= maxTrialWarnings {
 			b.warnf("trial %d has the value %v; it is written without a value (like a failed trial), because no model can fit an infinite value", t.Number, outcomeText(&t))
 		}
-		if t.Usable() {
-			if err := s.Validate(vals); err != nil {
-				nExcluded++
-				if len(excluded) < 10 {
-					excluded = append(excluded, fmt.Sprintf("trial %d (%v)", t.Number, strings.TrimPrefix(err.Error(), "space: ")))
-				}
-				continue
+	}
+	if t.Usable() {
+		if err := s.Validate(vals); err != nil {
+			b.rows.nExcluded++
+			if len(b.rows.excluded) < 10 {
+				b.rows.excluded = append(b.rows.excluded, fmt.Sprintf("trial %d (%v)", t.Number, strings.TrimPrefix(err.Error(), "space: ")))
 			}
+			return history.Trial{}, false, nil
 		}
-		run.Trials = append(run.Trials, t)
+	}
+	return t, true, nil
+}
+
+// rowWarnings reports, after the last row, what the rows left out or
+// changed.
+func (b *builder) rowWarnings() {
+	r := &b.rows
+	if n := r.noValue - maxTrialWarnings; n > 0 {
+		b.warnf("%d more complete trials have no value (NaN); imported as failed", n)
+	}
+	if n := r.infinite - maxTrialWarnings; n > 0 {
+		b.warnf("%d more complete trials have an infinite value; written without a value", n)
 	}
 	for _, rp := range b.params {
-		if n := imputed[rp.name]; n > 0 {
+		if n := r.imputed[rp.name]; n > 0 {
 			b.warnf("parameter %q: inactive in %d trials under a condition xbo cannot express; there it is set to its default %v", rp.name, n, rp.def)
 		}
 	}
-	if b.consDropped > 0 {
-		b.warnf("%d trials that are not complete (pruned ones) reported constraint values; they are not kept (xbo records constraint values with a complete trial's outcome)", b.consDropped)
+	if r.consDropped > 0 {
+		b.warnf("%d trials that are not complete (pruned ones) reported constraint values; they are not kept (xbo records constraint values with a complete trial's outcome)", r.consDropped)
 	}
-	if k := len(b.consMissing); k > 0 {
-		b.warnf("%d complete trials report no constraint values (e.g. trial %d); xbo counts them infeasible, so they are never best", k, b.consMissing[0])
+	if r.consMissing > 0 {
+		b.warnf("%d complete trials report no constraint values (e.g. trial %d); xbo counts them infeasible, so they are never best", r.consMissing, r.consMissingFirst)
 	}
-	if nDropped > 0 {
-		b.warnf("%d intermediate values are left out: NaN, infinite, or at a negative step (xbo keeps finite values at steps ≥ 0)", nDropped)
+	if r.nDropped > 0 {
+		b.warnf("%d intermediate values are left out: NaN, infinite, or at a negative step (xbo keeps finite values at steps ≥ 0)", r.nDropped)
 	}
-	if nExcluded > 0 {
+	if r.nExcluded > 0 {
 		more := ""
-		if nExcluded > len(excluded) {
-			more = fmt.Sprintf(" and %d more", nExcluded-len(excluded))
+		if r.nExcluded > len(r.excluded) {
+			more = fmt.Sprintf(" and %d more", r.nExcluded-len(r.excluded))
 		}
-		b.warnf("%d complete trials do not fit the imported space and are left out: %s%s", nExcluded, strings.Join(excluded, "; "), more)
+		b.warnf("%d complete trials do not fit the imported space and are left out: %s%s", r.nExcluded, strings.Join(r.excluded, "; "), more)
 	}
-	slices.SortStableFunc(run.Trials, func(a, b history.Trial) int { return cmp.Compare(a.Number, b.Number) })
-	for i := 1; i < len(run.Trials); i++ {
-		if run.Trials[i].Number == run.Trials[i-1].Number {
-			return nil, fmt.Errorf("trial number %d appears twice", run.Trials[i].Number)
-		}
-	}
-	// Completion follows the source's order of finishing where it records
-	// one for every complete trial, else the trials' order.
-	timed := true
-	for i := range run.Trials {
-		timed = timed && (run.Trials[i].State != history.Complete || !run.Trials[i].Finished.IsZero())
-	}
-	run.CompletionOrder(func(t *history.Trial) int64 {
-		if timed {
-			return t.Finished.UnixNano()
-		}
-		return t.Number
-	})
-	run.Warnings = b.warnings
-	return run, nil
 }
 
 func anyDefault(ps []space.Param) bool {
@@ -327,9 +391,12 @@ func (b *builder) outcome(s *space.Space, t *history.Trial, rt rawTrial) error {
 	case t.State == history.Complete && len(rt.constraints) > 0:
 		t.Constraints = slices.Clone(rt.constraints)
 	case len(rt.constraints) > 0:
-		b.consDropped++
+		b.rows.consDropped++
 	case t.State == history.Complete && n > 0:
-		b.consMissing = append(b.consMissing, rt.number)
+		if b.rows.consMissing == 0 {
+			b.rows.consMissingFirst = rt.number
+		}
+		b.rows.consMissing++
 	}
 	return nil
 }

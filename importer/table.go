@@ -45,6 +45,36 @@ type TableOptions struct {
 // outside the space widen it (reported), where the trials reader refuses
 // them.
 func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
+	tb, err := newTable(path, s, opts)
+	if err != nil {
+		return nil, err
+	}
+	b := tb.b
+	if err := tb.read(b.warnf, func(rt rawTrial) error {
+		b.trials = append(b.trials, rt)
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	run, err := b.build()
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return run, nil
+}
+
+// table is a trial table to import: its file, the space it is read
+// against, its columns, and the builder of its parameters.
+type table struct {
+	path string
+	s    *space.Space
+	cols trials.Columns
+	b    *builder
+}
+
+// newTable checks a table import's space and columns and makes its
+// builder.
+func newTable(path string, s *space.Space, opts TableOptions) (*table, error) {
 	if s == nil {
 		return nil, errors.New("importer: a table needs a space (--space)")
 	}
@@ -66,14 +96,6 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 		return nil, fmt.Errorf("importer: %d constraint columns (%s) for the space's %d constraint(s) (%s)",
 			len(cols.Constraints), strings.Join(cols.Constraints, ", "), n, strings.Join(s.Constraints, ", "))
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	// Streamed: the readers bound each line or record as they read it
-	// (tablestream.go), so the file is never held whole.
-	in := bufio.NewReaderSize(f, 64<<10)
 	b := newBuilder("csv", path)
 	b.objective = s.Objective
 	b.objectives, b.constraints = s.Objectives, s.Constraints
@@ -98,29 +120,40 @@ func ImportTable(path string, s *space.Space, opts TableOptions) (*Run, error) {
 			return nil, fmt.Errorf("%s: %w", path, err)
 		}
 	}
-	isJSON, err := sniffJSON(in, strings.ToLower(filepath.Ext(path)))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if isJSON {
-		b.format = "json"
-		err = readJSONTable(in, s, b, cols)
-	} else {
-		err = readCSVTable(in, s, b, cols)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	run, err := b.build()
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return run, nil
+	return &table{path: path, s: s, cols: cols, b: b}, nil
 }
 
-func readCSVTable(in io.Reader, s *space.Space, b *builder, cols trials.Columns) error {
+// read reads the table's file, handing each row to emit as it is read;
+// warn gets what the file holds that the space does not know.
+func (tb *table) read(warn func(format string, a ...any), emit func(rawTrial) error) error {
+	f, err := os.Open(tb.path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	// Streamed: the readers bound each line or record as they read it
+	// (tablestream.go), so the file is never held whole.
+	in := bufio.NewReaderSize(f, 64<<10)
+	isJSON, err := sniffJSON(in, strings.ToLower(filepath.Ext(tb.path)))
+	if err != nil {
+		return fmt.Errorf("%s: %w", tb.path, err)
+	}
+	if isJSON {
+		tb.b.format = "json"
+		err = readJSONTable(in, tb.s, tb.b, tb.cols, warn, emit)
+	} else {
+		err = readCSVTable(in, tb.s, tb.b, tb.cols, warn, emit)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", tb.path, err)
+	}
+	return nil
+}
+
+func readCSVTable(in io.Reader, s *space.Space, b *builder, cols trials.Columns, warn func(string, ...any), emit func(rawTrial) error) error {
+	rows := 0
 	header, err := trials.Scan(in, s, cols, func(_ *trials.Header, row *trials.Row) error {
-		rt := rawTrial{number: len(b.trials), values: map[string]rawValue{}, state: row.State, value: row.Value,
+		rt := rawTrial{number: rows, values: map[string]rawValue{}, state: row.State, value: row.Value,
 			objValues: row.Values, constraints: row.Constraints, origin: row.Acquisition, attrs: row.Attrs}
 		if row.HasNumber {
 			rt.number = int(row.Number)
@@ -140,19 +173,19 @@ func readCSVTable(in io.Reader, s *space.Space, b *builder, cols trials.Columns)
 			}
 			rt.values[p.name] = numValue(f)
 		}
-		b.trials = append(b.trials, rt)
-		return nil
+		rows++
+		return emit(rt)
 	})
 	if err != nil {
 		return err
 	}
 	if extra := header.ExtraNames(); len(extra) > 0 {
-		b.warnf("columns %s are not parameters of the space; kept as user attributes", quoteAll(extra))
+		warn("columns %s are not parameters of the space; kept as user attributes", quoteAll(extra))
 	}
 	return nil
 }
 
-func readJSONTable(in *bufio.Reader, s *space.Space, b *builder, cols trials.Columns) error {
+func readJSONTable(in *bufio.Reader, s *space.Space, b *builder, cols trials.Columns, warn func(string, ...any), emit func(rawTrial) error) error {
 	if len(cols.Values) == 0 {
 		cols.Values = s.ObjectiveNames()
 	}
@@ -245,8 +278,7 @@ func readJSONTable(in *bufio.Reader, s *space.Space, b *builder, cols trials.Col
 			}
 			rt.values[name] = numValue(f)
 		}
-		b.trials = append(b.trials, rt)
-		return nil
+		return emit(rt)
 	})
 	if err != nil {
 		return err
@@ -257,7 +289,7 @@ func readJSONTable(in *bufio.Reader, s *space.Space, b *builder, cols trials.Col
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		b.warnf("keys %s are not parameters of the space; kept as user attributes", quoteAll(names))
+		warn("keys %s are not parameters of the space; kept as user attributes", quoteAll(names))
 	}
 	return nil
 }

@@ -210,7 +210,7 @@ func (b *sqliteBackend) begin(ctx context.Context, write bool) (tx, error) {
 			b.wakeCheckpointer()
 		}
 	}
-	return sqlTx{t, stmts}, nil
+	return sqlTx{t, stmts, map[string]*sql.Stmt{}}, nil
 }
 
 func (b *sqliteBackend) lockStudy(context.Context, querier, int64) error { return nil }
@@ -285,13 +285,23 @@ func (b *sqliteBackend) close() error {
 type sqlTx struct {
 	t     *sql.Tx
 	stmts map[string]*sql.Stmt
+	// bound are the transaction's copies of the statements of stmts, made
+	// on first use and reused: database/sql keeps every copy it makes
+	// until the transaction ends, so a copy per call would hold memory
+	// for each statement run, which grows with an import's trials.
+	bound map[string]*sql.Stmt
 }
 
 // stmt returns the transaction's copy of a prepared statement, nil for a
 // statement that is not prepared.
 func (t sqlTx) stmt(ctx context.Context, q string) *sql.Stmt {
+	if st, ok := t.bound[q]; ok {
+		return st
+	}
 	if st, ok := t.stmts[q]; ok {
-		return t.t.StmtContext(ctx, st)
+		bound := t.t.StmtContext(ctx, st)
+		t.bound[q] = bound
+		return bound
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -367,6 +368,13 @@ type Store interface {
 	// elsewhere, in one transaction: after a crash either the whole
 	// study exists or nothing does.
 	ImportStudy(ctx context.Context, s NewStudy, trials []ImportedTrial) (*Study, error)
+	// ImportStudyFrom is ImportStudy for a history too large to hold: it
+	// reads the trials from a sequence while it writes them, a bounded
+	// batch at a time, all in the one transaction, so its memory does not
+	// grow with the trials. An error the sequence yields rolls the whole
+	// import back and is returned, wrapped. The sequence is not read when
+	// the study cannot be created (ErrExists), so it may be reused.
+	ImportStudyFrom(ctx context.Context, s NewStudy, trials iter.Seq2[ImportedTrial, error]) (*Study, error)
 	// Ask hands out the oldest pending trial, or creates a running trial
 	// from propose. It does not expire overdue trials; call Expire first.
 	// With SQLite the proposal is made from a read snapshot, and made again

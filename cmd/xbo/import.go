@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"strings"
 	"time"
@@ -107,6 +108,14 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 		return usagef("--value-column and --constraint-column are for --csv and --json tables")
 	}
 
+	if (*csvFile != "" || *jsonFile != "") && *out == "" && *into != "" {
+		table := *csvFile
+		if table == "" {
+			table = *jsonFile
+		}
+		return importTableInto(ctx, table, *spaceFile, importer.TableOptions{ValueColumns: valueCols, ConstraintColumns: consCols},
+			tableTarget{spaceOut: *spaceOut, into: *into, name: *name, pruner: *pruner}, env)
+	}
 	var run *importer.Run
 	var err error
 	switch {
@@ -139,7 +148,7 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 	for _, w := range run.Warnings {
 		fmt.Fprintf(env.stderr, "warning: %s\n", w)
 	}
-	printRunSummary(env.stdout, run)
+	printRunSummary(env.stdout, run, len(run.Trials), run.Counts())
 	if *out != "" || *spaceOut != "" {
 		if err := importer.WriteFiles(run, *out, *spaceOut); err != nil {
 			return err
@@ -162,9 +171,11 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 		if err != nil {
 			return err
 		}
-		if err := loadIntoStore(ctx, *into, studyName, *name != "", prJSON, run, env); err != nil {
+		studyName, tally, err := loadIntoStore(ctx, *into, studyName, *name != "", prJSON, run, heldTrials(run), env)
+		if err != nil {
 			return err
 		}
+		printLoaded(env.stdout, *into, studyName, tally)
 	}
 	return nil
 }
@@ -189,8 +200,68 @@ func printStudies(w io.Writer, infos []importer.StudyInfo) {
 	}
 }
 
-func printRunSummary(w io.Writer, run *importer.Run) {
-	counts := run.Counts()
+// tableTarget is where a table import goes when its trials are not held.
+type tableTarget struct{ spaceOut, into, name, pruner string }
+
+// importTableInto loads a CSV or JSON table into a store without holding
+// its rows: the file is read once for the space and again, row by row, as
+// the store writes the trials (importer.OpenTable). What the first read
+// cannot know (the counts, the warnings about rows) is printed after the
+// load, in the order an import that holds its trials prints it.
+func importTableInto(ctx context.Context, path, spaceFile string, opts importer.TableOptions, to tableTarget, env *cliEnv) error {
+	sp, err := space.Load(spaceFile)
+	if err != nil {
+		return err
+	}
+	tt, err := importer.OpenTable(path, sp, opts)
+	if err != nil {
+		return err
+	}
+	run := tt.Run
+	prJSON, err := importPruner(run, to.pruner, env)
+	if err != nil {
+		return err
+	}
+	if to.spaceOut != "" {
+		if err := importer.WriteFiles(run, "", to.spaceOut); err != nil {
+			return err
+		}
+	}
+	studyName := to.name
+	if studyName == "" {
+		studyName = importDefaultName(run)
+	}
+	studyName, tally, err := loadIntoStore(ctx, to.into, studyName, to.name != "", prJSON, run, tt.Trials(), env)
+	for _, w := range run.Warnings {
+		fmt.Fprintf(env.stderr, "warning: %s\n", w)
+	}
+	if err != nil {
+		return err
+	}
+	printRunSummary(env.stdout, run, tally.trials, tally.states)
+	if to.spaceOut != "" {
+		fmt.Fprintf(env.stdout, "wrote %s\n", to.spaceOut)
+	}
+	if to.pruner == "" && tally.states[history.Pruned] > 0 {
+		warnNoPruner(env)
+	}
+	printLoaded(env.stdout, to.into, studyName, tally)
+	return nil
+}
+
+// heldTrials yields the trials a run holds.
+func heldTrials(run *importer.Run) iter.Seq2[history.Trial, error] {
+	return func(yield func(history.Trial, error) bool) {
+		for _, t := range run.Trials {
+			if !yield(t, nil) {
+				return
+			}
+		}
+	}
+}
+
+// printRunSummary says what an import read: n trials, counted by state.
+func printRunSummary(w io.Writer, run *importer.Run, n int, counts map[history.State]int) {
 	var parts []string
 	for _, st := range history.States {
 		if counts[st] > 0 {
@@ -202,7 +273,7 @@ func printRunSummary(w io.Writer, run *importer.Run) {
 		what += fmt.Sprintf(", study %q", run.Name)
 	}
 	fmt.Fprintf(w, "imported %d trials (%s) over %d parameters (%s; %s) from %s [%s]\n",
-		len(run.Trials), strings.Join(parts, ", "), run.Space.Dim(), strings.Join(run.Space.Names(), ", "),
+		n, strings.Join(parts, ", "), run.Space.Dim(), strings.Join(run.Space.Names(), ", "),
 		objectivesText(run.Space), what, run.Format)
 }
 
@@ -228,75 +299,103 @@ func objectivesText(sp *space.Space) string {
 	return text
 }
 
+// importTally counts what an import stored, by the source's state and by
+// how the store records it.
+type importTally struct {
+	trials                 int
+	states                 map[history.State]int
+	pruned, failed, noCons int
+}
+
 // loadIntoStore creates a study in the service's store and records every
 // trial with its intermediate values: complete ones with their value,
 // pruned ones as pruned (with their value, the last intermediate one), the
 // others as failed with the source's state as the reason (a pending trial
-// would be handed to workers). One transaction: the store never holds half
-// an import.
-func loadIntoStore(ctx context.Context, dsn, studyName string, chosen bool, pruner json.RawMessage, run *importer.Run, env *cliEnv) error {
-	stdout := env.stdout
+// would be handed to workers). The trials are converted as the store reads
+// them (store.ImportStudyFrom), so that no second copy of a history is
+// held, and a table's rows need not be held at all (importer.OpenTable).
+// One transaction: the store never holds half an import. It returns the
+// study's name and what it stored.
+func loadIntoStore(ctx context.Context, dsn, studyName string, chosen bool, pruner json.RawMessage, run *importer.Run, trials iter.Seq2[history.Trial, error], env *cliEnv) (string, importTally, error) {
 	warn := func(w string) { fmt.Fprintf(env.stderr, "warning: %s\n", w) }
 	if w := studyAttrsWarning(run); w != "" {
 		warn(w)
 	}
+	var tally importTally
 	st, err := store.Open(ctx, dsn)
 	if err != nil {
-		return err
+		return "", tally, err
 	}
 	defer st.Close()
 	spaceJSON, err := importer.SpaceJSON(run.Space)
 	if err != nil {
-		return err
+		return "", tally, err
 	}
-	// One transaction: a killed import leaves no partial study behind (and
-	// no trial that a later ask could hand out).
-	now := time.Now()
-	failed, pruned, noCons := 0, 0, 0
-	trials := make([]store.ImportedTrial, 0, len(run.Trials))
-	for _, t := range run.Trials {
-		it := store.ImportedTrial{Params: run.Space.ToMap(t.Params), UserAttrs: importedAttrs(run, &t, warn),
-			Created: t.Created, Started: t.Started, Finished: t.Finished}
-		for _, iv := range t.Intermediate {
-			it.Intermediate = append(it.Intermediate, store.Intermediate{Step: iv.Step, Value: iv.Value})
-		}
-		switch {
-		case t.Usable() && len(run.Space.Constraints) > 0 && t.Constraints == nil:
-			// The store takes a complete trial of a constrained study with
-			// its constraint values only; one that has none cannot be best,
-			// so it is kept as failed, its values in the reason.
-			it.State = store.Failed
-			it.Reason = fmt.Sprintf("imported from %s: complete without constraint values (%s %v)", run.Format, strings.Join(run.Space.ObjectiveNames(), ", "), run.ObjectiveValues(&t))
-			noCons++
-			failed++
-		case t.Usable():
-			v := t.Value
-			it.State, it.Value = store.Complete, &v
-			it.Values, it.Constraints = t.Values, t.Constraints
-		case t.State == history.Pruned:
-			it.State = store.Pruned
-			if !math.IsNaN(t.Value) && !math.IsInf(t.Value, 0) {
-				v := t.Value
-				it.Value = &v
+	converted := func(yield func(store.ImportedTrial, error) bool) {
+		// Counted afresh on every read: a taken name reads the trials
+		// again under the next one.
+		tally = importTally{states: map[history.State]int{}}
+		for t, err := range trials {
+			if err != nil {
+				yield(store.ImportedTrial{}, err)
+				return
 			}
-			pruned++
-		default:
-			it.State = store.Failed
-			it.Reason = fmt.Sprintf("imported from %s: %s", run.Format, t.State)
-			if t.State == history.Complete && math.IsInf(t.Value, 0) {
-				it.Reason = fmt.Sprintf("imported from %s: value %v", run.Format, t.Value)
+			if !yield(importedTrial(run, &t, warn, &tally), nil) {
+				return
 			}
-			failed++
 		}
-		trials = append(trials, it)
 	}
-	studyName, err = importStudy(ctx, st, store.NewStudy{Name: studyName, Direction: string(run.Space.Objective), Space: spaceJSON, Pruner: pruner, Now: now}, trials, chosen)
+	studyName, err = importStudy(ctx, st, store.NewStudy{Name: studyName, Direction: string(run.Space.Objective), Space: spaceJSON, Pruner: pruner, Now: time.Now()}, converted, chosen)
 	if err != nil {
-		return err
+		return "", tally, err
 	}
-	fmt.Fprintf(stdout, "loaded %d trials into study %q of %s (%d pruned; %d recorded as failed: failed, running or waiting in the source)\n", len(run.Trials), studyName, dsn, pruned, failed)
-	if noCons > 0 {
-		fmt.Fprintf(stdout, "%d of the failed ones are complete in the source without constraint values (the store records a constrained study's complete trials with them)\n", noCons)
+	return studyName, tally, nil
+}
+
+// importedTrial is trial t as the store records it, counted in tally.
+func importedTrial(run *importer.Run, t *history.Trial, warn func(string), tally *importTally) store.ImportedTrial {
+	tally.trials++
+	tally.states[t.State]++
+	it := store.ImportedTrial{Params: run.Space.ToMap(t.Params), UserAttrs: importedAttrs(run, t, warn),
+		Created: t.Created, Started: t.Started, Finished: t.Finished}
+	for _, iv := range t.Intermediate {
+		it.Intermediate = append(it.Intermediate, store.Intermediate{Step: iv.Step, Value: iv.Value})
 	}
-	return nil
+	switch {
+	case t.Usable() && len(run.Space.Constraints) > 0 && t.Constraints == nil:
+		// The store takes a complete trial of a constrained study with
+		// its constraint values only; one that has none cannot be best,
+		// so it is kept as failed, its values in the reason.
+		it.State = store.Failed
+		it.Reason = fmt.Sprintf("imported from %s: complete without constraint values (%s %v)", run.Format, strings.Join(run.Space.ObjectiveNames(), ", "), run.ObjectiveValues(t))
+		tally.noCons++
+		tally.failed++
+	case t.Usable():
+		v := t.Value
+		it.State, it.Value = store.Complete, &v
+		it.Values, it.Constraints = t.Values, t.Constraints
+	case t.State == history.Pruned:
+		it.State = store.Pruned
+		if !math.IsNaN(t.Value) && !math.IsInf(t.Value, 0) {
+			v := t.Value
+			it.Value = &v
+		}
+		tally.pruned++
+	default:
+		it.State = store.Failed
+		it.Reason = fmt.Sprintf("imported from %s: %s", run.Format, t.State)
+		if t.State == history.Complete && math.IsInf(t.Value, 0) {
+			it.Reason = fmt.Sprintf("imported from %s: value %v", run.Format, t.Value)
+		}
+		tally.failed++
+	}
+	return it
+}
+
+// printLoaded says what an import stored.
+func printLoaded(w io.Writer, dsn, studyName string, tally importTally) {
+	fmt.Fprintf(w, "loaded %d trials into study %q of %s (%d pruned; %d recorded as failed: failed, running or waiting in the source)\n", tally.trials, studyName, dsn, tally.pruned, tally.failed)
+	if tally.noCons > 0 {
+		fmt.Fprintf(w, "%d of the failed ones are complete in the source without constraint values (the store records a constrained study's complete trials with them)\n", tally.noCons)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -69,13 +70,15 @@ func importDefaultName(run *importer.Run) string {
 
 // importStudy stores the import under name, or, when the name was not
 // chosen by the user and is taken, under the first free name-2, name-3, ...
-func importStudy(ctx context.Context, st store.Store, ns store.NewStudy, trials []store.ImportedTrial, chosen bool) (string, error) {
+func importStudy(ctx context.Context, st store.Store, ns store.NewStudy, trials iter.Seq2[store.ImportedTrial, error], chosen bool) (string, error) {
 	base := ns.Name
 	for k := 1; k <= maxNameTries; k++ {
 		if k > 1 {
 			ns.Name = fmt.Sprintf("%s-%d", base, k)
 		}
-		_, err := st.ImportStudy(ctx, ns, trials)
+		// A taken name is refused before the trials are read, so the
+		// next name reads them from the start.
+		_, err := st.ImportStudyFrom(ctx, ns, trials)
 		if err == nil {
 			return ns.Name, nil
 		}
@@ -135,7 +138,7 @@ func csvLossWarning(run *importer.Run) string {
 func importPruner(run *importer.Run, text string, env *cliEnv) (json.RawMessage, error) {
 	if text == "" {
 		if run.Counts()[history.Pruned] > 0 {
-			fmt.Fprintf(env.stderr, "warning: the source pruned trials but does not record its pruner; the study gets none (give one with --pruner '{\"type\":\"median\"}')\n")
+			warnNoPruner(env)
 		}
 		return nil, nil
 	}
@@ -154,4 +157,9 @@ func importPruner(run *importer.Run, text string, env *cliEnv) (json.RawMessage,
 		return nil, fmt.Errorf("--pruner: %w", err)
 	}
 	return b, nil
+}
+
+// warnNoPruner says that an import with pruned trials gets no pruner.
+func warnNoPruner(env *cliEnv) {
+	fmt.Fprintf(env.stderr, "warning: the source pruned trials but does not record its pruner; the study gets none (give one with --pruner '{\"type\":\"median\"}')\n")
 }
