@@ -31,6 +31,9 @@ type execution struct {
 	readErr  error // reading its output failed
 	stderr   string
 	stopped  stop
+	// droppedReports counts intermediate values not sent because
+	// MaxPendingReports were waiting.
+	droppedReports int
 }
 
 // drainWait bounds how long the output of a command that has exited is
@@ -43,7 +46,10 @@ const stderrTail = 4 << 10
 
 // execute runs one command to its end. Its standard output is read as
 // scanOutput says, with each intermediate value passed to report, which
-// answers whether to prune the trial; its standard error's tail is kept.
+// answers whether to prune the trial, from a goroutine of its own (through
+// a reportQueue), so that a report waiting out an outage never stops the
+// reading; the values still queued when the command ends are sent before
+// execute returns. Its standard error's tail is kept.
 // When ctx ends, the timeout passes or report says to prune, the command's
 // process group gets SIGTERM, and SIGKILL grace later if it has not exited.
 func execute(ctx context.Context, args, env []string, timeout, grace time.Duration,
@@ -78,6 +84,25 @@ func execute(ctx context.Context, args, env []string, timeout, grace time.Durati
 	}
 
 	prune := make(chan struct{}, 1)
+	// The output is read on, whatever the sends of its intermediate
+	// values wait for: they go through a queue to a sender of their own.
+	reports := newReportQueue(MaxPendingReports)
+	sent := make(chan struct{})
+	go func() {
+		defer close(sent)
+		for {
+			iv, ok := reports.next()
+			if !ok {
+				return
+			}
+			if report != nil && report(iv) {
+				select {
+				case prune <- struct{}{}:
+				default:
+				}
+			}
+		}
+	}()
 	var readers sync.WaitGroup
 	readers.Add(2)
 	go func() {
@@ -86,14 +111,7 @@ func execute(ctx context.Context, args, env []string, timeout, grace time.Durati
 		if echo != nil {
 			lineEcho = func(line []byte) { echo("stdout", line) }
 		}
-		ex.out, ex.readErr = scanOutput(outR, func(iv Intermediate) {
-			if report != nil && report(iv) {
-				select {
-				case prune <- struct{}{}:
-				default:
-				}
-			}
-		}, lineEcho)
+		ex.out, ex.readErr = scanOutput(outR, reports.put, lineEcho)
 		io.Copy(io.Discard, outR) // a read error: let the command go on writing
 	}()
 	errTail := &tail{max: stderrTail}
@@ -159,6 +177,11 @@ wait:
 	}
 	outR.Close()
 	errR.Close()
+	// The values still queued are sent before the trial is told: the
+	// study takes intermediate values of a running trial only.
+	reports.close()
+	<-sent
+	ex.droppedReports = reports.droppedCount()
 	ex.stderr = errTail.String()
 	return ex
 }

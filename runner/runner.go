@@ -413,6 +413,12 @@ func (r *run) trial(runCtx, ctx context.Context, t *client.Trial) error {
 	state, res, reason := r.outcome(ex)
 	r.mu.Lock()
 	r.running--
+	if ex.droppedReports > 0 {
+		r.sum.ReportErrors += ex.droppedReports
+		if r.sum.FirstReportError == nil {
+			r.sum.FirstReportError = fmt.Errorf("trial %d: %d intermediate values were not sent: more than %d waited for the service", t.Number, ex.droppedReports, MaxPendingReports)
+		}
+	}
 	r.mu.Unlock()
 	return r.deliver(ctx, result{t: t, state: state, res: res, reason: reason, interrupted: ex.stopped == interrupted})
 }
