@@ -5,7 +5,7 @@ import {
   $, C, EDGE_AXIS, axisValue, bestFeasible, bestSoFar, chart, constraintNames, esc, feasible, fmt, minimize, multiObjective, objectiveValues,
   objectives, onChart, openTrial, paramAxis, params, setNote, sortedTrials, state, usable, usableAll, valueName,
 } from './core.js';
-import { clipText, isClipped, scaleControls, valueScale } from './scale.js';
+import { clamp, clipText, isClipped, scaleControls, valueScale } from './scale.js';
 import { exact } from './format.js';
 import { classify } from './pareto.js';
 
@@ -93,6 +93,7 @@ export function renderTrace(all) {
 }
 const CLIPPED = 'clipped (beyond the axis)';
 for (const id of ['trace-log', 'trace-clip']) $(id).addEventListener('change', () => renderTrace(sortedTrials()));
+for (const id of ['parallel-log', 'parallel-clip']) $(id).addEventListener('change', () => renderParallel(sortedTrials()));
 
 
 // ---------------------------------------------------------------- parallel coordinates
@@ -114,21 +115,34 @@ export function renderParallel(all) {
     for (const t of multi ? classify(all).front : [state.best]) if (t && !kept.has(t)) { keep.push(t); kept.add(t); }
     done = multi ? keep.sort((a, b) => a.number - b.number) : keep;
   }
-  setNote('parallel-note', (n > PARALLEL_LINES ? `${done.length} of ${n} complete trials drawn (evenly spaced, ${multi ? 'the Pareto front' : 'best'} included)` : `${n} complete trials`) + '; click a line for its trial');
+  const os = objectives();
+  // One diverged trial must not squash the others: each objective's axis
+  // takes the trace's log scale and clipping of the worse side (scale.js);
+  // a clipped value is drawn at its axis's end.
+  const objVals = os.map((_, k) => done.map((t) => (multi ? objectiveValues(t)[k] : t.value)));
+  const ctl = scaleControls('parallel', objVals.flat());
+  const worse = os.map((o) => o.direction !== 'maximize');
+  const scales = objVals.map((vs, k) => valueScale(vs, { worseHigh: worse[k], ...ctl }));
+  const clipWords = scales.map((sc, k) => clipText(sc, worse[k], multi ? `${os[k].name} value` : 'value', `drawn at the axis's ${worse[k] ? 'top' : 'bottom'} end`)).join('');
+  window.xbo.parallel = { clipped: scales.map((sc) => sc.clipped), axis: scales.map((sc) => sc.type), limit: scales.map((sc) => sc.limit) };
+  setNote('parallel-note', (n > PARALLEL_LINES ? `${done.length} of ${n} complete trials drawn (evenly spaced, ${multi ? 'the Pareto front' : 'best'} included)` : `${n} complete trials`) + clipWords + '; click a line for its trial');
+  const valueAxis = (k, name) => ({ type: scales[k].type, min: scales[k].min, max: scales[k].max, logBase: 10, name: name + (scales[k].type === 'log' ? ' (log)' : ''),
+    // The ends are labelled only where values are clipped (the limit);
+    // elsewhere the axis's own round ticks say enough.
+    axisLabel: { formatter: fmt, showMinLabel: scales[k].clipped > 0 && !worse[k], showMaxLabel: scales[k].clipped > 0 && worse[k] },
+    nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length + k) });
   const ps = params();
   // Full names, never truncated; they alternate in height so neighbours do
   // not overlap.
   const nameStyle = (i) => ({ nameTruncate: { maxWidth: 10000 }, // null would mean the space between axes
     nameTextStyle: { padding: [0, 0, i % 2 ? 14 : 0, 0] } });
   const axes = ps.map((p, i) => ({ dim: i, ...paramAxis(p), nameLocation: 'end', nameGap: 12, name: p.name + (p.log ? ' (log)' : ''), ...nameStyle(i) }));
-  const os = objectives();
-  const row = (t) => [...ps.map((p) => axisValue(p, t.params[p.name])), ...(multi ? objectiveValues(t) : [t.value])];
+  const row = (t) => [...ps.map((p) => axisValue(p, t.params[p.name])), ...(multi ? objectiveValues(t) : [t.value]).map((v, k) => clamp(scales[k], v, worse[k]))];
   const opacity = Math.max(0.08, Math.min(0.45, 60 / Math.max(1, done.length)));
   if (multi) {
     // An axis per objective; the lines are coloured by where the trial
     // stands (front, dominated, infeasible), not by one objective's value.
-    os.forEach((o, k) => axes.push({ dim: ps.length + k, name: `${o.name} (${o.direction === 'maximize' ? 'max' : 'min'})`, type: 'value', scale: true,
-      nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length + k) }));
+    os.forEach((o, k) => axes.push({ dim: ps.length + k, ...valueAxis(k, `${o.name} (${o.direction === 'maximize' ? 'max' : 'min'})`) }));
     const cl = classify(all);
     const kinds = new Map(done.map((t) => [t.number, null]));
     for (const kind of ['front', 'dominated', 'infeasible']) for (const t of cl[kind]) if (kinds.has(t.number)) kinds.set(t.number, kind);
@@ -148,7 +162,7 @@ export function renderParallel(all) {
     }, true);
     return;
   }
-  axes.push({ dim: ps.length, name: 'value', type: 'value', scale: true, nameLocation: 'end', nameGap: 12, ...nameStyle(ps.length) });
+  axes.push({ dim: ps.length, ...valueAxis(0, 'value') });
   // The best trials are drawn last (on top), dark and opaque; the worst
   // first, pale and faint: the lines a reader looks for are the easiest to
   // see. Colour follows the rank, not the value, so that one diverged
