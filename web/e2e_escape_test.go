@@ -82,7 +82,7 @@ func (h *harness) escapes(view string, want map[string]string) probe {
 // TestDashboardEscapes renders a study whose every author- or worker-chosen
 // string is hostile markup (study, parameter and objective names,
 // categorical levels, constraint names, user attributes, workers, a failure
-// reason) in every view, and shows every chart's tooltips: none may run.
+// reason, the study's and a trial's notes) in every view, and shows every chart's tooltips: none may run.
 func TestDashboardEscapes(t *testing.T) {
 	h := startServer(t)
 	ctx := context.Background()
@@ -128,6 +128,13 @@ func TestDashboardEscapes(t *testing.T) {
 		}
 		h.post(fmt.Sprintf("%s%d/tell", path, tr.Number), map[string]any{"value": v, "user_attrs": map[string]any{hostile("attr-key"): hostile("attr-value")}})
 	}
+	// Notes are written by people: the study's and the failed trial's.
+	if _, err := h.c.SetStudyNote(ctx, studyName, hostile("study-note")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.c.SetTrialNote(ctx, studyName, failed, hostile("trial-note")); err != nil {
+		t.Fatal(err)
+	}
 	// A second study with hostile objective and constraint names, for the
 	// Pareto and trade-off views and the comparison.
 	moName := hostile("mo")
@@ -161,6 +168,18 @@ func TestDashboardEscapes(t *testing.T) {
 	h.eval(`window.xssHit = (k) => (window.xssHits = window.xssHits || []).push(k), true`, new(bool))
 	h.wait("study rendered", `document.body.dataset.ready === `+jsString(studyName), 20*time.Second)
 	h.escapes("overview", map[string]string{"page": studyName})
+	if got := h.text("study-note-text"); got != hostile("study-note") {
+		t.Fatalf("the study note is shown as %q, want the text %q", got, hostile("study-note"))
+	}
+	// The note's editor gets the note as its value, not as markup.
+	h.click("study-note-edit")
+	var edited string
+	h.eval(`document.getElementById('study-note-input').value`, &edited)
+	if edited != hostile("study-note") {
+		t.Fatalf("the note editor holds %q, want %q", edited, hostile("study-note"))
+	}
+	h.escapes("study note editor", nil)
+	h.click("study-note-cancel")
 	var options string
 	h.eval(`[...document.querySelectorAll('select option')].map((o) => o.textContent).join(' | ')`, &options)
 	for _, name := range []string{pf, pc} {
@@ -195,6 +214,9 @@ func TestDashboardEscapes(t *testing.T) {
 	h.run("open a failed trial", 20*time.Second, chromedp.Navigate(h.base+"/#study="+url.QueryEscape(studyName)+fmt.Sprintf("&trial=%d", failed)))
 	h.wait("trial shown", `document.getElementById('trial-facts').textContent.includes('fail reason')`, 20*time.Second)
 	h.escapes("failed trial", map[string]string{"page": hostile("reason")})
+	if got := h.text("trial-note-text"); got != hostile("trial-note") {
+		t.Fatalf("the trial note is shown as %q, want the text %q", got, hostile("trial-note"))
+	}
 	h.run("open a complete trial", 20*time.Second, chromedp.Navigate(h.base+"/#study="+url.QueryEscape(studyName)+fmt.Sprintf("&trial=%d", failed-1)))
 	h.wait("attributes shown", `document.getElementById('trial-attrs').textContent.includes('attr-value')`, 20*time.Second)
 	h.escapes("trial", map[string]string{"page": hostile("attr-value")})

@@ -77,6 +77,13 @@ var widths = []int64{1440, 800}
 
 func startServer(t *testing.T) *harness {
 	t.Helper()
+	return startServerWith(t, server.Config{})
+}
+
+// startServerWith is startServer with the server's settings (a token, a
+// read-only server); its store is set here.
+func startServerWith(t *testing.T, cfg server.Config) *harness {
+	t.Helper()
 	if _, err := web.Assets(); err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +93,8 @@ func startServer(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	srv, err := server.New(server.Config{Store: st})
+	cfg.Store = st
+	srv, err := server.New(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

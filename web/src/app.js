@@ -20,6 +20,7 @@ import { followBudgets, loadBudgets, resetBudget } from './budgets.js';
 import { renderCurves, renderEDF, renderTimeline } from './history.js';
 import { renderCompare } from './compare.js';
 import { forgetTrialView, renderTrial } from './trial.js';
+import { initActions, loadAccess, showStudyActions } from './actions.js';
 import { refreshTradeoff, resetTradeoff, tradeoffTrial } from './tradeoff.js';
 
 const POLL_MS = 1500;
@@ -155,6 +156,9 @@ async function openStudy(name) {
   if (gen !== state.gen) return;
   state.study = st;
   state.space = st.space;
+  $('views').hidden = false;
+  $('study-actions').hidden = false;
+  showStudyActions();
   state.trials = new Map();
   state.version = 0;
   state.page = 0;
@@ -250,12 +254,34 @@ function renderTrials() {
   draw(state.view);
 }
 
+// studyDeleted leaves the study deleted from this page: the next study is
+// opened, or, with none left, the page says so.
+async function studyDeleted(name) {
+  state.gen++; // its polling stops
+  clearTimeout(state.timer);
+  state.study = null;
+  await loadStudies();
+  const next = state.studies[0];
+  if (next) {
+    location.hash = `study=${encodeURIComponent(next.name)}`;
+    status(`deleted ${name}; showing ${next.name}`);
+    return;
+  }
+  location.hash = '';
+  for (const v of VIEWS) $(`view-${v}`).hidden = true;
+  $('views').hidden = true;
+  $('study-actions').hidden = true;
+  $('summary').textContent = '';
+  status(`deleted ${name}; no studies left`);
+}
+initActions(studyDeleted);
+
 // ---------------------------------------------------------------- start
 
 window.addEventListener('hashchange', () => route().catch((e) => status(e.message)));
 (async () => {
   try {
-    await loadStudies();
+    await Promise.all([loadAccess(), loadStudies()]);
     await route();
   } catch (e) {
     status(`error: ${e.message}`);

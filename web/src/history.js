@@ -146,23 +146,39 @@ export function renderEDF(all) {
   const idx = n <= EDF_POINTS ? vals.map((_, i) => i) : Array.from({ length: EDF_POINTS }, (_, k) => Math.round(k * (n - 1) / (EDF_POINTS - 1)));
   const data = idx.map((i) => [vals[i], (i + 1) / n]);
   const median = n ? (n % 2 ? vals[(n - 1) / 2] : (vals[n / 2 - 1] + vals[n / 2]) / 2) : null;
-  window.xbo.edf = { n, drawn: data.length, median };
+  // One diverged trial must not squash the others, as on the trace: log
+  // scale and clipping of the worse side (scale.js). The curve keeps every
+  // value (its fractions stay true); the axis ends at the fence, and the
+  // values beyond it are triangles at the edge, at their fractions.
+  const worseHigh = objectives()[k].direction !== 'maximize';
+  const sc = valueScale(vals, { worseHigh, ...scaleControls('edf', vals) });
+  const edge = data.filter((d) => isClipped(sc, d[0], worseHigh)).map((d) => ({ value: [worseHigh ? sc.max : sc.min, d[1]], real: d[0] }));
+  window.xbo.edf = { n, drawn: data.length, median, clipped: sc.clipped, axis: sc.type };
   const best = multi ? bestFeasible(all, k) : state.best;
   const bestText = multi ? `best feasible ${objectives()[k].name} ${fmt(best ? objectiveValues(best)[k] : null)}` : `best ${fmt(best ? best.value : null)}`;
   setNote('edf-note', n ? `${n} complete trials; median ${fmt(median)}, ${bestText}; the curve gives the fraction of trials with a value at most x` +
-    (n > EDF_POINTS ? ` (drawn through ${data.length} order statistics)` : '') : 'no complete trials yet');
+    (n > EDF_POINTS ? ` (drawn through ${data.length} order statistics)` : '') + clipText(sc, worseHigh, 'value', `${worseHigh ? '▶ at the right' : '◀ at the left'} edge`) : 'no complete trials yet');
   chart('edf-chart').setOption({
     aria: { enabled: true }, animation: false,
-    tooltip: { trigger: 'axis', valueFormatter: fmt },
+    tooltip: { trigger: 'axis', valueFormatter: fmt, formatter: edfTip },
     grid: { left: 70, right: 20, top: 20, bottom: 50 },
-    xAxis: { type: 'value', name: objectiveLabel(k), nameLocation: 'middle', nameGap: 30, scale: true, axisLabel: { formatter: fmt }, ...EDGE_AXIS },
+    xAxis: {
+      type: sc.type, name: objectiveLabel(k) + (sc.type === 'log' ? ' (log scale)' : ''), nameLocation: 'middle', nameGap: 30, min: sc.min, max: sc.max, logBase: 10,
+      axisLabel: { formatter: fmt, showMinLabel: false, showMaxLabel: false }, ...EDGE_AXIS,
+    },
     yAxis: { type: 'value', name: 'fraction of trials ≤ x', nameLocation: 'middle', nameGap: 45, min: 0, max: 1, ...EDGE_AXIS },
     series: [{
       name: 'EDF', type: 'line', step: 'end', showSymbol: false, color: C.blue, data, lineStyle: { width: 2 },
       markLine: median === null ? undefined : { symbol: 'none', silent: true, lineStyle: { color: C.grey, type: 'dashed' }, label: { formatter: 'median' }, data: [{ xAxis: median }] },
-    }],
+    }, ...(edge.length ? [{ name: CLIPPED, type: 'scatter', data: edge, symbol: 'triangle', symbolRotate: worseHigh ? -90 : 90, symbolSize: 9, color: C.red, z: 6 }] : [])],
   }, true);
 }
+
+// edfTip names a clipped value by its own number, not the axis's edge.
+function edfTip(ps) {
+  return ps.map((p) => (p.seriesName === CLIPPED ? `${fmt(p.data.real)} (beyond the axis): fraction ${fmt(p.value[1])}` : `${fmt(p.value[0])}: fraction ${fmt(p.value[1])}`)).join('<br>');
+}
+for (const id of ['edf-log', 'edf-clip']) $(id).addEventListener('change', () => renderEDF(sortedTrials()));
 
 // ------------------------------------------------------- intermediate values
 

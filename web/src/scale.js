@@ -54,11 +54,15 @@ export function valueScale(values, { worseHigh, log, clip }) {
 // isClipped says whether a value lies beyond the scale's limit.
 export function isClipped(s, v, worseHigh) { return s.limit !== null && (worseHigh ? v > s.limit : v < s.limit); }
 
-// clipText is the note's words on the clipped points ('' when none).
-export function clipText(s, worseHigh, what = 'point') {
+// clipText is the note's words on the clipped points ('' when none);
+// where says where they are drawn instead.
+export function clipText(s, worseHigh, what = 'point', where = `▲ at the ${worseHigh ? 'top' : 'bottom'} edge`) {
   if (!s.clipped) return '';
-  return `; ${s.clipped} ${what}${s.clipped === 1 ? '' : 's'} ${worseHigh ? 'above' : 'below'} ${num(s.limit)} clipped (▲ at the ${worseHigh ? 'top' : 'bottom'} edge; untick "clip outliers" to see ${s.clipped === 1 ? 'it' : 'them'})`;
+  return `; ${s.clipped} ${what}${s.clipped === 1 ? '' : 's'} ${worseHigh ? 'above' : 'below'} ${num(s.limit)} clipped (${where}; untick "clip outliers" to see ${s.clipped === 1 ? 'it' : 'them'})`;
 }
+
+// clamp puts a clipped value at the scale's limit.
+export function clamp(s, v, worseHigh) { return isClipped(s, v, worseHigh) ? s.limit : v; }
 
 // scaleControls reads a panel's two checkboxes (`${panel}-log`,
 // `${panel}-clip`), disables the log one when a log axis is impossible for

@@ -11,6 +11,7 @@ import { classify } from './pareto.js';
 import { freshPanel } from './freshness.js';
 import { explainProposal } from './proposal.js';
 import { exact } from './format.js';
+import { renderTrialActions } from './actions.js';
 
 freshPanel('trial-shapley', () => explainShown(), false, 'Explain this trial');
 
@@ -88,6 +89,7 @@ export function renderTrial(n) {
   const at = numbers.indexOf(n);
   $('trial-prev').disabled = at <= 0;
   $('trial-next').disabled = at < 0 || at >= numbers.length - 1;
+  renderTrialActions(t);
   if (!t) {
     setNote('trial-summary', `This study has no trial ${n} (yet).`, true);
     for (const id of ['trial-facts', 'trial-params', 'trial-attrs', 'trial-outcome', 'trial-meta', 'trial-curve-data']) $(id).innerHTML = '';
