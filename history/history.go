@@ -112,6 +112,8 @@ type Trial struct {
 	Acquisition string
 	Worker      string
 	FailReason  string
+	// Note is what a person wrote about the trial ("" when nothing).
+	Note string
 	// Meta is what the proposing optimizer recorded about the proposal,
 	// verbatim (package opt reads it back to rebuild that surrogate).
 	Meta json.RawMessage
@@ -168,6 +170,8 @@ type History struct {
 	// Objective names the objective a history of one objective of a study
 	// with several holds (ForObjective); empty otherwise.
 	Objective string
+	// Note is what a person wrote about the study ("" when nothing).
+	Note string
 }
 
 // Errors wrapped by Validate and the accessors.

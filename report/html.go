@@ -28,7 +28,9 @@ type pdpView struct {
 
 type pageView struct {
 	Title      string
-	Nav        []kv // anchor, label
+	Note       string      // the study's note
+	TrialNotes []TrialNote // the trials' notes
+	Nav        []kv        // anchor, label
 	Summary    []kv
 	States     []kv
 	BestConfig []kv
@@ -193,6 +195,7 @@ func (rep *Report) view() (*pageView, error) {
 	for _, k := range sortedKeys(s.States) {
 		v.States = append(v.States, kv{k, fmt.Sprint(s.States[k])})
 	}
+	v.Note, v.TrialNotes = s.Note, s.TrialNotes
 	v.Nav = []kv{{"summary", "summary"}}
 	v.Trials = rep.trialsView()
 	if multi {
@@ -709,6 +712,8 @@ td.verdict.none { border-left-color: #ccc; color: #666; }
 p.caption, ul.caption { font-size: 0.9em; color: #444; }
 td small { color: #555; }
 nav a { margin-right: 1em; }
+p.note { background: #fffbea; border-left: 3px solid #E69F00; padding: .3em .6em; max-width: 60em; }
+p.note, td.note-text { white-space: pre-wrap; overflow-wrap: anywhere; }
 </style>
 </head>
 <body>
@@ -716,7 +721,12 @@ nav a { margin-right: 1em; }
 <nav>{{range .Nav}}<a href="#{{.Key}}">{{.Value}}</a>{{end}}</nav>
 
 <h2 id="summary">Run summary</h2>
+{{if .Note}}<p class="note" id="study-note"><strong>Study note</strong> {{.Note}}</p>{{end}}
 <table>{{range .Summary}}<tr><th>{{.Key}}</th><td>{{.Value}}</td></tr>{{end}}</table>
+{{if .TrialNotes}}<h3 id="trial-notes">Trial notes</h3>
+<table id="trial-notes-table"><tr><th>trial</th><th>state</th><th>note</th></tr>
+{{range .TrialNotes}}<tr data-trial="{{.Trial}}"><th>#{{.Trial}}</th><td>{{.State}}</td><td class="note-text">{{.Note}}</td></tr>
+{{end}}</table>{{end}}
 {{if .States}}<h3>Trials by state</h3>
 <table>{{range .States}}<tr><th>{{.Key}}</th><td class="num">{{.Value}}</td></tr>{{end}}</table>{{end}}
 {{if .BestConfig}}<h3>Best configuration</h3>
@@ -797,7 +807,7 @@ nav a { margin-right: 1em; }
 <figure>{{.Parallel}}<figcaption>{{.ParallelCap}}</figcaption></figure>
 <h2 id="trials">Trials</h2>
 <table id="trials-table"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
-{{range .Rows}}<tr data-trial="{{.Trial}}"><th>#{{.Trial}}</th><td>{{.State}}</td>{{range .Cells}}<td{{if .Num}} class="num"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
+{{range .Rows}}<tr data-trial="{{.Trial}}"><th>#{{.Trial}}</th><td>{{.State}}</td>{{range .Cells}}<td{{if .Num}} class="num"{{end}}{{if .Note}} class="note-text"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 {{end}}
 </body>

@@ -130,6 +130,17 @@ type Summary struct {
 	Constraints []string          `json:"constraints,omitempty"`
 	Feasible    int               `json:"feasible_trials"`
 	ParetoFront int               `json:"pareto_front,omitempty"`
+	// Note is the study's note, TrialNotes the trials' notes in number
+	// order: what people wrote about the run (the dashboard, PUT …/note).
+	Note       string      `json:"note,omitempty"`
+	TrialNotes []TrialNote `json:"trial_notes,omitempty"`
+}
+
+// TrialNote is what a person wrote about one trial.
+type TrialNote struct {
+	Trial int64  `json:"trial"`
+	State string `json:"state"`
+	Note  string `json:"note"`
 }
 
 // BudgetSection is what the report says about budgets: whether the ranking
@@ -341,7 +352,12 @@ func (rep *Report) summarize() error {
 	bestTrial := h.Trials[data.Index[data.Best]]
 	rep.Summary = Summary{Source: h.Source, Study: h.Name, Objective: string(h.Direction()), Params: sp.Names(),
 		Usable: len(data.Y), Skipped: len(h.Trials) - len(data.Y), States: states, BestTrial: bestTrial.Number,
-		BestValue: bestTrial.Value, BestConfig: sp.ToMap(bestTrial.Params), Constraints: sp.Constraints}
+		BestValue: bestTrial.Value, BestConfig: sp.ToMap(bestTrial.Params), Constraints: sp.Constraints, Note: h.Note}
+	for _, t := range h.Trials {
+		if t.Note != "" {
+			rep.Summary.TrialNotes = append(rep.Summary.TrialNotes, TrialNote{Trial: t.Number, State: string(t.State), Note: t.Note})
+		}
+	}
 	for _, i := range data.Index {
 		if h.Feasible(&h.Trials[i]) {
 			rep.Summary.Feasible++

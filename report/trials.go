@@ -5,6 +5,7 @@ import (
 	"html"
 	"html/template"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -25,6 +26,7 @@ type cell struct {
 	Text  string
 	Title string
 	Num   bool
+	Note  bool // a person's note: its line breaks kept
 }
 
 // numberCell writes v for people with every digit on hover; a NaN (no
@@ -82,6 +84,10 @@ func trialsTable(h *history.History) ([]string, []trialRow) {
 	head = append(head, sp.Constraints...)
 	head = append(head, sp.Names()...)
 	head = append(head, "proposed by")
+	noted := slices.ContainsFunc(h.Trials, func(t history.Trial) bool { return t.Note != "" })
+	if noted {
+		head = append(head, "note")
+	}
 	rows := make([]trialRow, len(h.Trials))
 	for k := range h.Trials {
 		t := &h.Trials[k]
@@ -116,6 +122,9 @@ func trialsTable(h *history.History) ([]string, []trialRow) {
 			acq = "—"
 		}
 		r.Cells = append(r.Cells, cell{Text: acq})
+		if noted {
+			r.Cells = append(r.Cells, cell{Text: t.Note, Note: true})
+		}
 		rows[k] = r
 	}
 	return head, rows

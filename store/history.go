@@ -44,7 +44,7 @@ func ToHistory(s *Study, trials []Trial) (*history.History, error) {
 		return nil, fmt.Errorf("store: stored space of %q: %w", s.Name, err)
 	}
 	h := &history.History{Name: s.Name, Source: "study " + s.Name, Space: sp, Optimizer: s.Optimizer,
-		StudyVersion: s.Version, Trials: make([]history.Trial, 0, len(trials))}
+		StudyVersion: s.Version, Note: s.Note, Trials: make([]history.Trial, 0, len(trials))}
 	version := make(map[int64]int64, len(trials))
 	for _, t := range trials {
 		vals, err := sp.FromMap(t.Params)
@@ -52,7 +52,7 @@ func ToHistory(s *Study, trials []Trial) (*history.History, error) {
 			return nil, fmt.Errorf("store: study %q, trial %d: %w", s.Name, t.Number, err)
 		}
 		ht := history.Trial{Number: t.Number, State: history.State(t.State), Params: vals, Value: math.NaN(),
-			UserAttrs: t.UserAttrs, Acquisition: t.Acquisition, Worker: t.Worker, FailReason: t.FailReason,
+			UserAttrs: t.UserAttrs, Acquisition: t.Acquisition, Worker: t.Worker, FailReason: t.FailReason, Note: t.Note,
 			Meta: t.Meta, Created: t.CreatedAt, Started: deref(t.StartedAt), Finished: deref(t.FinishedAt)}
 		if t.Value != nil {
 			ht.Value = *t.Value

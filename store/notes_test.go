@@ -52,6 +52,11 @@ func TestNotes(t *testing.T) {
 		if err != nil || len(trials) != 1 || trials[0].Note != "diverged" {
 			t.Errorf("Trials: %+v, %v; want one trial noted diverged", trials, err)
 		}
+		// The history every explanation and the report read carries them.
+		h, err := store.LoadHistory(ctx, s, "noted")
+		if err != nil || h.Note != note || len(h.Trials) != 1 || h.Trials[0].Note != "diverged" {
+			t.Errorf("LoadHistory: %+v, %v; want the study's and the trial's notes", h, err)
+		}
 		after, _ := s.Study(ctx, "noted")
 		if after.Fingerprint != before.Fingerprint {
 			t.Errorf("notes changed the fingerprint from %s to %s", before.Fingerprint, after.Fingerprint)
