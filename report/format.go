@@ -5,9 +5,9 @@ import (
 	"math"
 	"regexp"
 	"strconv"
-	"strings"
 
 	"xbo/explain/fanova"
+	"xbo/internal/numfmt"
 )
 
 // How the report writes numbers for people, the rules of the
@@ -19,26 +19,8 @@ import (
 // than by a "-" that contradicts them. The JSON keeps every digit.
 
 // Number writes a number for people: three significant digits (the rules
-// above). The dashboard e2e test writes the API's numbers with it to
-// compare them with the page's text, so the two cannot drift apart.
-func Number(v float64) string {
-	a := math.Abs(v)
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return strconv.FormatFloat(v, 'g', -1, 64)
-	case v == math.Trunc(v) && a < 1e5:
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	case a >= 1e5 || a < 1e-3:
-		// 'e' keeps trailing zeros and two exponent digits (1.00e+05): the
-		// page writes 1e+5.
-		m, e, _ := strings.Cut(strconv.FormatFloat(v, 'e', 2, 64), "e")
-		mf, _ := strconv.ParseFloat(m, 64)
-		n, _ := strconv.Atoi(e)
-		return fmt.Sprintf("%se%+d", strconv.FormatFloat(mf, 'f', -1, 64), n)
-	}
-	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
-	return strconv.FormatFloat(r, 'f', -1, 64)
-}
+// above, package internal/numfmt, which the PDP figures share).
+func Number(v float64) string { return numfmt.Number(v) }
 
 // exactNumber is a number with every digit, as the JSON has it: what a
 // figure's hover text (an SVG <title>) shows of a point the axis places.

@@ -8,6 +8,8 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"xbo/internal/numfmt"
 )
 
 // Panel is one plot of a figure: a PDP (or slice) line with its shaded
@@ -168,7 +170,7 @@ func (p *Panel) draw(b *strings.Builder, ox, oy float64) {
 	ticks := tickIndices(len(p.X), p.Labels != nil)
 	for _, i := range ticks {
 		x := px(p.X[i])
-		label := strconv.FormatFloat(p.X[i], 'g', 3, 64)
+		label := numfmt.Number(p.X[i])
 		if p.Labels != nil && i < len(p.Labels) {
 			label = p.Labels[i]
 		}
@@ -176,7 +178,7 @@ func (p *Panel) draw(b *strings.Builder, ox, oy float64) {
 	}
 	for k := range 5 {
 		v := ylo + (yhi-ylo)*float64(k)/4
-		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end">%s</text>`+"\n", f(ox+marginL-4), f(py(v)+4), strconv.FormatFloat(v, 'g', 4, 64))
+		fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="end">%s</text>`+"\n", f(ox+marginL-4), f(py(v)+4), numfmt.Number(v))
 	}
 	fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle">%s</text>`+"\n", f(ox+marginL+pw/2), f(base+32), html.EscapeString(p.XLabel))
 	fmt.Fprintf(b, `<text x="%s" y="%s" text-anchor="middle" transform="rotate(-90 %s %s)" font-size="10">%s</text>`+"\n",
@@ -235,7 +237,7 @@ func WriteHeatmapSVG(w io.Writer, r *Result, title string) error {
 	}
 	fmt.Fprintf(&b, `<text x="%d" y="%d" text-anchor="middle">%s (%g … %g)</text>`+"\n", left+size/2, top+size+20, html.EscapeString(r.Param), r.Grid[0], r.Grid[na-1])
 	fmt.Fprintf(&b, `<text x="16" y="%d" text-anchor="middle" transform="rotate(-90 16 %d)">%s (%g … %g)</text>`+"\n", top+size/2, top+size/2, html.EscapeString(r.Param2), r.Grid2[0], r.Grid2[nb-1])
-	fmt.Fprintf(&b, `<text x="%d" y="%d">mean from %.4g (dark) to %.4g (light)</text>`+"\n", left, top+size+40, lo, hi)
+	fmt.Fprintf(&b, `<text x="%d" y="%d">mean from %s (dark) to %s (light)</text>`+"\n", left, top+size+40, numfmt.Number(lo), numfmt.Number(hi))
 	b.WriteString("</svg>\n")
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -2,10 +2,13 @@ package pdp_test
 
 import (
 	"math"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
 	"xbo/explain/pdp"
+	"xbo/internal/numfmt"
 )
 
 func TestWriteSVG(t *testing.T) {
@@ -51,4 +54,37 @@ func TestSVGSharedYRange(t *testing.T) {
 	if strings.Contains(own.String(), ">-11<") || !strings.Contains(shared.String(), ">-11<") || !strings.Contains(shared.String(), ">11<") {
 		t.Fatalf("axis labels do not follow YRange:\n%s", shared.String())
 	}
+}
+
+// The axes' labels are written as every page xbo draws writes numbers
+// (internal/numfmt: three significant digits), not with four digits or
+// Go's %g exponents.
+func TestWriteSVGTicksThreeDigits(t *testing.T) {
+	p := pdp.Panel{Title: "x", X: []float64{0.000123456, 0.0456789, 0.0912345}, Mean: []float64{0.123456, 0.98765, 0.4321},
+		Lower: []float64{0.1, 0.9, 0.4}, Upper: []float64{0.2, 1.1, 0.5}}
+	var b strings.Builder
+	if err := pdp.WriteSVG(&b, []pdp.Panel{p}, 1); err != nil {
+		t.Fatal(err)
+	}
+	out := b.String()
+	labels := regexp.MustCompile(`<text x="[^"]*" y="[^"]*" text-anchor="(?:end|middle)">([-+0-9.e]+)</text>`).FindAllStringSubmatch(out, -1)
+	if len(labels) != 8 {
+		t.Fatalf("%d numeric tick labels, want 3 on x and 5 on y:\n%s", len(labels), out)
+	}
+	for _, l := range labels {
+		v, err := strconv.ParseFloat(l[1], 64)
+		if err != nil || l[1] != numfmt.Number(v) || significant(l[1]) > 3 {
+			t.Errorf("tick label %q is not three significant digits (numfmt.Number writes %q)", l[1], numfmt.Number(v))
+		}
+	}
+	if !strings.Contains(out, ">1.23e-4</text>") {
+		t.Errorf("the x axis does not label 0.000123456 as 1.23e-4:\n%s", out)
+	}
+}
+
+// significant counts a decimal's significant digits (its mantissa's).
+func significant(s string) int {
+	m, _, _ := strings.Cut(strings.TrimLeft(s, "-+"), "e")
+	m = strings.TrimLeft(strings.ReplaceAll(m, ".", ""), "0")
+	return len(m)
 }
