@@ -21,8 +21,8 @@
 //     CLI prints.
 //
 // A table can also be read without holding its rows (OpenTable): once for
-// its space and once more row by row, for imports into a store, whose
-// memory then does not grow with the table.
+// its space and once more row by row, for imports into a store or a trials
+// CSV, whose memory then does not grow with the table.
 //
 // Optuna stores no conditions: a parameter that a trial did not suggest is
 // simply absent. The importer infers the condition from the data: the

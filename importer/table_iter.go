@@ -86,13 +86,7 @@ func (t *TableTrials) InMemory() bool { return t.inMemory != nil }
 // and, once read to its end, sets Warnings to all of the import's.
 func (t *TableTrials) Trials() iter.Seq2[history.Trial, error] {
 	if t.inMemory != nil {
-		return func(yield func(history.Trial, error) bool) {
-			for _, tr := range t.inMemory.Trials {
-				if !yield(tr, nil) {
-					return
-				}
-			}
-		}
+		return Held(t.inMemory)
 	}
 	return func(yield func(history.Trial, error) bool) {
 		b := t.tb.b

@@ -1,8 +1,11 @@
 package importer
 
 import (
+	"bytes"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -53,7 +56,8 @@ func sameTrials(a, b []history.Trial) string {
 // values, parameters, attributes, completion order) and the warnings that
 // ImportTable gives: for CSV and JSON, with values that widen the space,
 // unknown columns, missing values and more broken trials than are named
-// one by one. Trials read twice warns once; a table whose numbers do not
+// one by one; the trials CSV written from the stream is the same. Trials
+// read twice warns once; a table whose numbers do not
 // ascend is held and sorted, as ImportTable sorts it.
 func TestOpenTableAsImportTable(t *testing.T) {
 	s, err := space.Parse([]byte(tableSpace))
@@ -111,6 +115,20 @@ func TestOpenTableAsImportTable(t *testing.T) {
 		}
 		if !reflect.DeepEqual(tt.Warnings, want.Warnings) {
 			t.Fatalf("%s: warnings\n%q\nwant\n%q", c.name, tt.Warnings, want.Warnings)
+		}
+		// The trials CSV written from the stream is the one written from
+		// the held trials.
+		dir := t.TempDir()
+		if err := WriteFiles(want, filepath.Join(dir, "held.csv"), ""); err != nil {
+			t.Fatal(err)
+		}
+		if err := WriteFilesFrom(tt.Run, tt.Trials(), filepath.Join(dir, "streamed.csv"), ""); err != nil {
+			t.Fatal(err)
+		}
+		held, _ := os.ReadFile(filepath.Join(dir, "held.csv"))
+		streamedCSV, _ := os.ReadFile(filepath.Join(dir, "streamed.csv"))
+		if len(held) == 0 || !bytes.Equal(held, streamedCSV) {
+			t.Fatalf("%s: the streamed trials CSV differs:\n%s\nheld:\n%s", c.name, streamedCSV, held)
 		}
 		// Read again, and stopped early: the warnings stay as they are.
 		for range tt.Trials() {

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"os"
 	"path/filepath"
 
+	"xbo/history"
 	"xbo/space"
 	"xbo/trials"
 )
@@ -31,6 +33,32 @@ func WriteFiles(r *Run, csvPath, spacePath string) error {
 	if r == nil || r.History == nil || r.Space == nil {
 		return errors.New("importer: nothing to write (no run or no space)")
 	}
+	return WriteFilesFrom(r, Held(r), csvPath, spacePath)
+}
+
+// Held yields the trials a run holds, for the functions that take trials
+// as a sequence (WriteFilesFrom, TableTrials.Trials); none for a run
+// without a history.
+func Held(r *Run) iter.Seq2[history.Trial, error] {
+	return func(yield func(history.Trial, error) bool) {
+		if r == nil || r.History == nil {
+			return
+		}
+		for i := range r.Trials {
+			if !yield(r.Trials[i], nil) {
+				return
+			}
+		}
+	}
+}
+
+// WriteFilesFrom is WriteFiles for trials read from a sequence as they are
+// written (TableTrials.Trials), so that the run need not hold them; an
+// error of the sequence leaves no file behind.
+func WriteFilesFrom(r *Run, seq iter.Seq2[history.Trial, error], csvPath, spacePath string) error {
+	if r == nil || r.History == nil || r.Space == nil || seq == nil {
+		return errors.New("importer: nothing to write (no run, no space or no trials)")
+	}
 	type pending struct{ tmp, dst string }
 	var done []pending
 	cleanup := func() {
@@ -39,7 +67,12 @@ func WriteFiles(r *Run, csvPath, spacePath string) error {
 		}
 	}
 	if csvPath != "" {
-		tmp, err := writeTemp(csvPath, r.WriteCSV)
+		tmp, err := writeTemp(csvPath, func(w io.Writer) error {
+			if err := trials.WriteSeq(w, r.Space, seq); err != nil {
+				return fmt.Errorf("importer: %w", err)
+			}
+			return nil
+		})
 		if err != nil {
 			return err
 		}

@@ -30,6 +30,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"math"
 	"os"
 	"slices"
@@ -651,12 +652,30 @@ func Write(w io.Writer, h *history.History) error {
 	if h == nil || h.Space == nil {
 		return errors.New("trials: no history or no space")
 	}
-	tw, err := newWriter(w, h.Space, true, true)
+	return WriteSeq(w, h.Space, func(yield func(history.Trial, error) bool) {
+		for i := range h.Trials {
+			if !yield(h.Trials[i], nil) {
+				return
+			}
+		}
+	})
+}
+
+// WriteSeq is Write for trials of space s read from a sequence as they are
+// written, so that a history too large to hold can be written; an error of
+// the sequence ends the writing and is returned.
+func WriteSeq(w io.Writer, s *space.Space, seq iter.Seq2[history.Trial, error]) error {
+	if s == nil || seq == nil {
+		return errors.New("trials: no space or no trials")
+	}
+	tw, err := newWriter(w, s, true, true)
 	if err != nil {
 		return err
 	}
-	for i := range h.Trials {
-		t := &h.Trials[i]
+	for t, err := range seq {
+		if err != nil {
+			return err
+		}
 		v := math.NaN()
 		var values, cons []float64
 		if t.Usable() || (t.State == history.Pruned && !math.IsInf(t.Value, 0)) {

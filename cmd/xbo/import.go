@@ -108,13 +108,13 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 		return usagef("--value-column and --constraint-column are for --csv and --json tables")
 	}
 
-	if (*csvFile != "" || *jsonFile != "") && *out == "" && *into != "" {
+	if *csvFile != "" || *jsonFile != "" {
 		table := *csvFile
 		if table == "" {
 			table = *jsonFile
 		}
-		return importTableInto(ctx, table, *spaceFile, importer.TableOptions{ValueColumns: valueCols, ConstraintColumns: consCols},
-			tableTarget{spaceOut: *spaceOut, into: *into, name: *name, pruner: *pruner}, env)
+		return importTable(ctx, table, *spaceFile, importer.TableOptions{ValueColumns: valueCols, ConstraintColumns: consCols},
+			tableTarget{out: *out, spaceOut: *spaceOut, into: *into, name: *name, pruner: *pruner}, env)
 	}
 	var run *importer.Run
 	var err error
@@ -123,19 +123,8 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 		run, err = importer.ImportOptuna(*optunaDB, *study)
 	case *optunaJournal != "":
 		run, err = importer.ImportOptunaJournal(*optunaJournal, *study)
-	case *smacDir != "":
-		run, err = importer.ImportSMAC(*smacDir, importer.SMACOptions{AllBudgets: *allBudgets, SeedsApart: *seedsApart})
 	default:
-		var s *space.Space
-		s, err = space.Load(*spaceFile)
-		if err != nil {
-			return err
-		}
-		path := *csvFile
-		if path == "" {
-			path = *jsonFile
-		}
-		run, err = importer.ImportTable(path, s, importer.TableOptions{ValueColumns: valueCols, ConstraintColumns: consCols})
+		run, err = importer.ImportSMAC(*smacDir, importer.SMACOptions{AllBudgets: *allBudgets, SeedsApart: *seedsApart})
 	}
 	var choice *importer.StudyChoiceError
 	if errors.As(err, &choice) {
@@ -171,7 +160,7 @@ func runImport(ctx context.Context, args []string, env *cliEnv) error {
 		if err != nil {
 			return err
 		}
-		studyName, tally, err := loadIntoStore(ctx, *into, studyName, *name != "", prJSON, run, heldTrials(run), env)
+		studyName, tally, err := loadIntoStore(ctx, *into, studyName, *name != "", prJSON, run, importer.Held(run), env)
 		if err != nil {
 			return err
 		}
@@ -200,15 +189,17 @@ func printStudies(w io.Writer, infos []importer.StudyInfo) {
 	}
 }
 
-// tableTarget is where a table import goes when its trials are not held.
-type tableTarget struct{ spaceOut, into, name, pruner string }
+// tableTarget is where a table import goes: --out, --space-out, --into
+// with its --name and --pruner.
+type tableTarget struct{ out, spaceOut, into, name, pruner string }
 
-// importTableInto loads a CSV or JSON table into a store without holding
-// its rows: the file is read once for the space and again, row by row, as
-// the store writes the trials (importer.OpenTable). What the first read
-// cannot know (the counts, the warnings about rows) is printed after the
-// load, in the order an import that holds its trials prints it.
-func importTableInto(ctx context.Context, path, spaceFile string, opts importer.TableOptions, to tableTarget, env *cliEnv) error {
+// importTable imports a CSV or JSON table without holding its rows: the
+// file is read once for the space, and once more row by row for the
+// trials CSV (--out) and again for the store (--into), each row written as
+// it is read (importer.OpenTable). What the first read cannot know (the
+// counts, the warnings about rows) is printed after the writing, in the
+// order an import that holds its trials prints it.
+func importTable(ctx context.Context, path, spaceFile string, opts importer.TableOptions, to tableTarget, env *cliEnv) error {
 	sp, err := space.Load(spaceFile)
 	if err != nil {
 		return err
@@ -218,46 +209,72 @@ func importTableInto(ctx context.Context, path, spaceFile string, opts importer.
 		return err
 	}
 	run := tt.Run
-	prJSON, err := importPruner(run, to.pruner, env)
-	if err != nil {
-		return err
+	warnings := func() {
+		for _, w := range run.Warnings {
+			fmt.Fprintf(env.stderr, "warning: %s\n", w)
+		}
 	}
-	if to.spaceOut != "" {
-		if err := importer.WriteFiles(run, "", to.spaceOut); err != nil {
+	var prJSON json.RawMessage
+	if to.into != "" {
+		if prJSON, err = importPruner(run, to.pruner, env); err != nil {
 			return err
 		}
 	}
-	studyName := to.name
-	if studyName == "" {
-		studyName = importDefaultName(run)
-	}
-	studyName, tally, err := loadIntoStore(ctx, to.into, studyName, to.name != "", prJSON, run, tt.Trials(), env)
-	for _, w := range run.Warnings {
-		fmt.Fprintf(env.stderr, "warning: %s\n", w)
-	}
-	if err != nil {
-		return err
-	}
-	printRunSummary(env.stdout, run, tally.trials, tally.states)
-	if to.spaceOut != "" {
-		fmt.Fprintf(env.stdout, "wrote %s\n", to.spaceOut)
-	}
-	if to.pruner == "" && tally.states[history.Pruned] > 0 {
-		warnNoPruner(env)
-	}
-	printLoaded(env.stdout, to.into, studyName, tally)
-	return nil
-}
-
-// heldTrials yields the trials a run holds.
-func heldTrials(run *importer.Run) iter.Seq2[history.Trial, error] {
-	return func(yield func(history.Trial, error) bool) {
-		for _, t := range run.Trials {
-			if !yield(t, nil) {
-				return
+	n, counts := 0, map[history.State]int{}
+	var loss csvLoss
+	switch {
+	case to.out != "":
+		written := func(yield func(history.Trial, error) bool) {
+			n, counts, loss = 0, map[history.State]int{}, csvLoss{}
+			for t, err := range tt.Trials() {
+				if err == nil {
+					n++
+					counts[t.State]++
+					loss.see(&t)
+				}
+				if !yield(t, err) || err != nil {
+					return
+				}
 			}
 		}
+		err = importer.WriteFilesFrom(run, written, to.out, to.spaceOut)
+	case to.spaceOut != "":
+		err = importer.WriteFiles(run, "", to.spaceOut)
 	}
+	if err != nil {
+		warnings()
+		return err
+	}
+	studyName := to.name
+	var tally importTally
+	if to.into != "" {
+		if studyName == "" {
+			studyName = importDefaultName(run)
+		}
+		studyName, tally, err = loadIntoStore(ctx, to.into, studyName, to.name != "", prJSON, run, tt.Trials(), env)
+		if err != nil {
+			warnings()
+			return err
+		}
+		n, counts = tally.trials, tally.states
+	}
+	warnings()
+	printRunSummary(env.stdout, run, n, counts)
+	if w := loss.warning(); w != "" && to.out != "" {
+		fmt.Fprintf(env.stderr, "warning: %s\n", w)
+	}
+	for _, p := range []string{to.out, to.spaceOut} {
+		if p != "" {
+			fmt.Fprintf(env.stdout, "wrote %s\n", p)
+		}
+	}
+	if to.into != "" {
+		if to.pruner == "" && counts[history.Pruned] > 0 {
+			warnNoPruner(env)
+		}
+		printLoaded(env.stdout, to.into, studyName, tally)
+	}
+	return nil
 }
 
 // printRunSummary says what an import read: n trials, counted by state.

@@ -16,9 +16,9 @@ import (
 )
 
 // importRowBytes is the heap per row that docs/api.md states an import of
-// a table into a store (xbo import --csv/--json --into) may add at its
-// peak: the rows are streamed into the store, so what grows with them is
-// next to nothing; the bound leaves room for the collector's timing.
+// a table (xbo import --csv/--json, --into or --out) may add at its peak:
+// the rows are streamed, so what grows with them is next to nothing; the
+// bound leaves room for the collector's timing.
 const importRowBytes = 256
 
 // writeTableRows writes a CSV table of n rows of three parameters, every
@@ -47,16 +47,17 @@ func writeTableRows(t *testing.T, path string, n int) {
 }
 
 // An import of a table into a store streams its rows (read, checked,
-// written a batch at a time in one transaction): its peak heap for 4N rows
+// written a batch at a time in one transaction), and so does one into a
+// trials CSV (--out): its peak heap for 4N rows
 // exceeds the one for N rows by at most importRowBytes per extra row (far
 // below what holding the rows costs), and every row is stored; with
-// SQLite and with PostgreSQL (skipped when no server answers).
-func TestImportIntoStoreMemory(t *testing.T) {
+// SQLite, with PostgreSQL (skipped when no server answers) and --out.
+func TestImportStreamsRows(t *testing.T) {
 	if testing.Short() {
-		t.Skip("imports 30,000 rows")
+		t.Skip("imports 55,000 rows")
 	}
 	// Fewer rows on PostgreSQL, whose inserts each take a round trip.
-	rowsOn := map[string]int{"sqlite": 5_000, "postgres": 1_000}
+	rowsOn := map[string]int{"sqlite": 5_000, "postgres": 1_000, "out": 5_000}
 	// A collection whenever the heap grows by a tenth: the peak then
 	// follows what is live, not when the collector last ran.
 	defer debug.SetGCPercent(debug.SetGCPercent(10))
@@ -75,7 +76,7 @@ func TestImportIntoStoreMemory(t *testing.T) {
 			writeTableRows(t, csvs[rows], rows)
 		}
 	}
-	for _, backend := range []string{"sqlite", "postgres"} {
+	for _, backend := range []string{"sqlite", "postgres", "out"} {
 		t.Run(backend, func(t *testing.T) {
 			n := rowsOn[backend]
 			peak := map[int]uint64{}
@@ -85,16 +86,29 @@ func TestImportIntoStoreMemory(t *testing.T) {
 				if backend == "postgres" {
 					db = storetest.PostgresDSN(t)
 				}
+				args := []string{"import", "--csv", csv, "--space", spaceFile, "--into", db, "--name", "big"}
+				want := fmt.Sprintf("loaded %d trials", rows)
+				if backend == "out" {
+					args = []string{"import", "--csv", csv, "--space", spaceFile, "--out", db + ".csv"}
+					want = fmt.Sprintf("imported %d trials", rows)
+				}
 				var code int
 				var stdout, stderr string
-				u, err := heappeak.Measure(func() {
-					code, stdout, stderr = runCLI(t, "import", "--csv", csv, "--space", spaceFile, "--into", db, "--name", "big")
-				})
+				u, err := heappeak.Measure(func() { code, stdout, stderr = runCLI(t, args...) })
 				if err != nil {
 					t.Fatal(err)
 				}
-				if code != 0 || !strings.Contains(stdout, fmt.Sprintf("loaded %d trials", rows)) {
+				if code != 0 || !strings.Contains(stdout, want) {
 					t.Fatalf("%d rows: exit %d\n%s\n%s", rows, code, stdout, stderr)
+				}
+				peak[rows] = u.Grew()
+				t.Logf("%d rows: the heap grew by %.1f MiB at its peak", rows, float64(u.Grew())/(1<<20))
+				if backend == "out" {
+					written, err := os.ReadFile(db + ".csv")
+					if lines := strings.Count(string(written), "\n"); err != nil || lines != rows+1 {
+						t.Fatalf("%d rows: the trials CSV has %d lines (%v)", rows, lines, err)
+					}
+					continue
 				}
 				st, err := store.OpenExisting(context.Background(), db)
 				if err != nil {
@@ -105,8 +119,6 @@ func TestImportIntoStoreMemory(t *testing.T) {
 				if err != nil || len(sums) != 1 || sums[0].Counts[store.Complete] != rows-rows/10 || sums[0].Counts[store.Failed] != rows/10 {
 					t.Fatalf("%d rows: stored %+v (%v)", rows, sums, err)
 				}
-				peak[rows] = u.Grew()
-				t.Logf("%d rows: the heap grew by %.1f MiB at its peak", rows, float64(u.Grew())/(1<<20))
 			}
 			extra := int64(peak[4*n]) - int64(peak[n])
 			t.Logf("3N = %d more rows: %d bytes more heap at the peak, %.1f bytes a row", 3*n, extra, float64(extra)/float64(3*n))

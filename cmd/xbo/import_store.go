@@ -110,18 +110,29 @@ func studyAttrsWarning(run *importer.Run) string {
 // (trials.Write: no intermediate values, user attributes or times), or ""
 // when it holds none of them.
 func csvLossWarning(run *importer.Run) string {
-	var attrs, times, inter bool
+	var loss csvLoss
 	for i := range run.Trials {
-		t := &run.Trials[i]
-		attrs = attrs || len(t.UserAttrs) > 0
-		times = times || !t.Started.IsZero() || !t.Finished.IsZero()
-		inter = inter || len(t.Intermediate) > 0
+		loss.see(&run.Trials[i])
 	}
+	return loss.warning()
+}
+
+// csvLoss is what of the trials seen the trials CSV does not hold.
+type csvLoss struct{ attrs, times, inter bool }
+
+func (l *csvLoss) see(t *history.Trial) {
+	l.attrs = l.attrs || len(t.UserAttrs) > 0
+	l.times = l.times || !t.Started.IsZero() || !t.Finished.IsZero()
+	l.inter = l.inter || len(t.Intermediate) > 0
+}
+
+// warning names what was lost, or is "" when nothing was.
+func (l csvLoss) warning() string {
 	var lost []string
 	for _, l := range []struct {
 		has  bool
 		what string
-	}{{attrs, "user attributes"}, {times, "start and finish times"}, {inter, "intermediate values"}} {
+	}{{l.attrs, "user attributes"}, {l.times, "start and finish times"}, {l.inter, "intermediate values"}} {
 		if l.has {
 			lost = append(lost, l.what)
 		}
