@@ -143,6 +143,25 @@ func TestOpenTableAsImportTable(t *testing.T) {
 			t.Fatalf("%s: read twice, warnings\n%q", c.name, tt.Warnings)
 		}
 	}
+	// A broken table is refused with ImportTable's error, before any row
+	// is handed on: a cell or a record that does not read, a missing
+	// column, a value that cannot widen the space, a number twice.
+	for _, c := range []struct{ name, text string }{
+		{"bad.csv", "lr,kind,k,value\nx,a,,1\n"},
+		{"bad.csv", "lr,kind,value\n0.1,a,1\n"},
+		{"bad.csv", "lr,kind,k,value,state\n0.1,a,,1,weird\n"},
+		{"bad.csv", "number,lr,kind,k,value\n0,0.1,a,,1\n1,0.2,b,2,1\n1,0.3,b,3,2\n"},
+		{"bad.jsonl", "{\"lr\": 0.1, \"kind\": \"a\", \"value\": 1}\n{\"lr\": NaN, \"kind\": \"a\", \"value\": 2}\n"},
+		{"bad.jsonl", "{\"lr\": 0.1, \"kind\": \"a\", \"value\": 1}\n{\"lr\": 0.1, \"kind\": 7, \"value\": [1]}\n"},
+	} {
+		path := writeTestFile(t, c.name, c.text)
+		_, want := ImportTable(path, s, TableOptions{})
+		_, err := OpenTable(path, s, TableOptions{})
+		if want == nil || err == nil || err.Error() != want.Error() {
+			t.Fatalf("%q: OpenTable: %v, ImportTable: %v", c.text, err, want)
+		}
+	}
+
 	// The named trials and the count of the rest.
 	run, _ := ImportTable(writeTestFile(t, "t.jsonl", jsonl.String()), s, TableOptions{})
 	named, more := 0, ""
