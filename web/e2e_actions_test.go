@@ -68,7 +68,12 @@ func TestDashboardActions(t *testing.T) {
 	h := startServer(t)
 	ctx := context.Background()
 	running := actionStudy(t, h.c, "acts")
-	actionStudy(t, h.c, "next")
+	// The study shown once acts is deleted has no trial yet: its views
+	// must draw without one (the colour scale of the two-parameter plot
+	// once threw on an empty study).
+	if _, err := h.c.CreateStudy(ctx, client.StudySpec{Name: "next", Space: json.RawMessage(demoSpace)}); err != nil {
+		t.Fatal(err)
+	}
 	h.openBrowser()
 	h.run("open acts", 20*time.Second, chromedp.Navigate(h.base+"/#study=acts"))
 	h.wait("acts rendered", `document.body.dataset.ready === 'acts'`, 15*time.Second)
@@ -178,6 +183,10 @@ func TestDashboardActions(t *testing.T) {
 	h.eval(`[...document.querySelectorAll('#studies button')].map((b) => b.dataset.study)`, &listed)
 	if strings.Join(listed, ",") != "next" {
 		t.Fatalf("after deleting, the page lists %v", listed)
+	}
+	for _, view := range []string{"history", "explain", "compare", "overview"} {
+		h.show(view)
+		h.painted()
 	}
 	h.pageErrors()
 }

@@ -37,6 +37,8 @@ export function valueScale(values, { worseHigh, log, clip }) {
     }
   }
   const kept = limit === null ? sorted.map(back) : sorted.map(back).filter((v) => (worseHigh ? v <= limit : v >= limit));
+  // No values (an empty study): the chart chooses its own extent.
+  if (!kept.length) return { type: 'value', min: undefined, max: undefined, limit: null, clipped: 0, logOK };
   let lo = Math.min(...kept), hi = Math.max(...kept);
   if (!useLog) {
     const pad = 0.04 * (hi - lo || Math.abs(hi) || 1);

@@ -141,7 +141,9 @@ export function renderPairs(all) {
   pairTrials = order.map((t) => t.number);
   const data = order.map((t) => [axisValue(px, t.params[px.name]), axisValue(py, t.params[py.name]), colourOf(t), t.number, t.value, raw(t.params[px.name]), raw(t.params[py.name])]);
   window.xbo.pairs = { x: px.name, y: py.name, colour: byRank ? 'rank' : 'value', trials: pairTrials, colours: data.map((d) => d[2]) };
-  const span = byRank ? 1 : s.max - s.min || 1;
+  // Without trials (an empty study) the extent is not a number: a span of 1
+  // keeps the colour scale drawable.
+  const span = byRank || !(s.max > s.min) ? 1 : s.max - s.min;
   const what = byRank ? 'rank (evenly from pale, the worst, to dark, the best)' : `${objectiveWord()} (pale the worst, dark the best${s.clipped ? '; clipped outliers at the palest' : ''})`;
   setNote('pair-note', `${both.length} complete trials with both parameters active${words}, each a point coloured by its ${what}; the best drawn last. ` +
     'This is the trials, not a model: the surrogate\'s contour of the pair is the 2-D PDP in Explanations (Partial dependence, second parameter).');
