@@ -215,3 +215,33 @@ func TestOptimizeWithPruner(t *testing.T) {
 		t.Error("a NaN value was sent")
 	}
 }
+
+// The note calls round-trip through a server and refuse what names no
+// study or trial before sending anything.
+func TestNotes(t *testing.T) {
+	hs, _ := newServer(t, "tok")
+	c := client.New(hs.URL, client.WithToken("tok"), client.WithRetries(0, 0))
+	ctx := context.Background()
+	if _, err := c.CreateStudy(ctx, client.StudySpec{Name: "n", Space: json.RawMessage(spaceDoc)}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := c.Enqueue(ctx, "n", map[string]any{"x": 0.5, "k": "a"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, err := c.SetStudyNote(ctx, "n", "study\nnote"); err != nil || st.Note != "study\nnote" || st.Name != "n" {
+		t.Fatalf("SetStudyNote: %+v, %v", st, err)
+	}
+	if got, err := c.SetTrialNote(ctx, "n", tr.Number, "queued by hand"); err != nil || got.Note != "queued by hand" || got.State != "pending" {
+		t.Fatalf("SetTrialNote: %+v, %v", got, err)
+	}
+	if _, err := c.SetTrialNote(ctx, "n", 5, "x"); !client.IsStatus(err, 404) {
+		t.Errorf("note of an absent trial: %v, want 404", err)
+	}
+	if _, err := c.SetTrialNote(ctx, "n", -1, "x"); err == nil || client.IsStatus(err, 404) {
+		t.Errorf("note of trial -1: %v, want an error before any request", err)
+	}
+	if _, err := c.SetStudyNote(ctx, "", "x"); err == nil {
+		t.Error("a note for no study accepted")
+	}
+}
