@@ -180,9 +180,9 @@ func TestDashboardActions(t *testing.T) {
 		t.Fatalf("after deleting, GET the study: %v, want 404", err)
 	}
 	var listed []string
-	h.eval(`[...document.querySelectorAll('#studies button')].map((b) => b.dataset.study)`, &listed)
-	if strings.Join(listed, ",") != "next" {
-		t.Fatalf("after deleting, the page lists %v", listed)
+	h.eval(`[...document.querySelectorAll('#studies button')].map((b) => b.dataset.study + ': ' + b.querySelector('small').textContent)`, &listed)
+	if strings.Join(listed, ",") != "next: 0 trials · no value yet" {
+		t.Fatalf("after deleting, the page lists %q", listed)
 	}
 	for _, view := range []string{"history", "explain", "compare", "overview"} {
 		h.show(view)

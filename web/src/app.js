@@ -75,7 +75,7 @@ async function loadStudies() {
     b.dataset.study = s.name;
     // A study with several objectives has a front, not one best value.
     const objectives = s.space && Array.isArray(s.space.objectives) ? s.space.objectives.length : 1;
-    b.innerHTML = `<strong>${esc(s.name)}</strong><br><small>${trialCount(s)} trials · ${objectives > 1 ? `${objectives} objectives` : `best ${fmt(s.best)}`}</small>`;
+    b.innerHTML = `<strong>${esc(s.name)}</strong><br><small>${trialCount(s)} trials · ${objectives > 1 ? `${objectives} objectives` : s.best === undefined || s.best === null ? 'no value yet' : `best ${fmt(s.best)}`}</small>`;
     b.setAttribute('aria-current', String(!!state.study && state.study.name === s.name));
     b.addEventListener('click', () => { location.hash = `study=${encodeURIComponent(s.name)}`; });
     li.appendChild(b);
