@@ -1,6 +1,7 @@
 package explain
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math"
@@ -125,6 +126,23 @@ type RankedEffect struct {
 	Std      float64   `json:"std"`
 	CI95     []float64 `json:"ci95,omitempty"`
 	Total    *float64  `json:"total,omitempty"`
+}
+
+// ByTotal is Ranking ordered by total effect (ties and rows without one
+// keep the order of their main effects): a parameter that acts only through
+// its interactions (main 0%, total 70%) must not be read as unimportant.
+// Without total effects (forest-fanova) it is Ranking. Every view of the
+// ranking — report, CLI text, dashboard — reads in this order.
+func (r *ImportanceResult) ByTotal() []RankedEffect {
+	out := slices.Clone(r.Ranking)
+	key := func(e RankedEffect) float64 {
+		if e.Total != nil {
+			return *e.Total
+		}
+		return e.Fraction
+	}
+	slices.SortStableFunc(out, func(a, b RankedEffect) int { return cmp.Compare(key(b), key(a)) })
+	return out
 }
 
 // DefaultImportanceMethod is the method of a request that names none.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -130,5 +131,32 @@ func TestImportanceRequestLimits(t *testing.T) {
 	r := q.(ImportanceRequest)
 	if r.Samples != 256 || r.Posterior != 50 || r.Surrogate == nil || r.Surrogate.Kernel != "se" {
 		t.Fatalf("parsed %+v", r)
+	}
+}
+
+// ByTotal reorders the main-effect ranking by total effect, so a
+// parameter acting only through an interaction comes first when its total
+// is largest; equal totals and rows without one keep their main order.
+func TestImportanceByTotal(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	r := &ImportanceResult{Ranking: []RankedEffect{
+		{Param: "a", Fraction: 0.5, Total: f(0.55)},
+		{Param: "b", Fraction: 0.2, Total: f(0.3)},
+		{Param: "c", Fraction: 0, Total: f(0.7)},
+		{Param: "d", Fraction: 0, Total: f(0.3)},
+	}}
+	var got []string
+	for _, e := range r.ByTotal() {
+		got = append(got, e.Param)
+	}
+	if want := []string{"c", "a", "b", "d"}; !slices.Equal(got, want) {
+		t.Errorf("order by total %v, want %v", got, want)
+	}
+	if r.Ranking[0].Param != "a" {
+		t.Error("ByTotal reordered Ranking itself")
+	}
+	noTotal := &ImportanceResult{Ranking: []RankedEffect{{Param: "x", Fraction: 0.6}, {Param: "y", Fraction: 0.1}}}
+	if got := noTotal.ByTotal(); got[0].Param != "x" || got[1].Param != "y" {
+		t.Errorf("without totals the order changed: %v", got)
 	}
 }

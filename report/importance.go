@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"html"
 	"math"
-	"slices"
 	"strings"
 
 	"xbo/explain"
@@ -20,34 +19,18 @@ type rankedEffect struct {
 	Total *fanova.Effect
 }
 
-// rankImportance orders the hyperparameters by total effect, main effect
-// beside it, as the dashboard does: a parameter that acts only through
-// interactions (main 0%, total 70%) must not be listed last. Without
-// total effects (forest-fanova) the order is the engine's, by main effect.
+// rankImportance is the report's rows in the engine's order by total
+// effect (explain.ImportanceResult.ByTotal), main effect beside it.
 func rankImportance(imp *explain.ImportanceResult) []rankedEffect {
-	out := make([]rankedEffect, 0, len(imp.Ranking))
-	for _, r := range imp.Ranking {
+	ranked := imp.ByTotal()
+	out := make([]rankedEffect, 0, len(ranked))
+	for _, r := range ranked {
 		e := rankedEffect{Param: r.Param, Main: imp.Main[r.Param]}
 		if t, ok := imp.Total[r.Param]; ok {
 			e.Total = &t
 		}
 		out = append(out, e)
 	}
-	key := func(e rankedEffect) float64 {
-		if e.Total != nil {
-			return e.Total.Fraction
-		}
-		return e.Main.Fraction
-	}
-	slices.SortStableFunc(out, func(a, b rankedEffect) int {
-		switch ka, kb := key(a), key(b); {
-		case ka > kb:
-			return -1
-		case ka < kb:
-			return 1
-		}
-		return 0
-	})
 	return out
 }
 

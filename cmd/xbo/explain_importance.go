@@ -112,7 +112,7 @@ func printImportance(w io.Writer, res *explain.ImportanceResult) error {
 	}
 	b.WriteString(checkLines(&res.About))
 	if sobol {
-		b.WriteString("\nfraction of variance explained (main effect), 95% interval from posterior samples, and total effect\n\n")
+		b.WriteString("\nfraction of variance explained (main effect), 95% interval from posterior samples, and total effect (the order)\n\n")
 	} else {
 		b.WriteString("\nfraction of variance explained, mean ± std across trees\n\n")
 	}
@@ -149,13 +149,15 @@ func printImportance(w io.Writer, res *explain.ImportanceResult) error {
 	}
 	header("parameter", true)
 	total := 0.0
-	for i, r := range im.RankedMain() {
+	// Ranked by total effect, as the report and the dashboard rank.
+	for i, r := range res.ByTotal() {
 		var tot *fanova.Effect
-		if t, ok := res.Total[r.Name]; ok {
+		if t, ok := res.Total[r.Param]; ok {
 			tot = &t
 		}
-		row(i+1, r.Name, r.Effect, tot)
-		total += r.Fraction
+		e := im.Main[r.Param]
+		row(i+1, r.Param, e, tot)
+		total += e.Fraction
 	}
 	fmt.Fprintf(&b, "      %s  %7.1f%%\n", pad("all main effects"), 100*total)
 	if im.Pairs != nil {
