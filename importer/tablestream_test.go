@@ -93,8 +93,9 @@ func writeLarge(t *testing.T, dir, name string, n int, jsonLines bool) string {
 	return path
 }
 
-// tableRowBytes is the per-row bound docs/import.md states for a table
-// import (xbo import --csv/--json): the heap an import holds per row, the
+// tableRowBytes is the per-row bound docs/api.md states for a table
+// import that holds its rows (ImportTable, which xbo import uses for a
+// table whose numbers do not ascend): the heap it holds per row, the
 // file's size aside.
 const tableRowBytes = 3072
 
