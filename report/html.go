@@ -806,7 +806,7 @@ p.note, td.note-text { white-space: pre-wrap; overflow-wrap: anywhere; }
 <h2 id="parallel">Parallel coordinates of the trials</h2>
 <figure>{{.Parallel}}<figcaption>{{.ParallelCap}}</figcaption></figure>
 <h2 id="trials">Trials</h2>
-<table id="trials-table"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
+{{if .TableCap}}<p>{{.TableCap}}</p>{{end}}<table id="trials-table"><tr>{{range .Head}}<th>{{.}}</th>{{end}}</tr>
 {{range .Rows}}<tr data-trial="{{.Trial}}"><th>#{{.Trial}}</th><td>{{.State}}</td>{{range .Cells}}<td{{if .Num}} class="num"{{end}}{{if .Note}} class="note-text"{{end}}{{if .Title}} title="{{.Title}}"{{end}}>{{.Text}}</td>{{end}}</tr>
 {{end}}</table>
 {{end}}

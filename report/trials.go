@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"html"
 	"html/template"
@@ -44,6 +45,79 @@ type trialsView struct {
 	ParallelCap string
 	Head        []string
 	Rows        []trialRow
+	// TableCap says which trials the table lists when it lists not all.
+	TableCap string
+}
+
+// tableTrials bounds the rows of the trials table: a study of 10,000
+// trials would otherwise make a report of megabytes that no one reads row
+// by row. Beyond it the table keeps what a reader looks up (see
+// tableSelection).
+const tableTrials = 1000
+
+// tableSelection returns the indices of h.Trials the table lists, in
+// number order, and a caption when some are left out: every trial up to
+// tableTrials; beyond, the tableTrials/2 best complete trials by the
+// (first) objective, the tableTrials/2 latest, and every trial with a
+// note — the best, the newest proposals and what someone wrote about are
+// what the explanations and a reader name.
+func tableSelection(h *history.History) ([]int, string) {
+	n := len(h.Trials)
+	keep := make([]bool, n)
+	if n <= tableTrials {
+		for i := range keep {
+			keep[i] = true
+		}
+	} else {
+		half := tableTrials / 2
+		sign := 1.0
+		if dirs := h.Space.Directions(); len(dirs) > 0 && dirs[0] == space.Maximize {
+			sign = -1
+		}
+		first := func(t *history.Trial) float64 {
+			if len(t.Values) > 0 {
+				return t.Values[0]
+			}
+			return t.Value
+		}
+		var complete []int
+		for i := range h.Trials {
+			if t := &h.Trials[i]; t.State == history.Complete && !math.IsNaN(first(t)) {
+				complete = append(complete, i)
+			}
+		}
+		slices.SortStableFunc(complete, func(a, b int) int {
+			return cmp.Compare(sign*first(&h.Trials[a]), sign*first(&h.Trials[b]))
+		})
+		for _, i := range complete[:min(half, len(complete))] {
+			keep[i] = true
+		}
+		byNumber := make([]int, n)
+		for i := range byNumber {
+			byNumber[i] = i
+		}
+		slices.SortStableFunc(byNumber, func(a, b int) int { return cmp.Compare(h.Trials[b].Number, h.Trials[a].Number) })
+		for _, i := range byNumber[:half] {
+			keep[i] = true
+		}
+		for i := range h.Trials {
+			if h.Trials[i].Note != "" {
+				keep[i] = true
+			}
+		}
+	}
+	var idx []int
+	for i, k := range keep {
+		if k {
+			idx = append(idx, i)
+		}
+	}
+	slices.SortStableFunc(idx, func(a, b int) int { return cmp.Compare(h.Trials[a].Number, h.Trials[b].Number) })
+	if len(idx) == n {
+		return idx, ""
+	}
+	return idx, fmt.Sprintf("%d of the study's %d trials: the %d best complete ones, the %d latest and every trial with a note, in number order; xbo study export lists them all.",
+		len(idx), n, tableTrials/2, tableTrials/2)
 }
 
 type trialRow struct {
@@ -70,9 +144,10 @@ func paramCell(sp *space.Space, i int, v float64) cell {
 	return cell{Text: sp.Format(i, v)}
 }
 
-// trialsTable lists every trial of the history in number order, whatever
-// its state: a failed or pruned trial is part of what the run spent.
-func trialsTable(h *history.History) ([]string, []trialRow) {
+// trialsTable lists the trials of the history at idx (tableSelection),
+// whatever their state: a failed or pruned trial is part of what the run
+// spent.
+func trialsTable(h *history.History, idx []int) ([]string, []trialRow) {
 	sp := h.Space
 	multi := sp.MultiObjective()
 	head := []string{"trial", "state"}
@@ -88,9 +163,9 @@ func trialsTable(h *history.History) ([]string, []trialRow) {
 	if noted {
 		head = append(head, "note")
 	}
-	rows := make([]trialRow, len(h.Trials))
-	for k := range h.Trials {
-		t := &h.Trials[k]
+	rows := make([]trialRow, len(idx))
+	for k, i := range idx {
+		t := &h.Trials[i]
 		r := trialRow{Trial: t.Number, State: string(t.State)}
 		if multi {
 			for j := range sp.ObjectiveNames() {
@@ -476,6 +551,8 @@ func (rep *Report) trialsView() *trialsView {
 	v := &trialsView{}
 	fig, caption := rep.parallelView()
 	v.Parallel, v.ParallelCap = template.HTML(fig), caption
-	v.Head, v.Rows = trialsTable(rep.h)
+	idx, caption := tableSelection(rep.h)
+	v.Head, v.Rows = trialsTable(rep.h, idx)
+	v.TableCap = caption
 	return v
 }

@@ -171,3 +171,69 @@ func TestReportTrialsSeveralObjectives(t *testing.T) {
 		}
 	}
 }
+
+// Beyond tableTrials the table lists the best complete trials by the
+// objective (in its direction), the latest, and every trial with a note,
+// in number order, and says so; up to it, every trial.
+func TestTableSelection(t *testing.T) {
+	for _, dir := range []string{"minimize", "maximize"} {
+		sp, err := space.Parse([]byte(`{"objective": "` + dir + `", "params": [{"name": "x", "type": "float", "low": 0, "high": 1}]}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := &history.History{Space: sp}
+		const n = 2500
+		for i := range n {
+			v := math.Mod(float64(i)*0.6180339887, 1) // distinct values in no order
+			st := history.Complete
+			if i%7 == 0 {
+				st, v = history.Failed, math.NaN()
+			}
+			h.Trials = append(h.Trials, history.Trial{Number: int64(i), State: st, Params: []float64{0.5}, Value: v})
+		}
+		h.Trials[700].Note = "looked odd"
+		idx, caption := tableSelection(h)
+		want := map[int]bool{700: true}
+		var complete []int
+		for i := range n {
+			if i >= n-tableTrials/2 {
+				want[i] = true
+			}
+			if h.Trials[i].State == history.Complete {
+				complete = append(complete, i)
+			}
+		}
+		better := func(a, b float64) bool { return a < b }
+		if dir == "maximize" {
+			better = func(a, b float64) bool { return a > b }
+		}
+		// The best half-table of complete trials, by brute force: a trial
+		// is among them when fewer than tableTrials/2 complete trials beat it.
+		for _, i := range complete {
+			beaten := 0
+			for _, j := range complete {
+				if better(h.Trials[j].Value, h.Trials[i].Value) {
+					beaten++
+				}
+			}
+			if beaten < tableTrials/2 {
+				want[i] = true
+			}
+		}
+		if len(idx) != len(want) {
+			t.Fatalf("%s: %d rows, want %d", dir, len(idx), len(want))
+		}
+		for k, i := range idx {
+			if !want[i] || (k > 0 && idx[k-1] >= i) {
+				t.Fatalf("%s: row %d is trial %d (wanted: %v, after %d)", dir, k, i, want[i], idx[max(k-1, 0)])
+			}
+		}
+		if !strings.Contains(caption, strconv.Itoa(len(idx))+" of the study's 2500 trials") {
+			t.Errorf("%s: caption %q", dir, caption)
+		}
+	}
+	small := trialsHistory(t)
+	if idx, caption := tableSelection(small); len(idx) != len(small.Trials) || caption != "" {
+		t.Errorf("a study of %d trials lists %d rows, caption %q", len(small.Trials), len(idx), caption)
+	}
+}
