@@ -23,7 +23,7 @@ import (
 // by maximum likelihood explains such a value either as noise, which then
 // drowns every effect (the learning rate's importance fell from 32% to 2%
 // on the README's study with one such value), or by a spike that distorts
-// the curves around it. The engine therefore leaves out a trial when three
+// the curves around it. The engine therefore leaves out a trial when these
 // things hold:
 //
 //   - its value is extreme among all the values: beyond Tukey's far-out
@@ -43,6 +43,20 @@ import (
 //     nearest neighbours, beyond chance (permutation tests; regionTest),
 //     they are structure (a learning rate at which every run diverges),
 //     and every trial is kept;
+//   - it does not explain another bad value: a value beyond Tukey's inner
+//     fence Q3 + 1.5·IQR (Q1 − 1.5·IQR when maximizing) that is no candidate (an "outside" value, data by
+//     the first rule) may be predicted beyond the threshold below by the
+//     GP fitted without the candidates, within it by the GP fitted to
+//     every trial, and worse by that GP without this candidate alone (its
+//     standardized residual up by more than Φ⁻¹(1 − α/(m·k)) for m such
+//     values and k candidates; corroborate). Then the candidate is what
+//     explains a real bad value near it: a region where runs fail, seen
+//     through two trials of which only one is extreme, too few for the
+//     permutation tests, and it is kept (a learning rate of 1 with small
+//     batches that diverges in one run and nearly in another). A run that
+//     failed at random leaves no such trace: the GP that keeps it
+//     explains it as noise or as a spike among good neighbours, and
+//     predicts the other trials as well without it as with it;
 //   - the default GP fitted to the other trials predicts it badly: with
 //     z_i = (y_i − μ₋ᵢ)/σ₋ᵢ (the prediction of trial i from the others,
 //     noise included; signed so that positive is worse) divided by the
@@ -64,6 +78,10 @@ const (
 	outlierAlpha       = 0.05
 	outlierRounds      = 3
 	maxOutlierFraction = 0.2
+	// maxCorroborations bounds the candidates corroborate examines, those
+	// the GP correlates most with the values to explain first: each costs
+	// a conditioning of the GP, and the others are tested as before.
+	maxCorroborations = 5
 )
 
 // Outlier handling of a surrogate (Surrogate.Outliers).
@@ -143,7 +161,16 @@ func testOutliers(y, mean, variance []float64, out []bool, maximize bool) (*outl
 // farOutFence is Q3 + 3·IQR of the values (Q1 − 3·IQR when maximizing),
 // with the standard deviation for the IQR when more than half the values
 // are equal (a plateau).
-func farOutFence(y []float64, maximize bool) float64 {
+func farOutFence(y []float64, maximize bool) float64 { return tukeyFence(y, maximize, 3) }
+
+// innerFence is Tukey's inner fence, Q3 + 1.5·IQR (Q1 − 1.5·IQR when
+// maximizing): the values beyond it are his "outside" values.
+func innerFence(y []float64, maximize bool) float64 { return tukeyFence(y, maximize, 1.5) }
+
+// tukeyFence is Q3 + k·IQR of the values (Q1 − k·IQR when maximizing), with
+// the standard deviation for the IQR when more than half the values are
+// equal.
+func tukeyFence(y []float64, maximize bool, k float64) float64 {
 	s := sortedCopy(y)
 	q1, q3 := quantileSorted(s, 0.25), quantileSorted(s, 0.75)
 	spread := q3 - q1
@@ -159,9 +186,9 @@ func farOutFence(y []float64, maximize bool) float64 {
 		spread = math.Sqrt(spread / float64(len(y)))
 	}
 	if maximize {
-		return q1 - 3*spread
+		return q1 - k*spread
 	}
-	return q3 + 3*spread
+	return q3 + k*spread
 }
 
 func median(v []float64) float64 {
@@ -185,9 +212,12 @@ type cleaning struct {
 	heavy  bool
 	region *region
 	// plateau is set, to the value, when an extreme value repeats exactly.
-	plateau   *float64
-	flagged   int
-	threshold float64
+	plateau *float64
+	// corroborated lists the extreme trials kept because leaving one out
+	// leaves another bad value unexplained (corroborate).
+	corroborated []corroboration
+	flagged      int
+	threshold    float64
 	// model is the default GP fitted to data, reused as the default
 	// surrogate.
 	model *fitted
@@ -214,7 +244,8 @@ func keepRows(d *history.Data, out []bool) *history.Data {
 // learning rate at which every run diverges), which nothing may hide: when
 // some parameter's values among the candidates differ from the others', or
 // they are each other's nearest neighbours, beyond chance (regionTest),
-// every trial is kept. Otherwise the search
+// every trial is kept. A candidate that alone explains a bad value that is
+// no candidate is kept too (corroborate). Otherwise the search
 // starts from every candidate left out and takes back, refitting, those the
 // model of the other trials predicts, until the set is stable: starting
 // from the full fit instead lets failures mask each other (two diverged
@@ -222,7 +253,8 @@ func keepRows(d *history.Data, out []bool) *history.Data {
 // some rows; predictAll predicts every row from that model (leave-one-out
 // for the rows it was fitted to, a plain prediction with the noise for the
 // rows left out).
-func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll func(m *fitted, kept, all *history.Data, out []bool) ([]float64, []float64, error)) (*cleaning, error) {
+func clean(p *prepared, fit func(d *history.Data) (*fitted, error), refit func(like *fitted, d *history.Data) (*fitted, error),
+	predictAll func(m *fitted, kept, all *history.Data, out []bool) ([]float64, []float64, error)) (*cleaning, error) {
 	all := p.data
 	n := len(all.Y)
 	maximize := p.h.Direction() == space.Maximize
@@ -270,6 +302,27 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 	if r := regionTest(p.h.Space, all.X, out, lengthscalesOf(m)); r != nil {
 		return keepAll(&cleaning{region: r, flagged: count})
 	}
+	whole, backed, err := corroborate(all, out, m, maximize, fit, refit, predictAll)
+	if err != nil {
+		return nil, err
+	}
+	protected := make([]bool, n)
+	var corroborated []corroboration
+	for _, b := range backed {
+		protected[b.row], out[b.row] = true, false
+		corroborated = append(corroborated, corroboration{Trial: p.h.Trials[all.Index[b.row]].Number, Value: all.Y[b.row],
+			By: p.h.Trials[all.Index[b.by]].Number, ByValue: all.Y[b.by]})
+	}
+	if len(backed) == count {
+		c := &cleaning{data: all, model: whole, corroborated: corroborated, flagged: count}
+		return c, nil
+	}
+	if len(backed) > 0 {
+		kept = keepRows(all, out)
+		if m, err = fit(kept); err != nil {
+			return nil, err
+		}
+	}
 	var test *outlierTest
 	var mean, variance []float64
 	for round := 0; ; round++ {
@@ -284,13 +337,16 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 		if test, err = testOutliers(all.Y, mean, variance, out, maximize); err != nil {
 			return nil, err
 		}
+		for i, keep := range protected {
+			test.flagged[i] = test.flagged[i] && !keep
+		}
 		if slices.Equal(test.flagged, out) || round == outlierRounds {
 			break
 		}
 		copy(out, test.flagged)
 		kept = keepRows(all, out)
 	}
-	c := &cleaning{data: kept, model: m, threshold: test.threshold}
+	c := &cleaning{data: kept, model: m, threshold: test.threshold, corroborated: corroborated}
 	for i, o := range out {
 		if o {
 			c.outliers = append(c.outliers, Outlier{Trial: p.h.Trials[all.Index[i]].Number, Value: all.Y[i],
@@ -299,6 +355,139 @@ func clean(p *prepared, fit func(d *history.Data) (*fitted, error), predictAll f
 	}
 	c.flagged = len(c.outliers)
 	return c, nil
+}
+
+// corroboration is an extreme trial kept because without it the model
+// cannot explain trial By, whose value is bad but not extreme.
+type corroboration struct {
+	Trial   int64
+	Value   float64
+	By      int64
+	ByValue float64
+}
+
+// backing is a candidate row kept and the row whose value it explains.
+type backing struct{ row, by int }
+
+// corroborate asks, for every candidate (marked), whether it is what
+// explains another bad value, a trial that is no candidate but lies beyond
+// Tukey's inner fence (an "outside" value; Tukey 1977): such a value is
+// data, not a failure to leave out. The candidate explains it when
+//
+//   - the model of the other trials (clean, fitted without the candidates)
+//     predicts the outside value worse than the threshold that would leave
+//     a candidate out (testOutliers): the leave-out has made it an
+//     outlier;
+//   - the model fitted to every trial predicts it within that threshold;
+//     and
+//   - the same model — the same hyperparameters and output scale —
+//     conditioned on every trial but the candidate predicts it worse, its
+//     standardized held-out residual larger by more than Φ⁻¹(1 − α/(m·k))
+//     (Bonferroni over the m outside values and k candidates): the
+//     candidate itself, not the noise the full model allows, explains it.
+//
+// Such a pair is a region where runs fail, seen through two values of
+// which only one is extreme, which the coordinates alone cannot show (two
+// trials of thirty rarely reach a permutation test's level). A run that
+// failed at random leaves no such trace: a model that explains it as
+// noise, or as a spike among good neighbours, predicts the other trials as
+// well with it as without it. clean is the model fitted to the rows not
+// marked; refit conditions a model's like on other rows. It returns the
+// model fitted to every trial (nil when no outside value is left to
+// explain) and the candidates kept, each with the row it explains.
+func corroborate(all *history.Data, marked []bool, clean *fitted, maximize bool, fit func(d *history.Data) (*fitted, error),
+	refit func(like *fitted, d *history.Data) (*fitted, error),
+	predictAll func(m *fitted, kept, all *history.Data, out []bool) ([]float64, []float64, error)) (*fitted, []backing, error) {
+	n := len(all.Y)
+	sign := 1.0
+	if maximize {
+		sign = -1
+	}
+	inner := innerFence(all.Y, maximize)
+	var outside []int
+	k := 0
+	for i, v := range all.Y {
+		if marked[i] {
+			k++
+		} else if sign*(v-inner) > 0 {
+			outside = append(outside, i)
+		}
+	}
+	if len(outside) == 0 || k == 0 {
+		return nil, nil, nil
+	}
+	mean, variance, err := predictAll(clean, keepRows(all, marked), all, marked)
+	if err != nil {
+		return nil, nil, err
+	}
+	others, err := testOutliers(all.Y, mean, variance, marked, maximize)
+	if err != nil {
+		return nil, nil, err
+	}
+	var unexplained []int
+	for _, t := range outside {
+		if others.z[t] > others.threshold {
+			unexplained = append(unexplained, t)
+		}
+	}
+	if len(unexplained) == 0 {
+		return nil, nil, nil
+	}
+	whole, err := fit(all)
+	if err != nil {
+		return nil, nil, err
+	}
+	none := make([]bool, n)
+	if mean, variance, err = predictAll(whole, all, all, none); err != nil {
+		return nil, nil, err
+	}
+	with, err := testOutliers(all.Y, mean, variance, none, maximize)
+	if err != nil {
+		return nil, nil, err
+	}
+	level := distuv.UnitNormal.Quantile(1 - outlierAlpha/float64(len(outside)*k))
+	var order []int
+	for c, m := range marked {
+		if m {
+			order = append(order, c)
+		}
+	}
+	if len(order) > maxCorroborations {
+		kern := kernelOf(whole)
+		near := make(map[int]float64, len(order))
+		for _, c := range order {
+			near[c] = math.Inf(-1)
+			for _, t := range unexplained {
+				near[c] = math.Max(near[c], kern(all.X[c], all.X[t]))
+			}
+		}
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(near[b], near[a]) })
+		order = order[:maxCorroborations]
+	}
+	var backed []backing
+	for _, c := range order {
+		without := make([]bool, n)
+		without[c] = true
+		rest := keepRows(all, without)
+		wo, err := refit(whole, rest)
+		if err != nil {
+			return nil, nil, err
+		}
+		if mean, variance, err = predictAll(wo, rest, all, without); err != nil {
+			return nil, nil, err
+		}
+		test, err := testOutliers(all.Y, mean, variance, without, maximize)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, t := range unexplained {
+			if with.z[t] <= with.threshold && test.z[t]-with.z[t] > level {
+				backed = append(backed, backing{row: c, by: t})
+				break
+			}
+		}
+	}
+	return whole, backed, nil
 }
 
 // repeated returns an extreme value that two or more of the marked trials
@@ -609,6 +798,19 @@ func nearestNeighbours(sp *space.Space, x [][]float64, lengthscales []float64) [
 	return nn
 }
 
+// kernelOf returns a GP surrogate's prior covariance of two points (a
+// constant for another model).
+func kernelOf(m *fitted) func(a, b []float64) float64 {
+	switch g := m.model.(type) {
+	case *gp.GP:
+		return g.KernelValue
+	case *gp.Subset:
+		mean, _ := g.Parts()
+		return mean.KernelValue
+	}
+	return func(a, b []float64) float64 { return 0 }
+}
+
 // lengthscalesOf returns a GP surrogate's lengthscales (nil for another
 // model).
 func lengthscalesOf(m *fitted) []float64 {
@@ -642,8 +844,21 @@ func (c *cleaning) outliersText() string {
 		return fmt.Sprintf("%d trials have values far beyond the bulk of the others, and %s (permutation p = %.2g): "+
 			"a region where runs fail, which the explanations keep as part of the objective", c.flagged, what, c.region.PValue)
 	}
+	var kept string
+	if len(c.corroborated) > 0 {
+		parts := make([]string, len(c.corroborated))
+		for k, b := range c.corroborated {
+			parts[k] = fmt.Sprintf("trial %d's value (%.4g) is far beyond the bulk of the others but kept: without it the model "+
+				"cannot explain trial %d's %.4g, a bad value that is not extreme (a region where runs fail, which the explanations "+
+				"keep as part of the objective)", b.Trial, b.Value, b.By, b.ByValue)
+		}
+		kept = strings.Join(parts, "; ")
+	}
 	if len(c.outliers) == 0 {
-		return ""
+		return kept
+	}
+	if kept != "" {
+		kept = "; " + kept
 	}
 	parts := make([]string, len(c.outliers))
 	for k, o := range c.outliers {
@@ -651,8 +866,8 @@ func (c *cleaning) outliersText() string {
 	}
 	if len(parts) == 1 {
 		return fmt.Sprintf("%s is left out as a probable failed or diverged run: its value is far worse than the others predict "+
-			"at its configuration and beyond the bulk of all values; keep it with outliers=keep", parts[0])
+			"at its configuration and beyond the bulk of all values; keep it with outliers=keep%s", parts[0], kept)
 	}
 	return fmt.Sprintf("%s are left out as probable failed or diverged runs: their values are far worse than the others predict "+
-		"at their configurations and beyond the bulk of all values; keep them with outliers=keep", strings.Join(parts, ", "))
+		"at their configurations and beyond the bulk of all values; keep them with outliers=keep%s", strings.Join(parts, ", "), kept)
 }

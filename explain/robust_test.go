@@ -236,3 +236,145 @@ func TestTestOutliers(t *testing.T) {
 		t.Error("a zero predictive variance accepted")
 	}
 }
+
+// A far-out value with a second bad value next to it is a region where
+// runs fail, seen through two trials: wave trials with a < 0.9, and in the
+// corner a ≥ 0.93, where training diverges, one run far beyond the bulk
+// (9) and one only beyond Tukey's inner fence (halfway to the far-out
+// one). Two trials of forty
+// cannot show a region to the permutation tests, but without the far-out
+// one no model explains the other: both are kept. A lone far-out value
+// among good neighbours is still left out, also when such a corner holds
+// a bad value elsewhere; maximizing the negated values changes nothing.
+func TestRobustFitKeepsCorroboratedValues(t *testing.T) {
+	ctx := context.Background()
+	e := newEngine(t, Config{})
+	study := func(dir space.Direction, seed uint64, set map[int][3]float64) *history.History {
+		h := waveStudy(t, dir, 40, seed, nil)
+		for i := range h.Trials {
+			tr := &h.Trials[i]
+			if v, ok := set[i]; ok {
+				tr.Params[0], tr.Params[1], tr.Value = v[0], v[1], v[2]
+			} else if tr.Params[0] >= 0.9 {
+				tr.Params[0] *= 0.85
+				tr.Value = math.Sin(3*tr.Params[0]) + tr.Params[1]*tr.Params[1]
+			}
+		}
+		if _, ok := set[17]; ok {
+			y := make([]float64, len(h.Trials))
+			for i, tr := range h.Trials {
+				y[i] = tr.Value
+			}
+			h.Trials[17].Value = (innerFence(y, false) + farOutFence(y, false)) / 2
+		}
+		if dir == space.Maximize {
+			for i := range h.Trials {
+				h.Trials[i].Value = -h.Trials[i].Value
+			}
+		}
+		return h
+	}
+	for _, seed := range []uint64{21, 22, 23} {
+		dir := space.Minimize
+		if seed == 23 {
+			dir = space.Maximize // the same study, negated
+		}
+		h := study(dir, seed, map[int][3]float64{5: {0.98, 0.3, 9}, 17: {0.95, 0.5, 0}})
+		r, err := e.PDP(ctx, h, PDPRequest{Params: []string{"a"}, Grid: 5, Samples: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ModelCheck.Outliers) != 0 || !strings.Contains(r.ModelCheck.Reading, "trial 5's value") ||
+			!strings.Contains(r.ModelCheck.Reading, "but kept: without it the model cannot explain trial 17") {
+			t.Errorf("seed %d: a far-out value with a bad neighbour: %s", seed, r.ModelCheck.Reading)
+		}
+		// The same far-out value among good neighbours (a = 0.5), with
+		// the bad value left in its corner, is a failure.
+		h = study(dir, seed, map[int][3]float64{5: {0.5, 0.3, 9}, 17: {0.95, 0.5, 0}})
+		if r, err = e.PDP(ctx, h, PDPRequest{Params: []string{"a"}, Grid: 5, Samples: 100}); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ModelCheck.Outliers) != 1 || r.ModelCheck.Outliers[0].Trial != 5 {
+			t.Errorf("seed %d: a lone far-out value: %s", seed, r.ModelCheck.Reading)
+		}
+		h = study(dir, seed, map[int][3]float64{5: {0.5, 0.3, 9}})
+		if r, err = e.PDP(ctx, h, PDPRequest{Params: []string{"a"}, Grid: 5, Samples: 100}); err != nil {
+			t.Fatal(err)
+		}
+		if len(r.ModelCheck.Outliers) != 1 || r.ModelCheck.Outliers[0].Trial != 5 {
+			t.Errorf("seed %d: a lone far-out value without a bad corner: %s", seed, r.ModelCheck.Reading)
+		}
+	}
+}
+
+// How often the corroboration keeps what it should and what it should not,
+// on 40 studies (wave, 40 trials, a < 0.9 but for the trials placed): a
+// far-out value (10–20) at a random a < 0.85 among good neighbours, with a
+// bad value between the fences in the corner a ≥ 0.93 and without one,
+// is kept in at most 2 of 40 (the fluke left out as before); the same
+// far-out value placed in that corner, next to the bad value, is kept in
+// at least 30 of 40 (docs/research/explanations.md).
+func TestRobustFitCorroborationRates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("160 studies")
+	}
+	ctx := context.Background()
+	e := newEngine(t, Config{})
+	const reps = 40
+	var flukeCorner, fluke, pair, corner int
+	for s := range uint64(reps) {
+		seed := 500 + s
+		rng := rand.New(rand.NewPCG(seed, 99))
+		study := func(far []float64, bad bool) *history.History {
+			h := waveStudy(t, space.Minimize, 40, seed, nil)
+			for i := range h.Trials {
+				if tr := &h.Trials[i]; tr.Params[0] >= 0.9 {
+					tr.Params[0] *= 0.85
+					tr.Value = math.Sin(3*tr.Params[0]) + tr.Params[1]*tr.Params[1]
+				}
+			}
+			if far != nil {
+				h.Trials[5].Params[0], h.Trials[5].Params[1], h.Trials[5].Value = far[0], far[1], far[2]
+			}
+			if bad {
+				h.Trials[17].Params[0], h.Trials[17].Params[1] = 0.93+0.07*rng.Float64(), rng.Float64()
+				y := make([]float64, len(h.Trials))
+				for i, tr := range h.Trials {
+					y[i] = tr.Value
+				}
+				y[17] = 0
+				lo, hi := innerFence(y, false), farOutFence(y, false)
+				h.Trials[17].Value = lo + (0.1+0.8*rng.Float64())*(hi-lo)
+			}
+			return h
+		}
+		outliers := func(h *history.History) []Outlier {
+			r, err := e.PDP(ctx, h, PDPRequest{Params: []string{"a"}, Grid: 5, Samples: 50})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return r.ModelCheck.Outliers
+		}
+		kept := func(h *history.History) int {
+			for _, o := range outliers(h) {
+				if o.Trial == 5 {
+					return 0
+				}
+			}
+			return 1
+		}
+		f := []float64{0.85 * rng.Float64(), rng.Float64(), 10 + 10*rng.Float64()}
+		flukeCorner += kept(study(f, true))
+		fluke += kept(study(f, false))
+		pair += kept(study([]float64{0.93 + 0.07*rng.Float64(), rng.Float64(), 10 + 10*rng.Float64()}, true))
+		if len(outliers(study(nil, true))) > 0 {
+			corner++
+		}
+	}
+	t.Logf("of %d studies: a far-out value among good neighbours kept in %d with a bad value in the corner, %d without; "+
+		"next to the bad value, kept in %d; the bad value alone left out in %d", reps, flukeCorner, fluke, pair, corner)
+	if flukeCorner > 2 || fluke > 2 || pair < 30 || corner > 2 {
+		t.Errorf("fluke kept %d and %d times, far-out value next to a bad one kept %d times, bad value alone left out %d times, of %d",
+			flukeCorner, fluke, pair, corner, reps)
+	}
+}

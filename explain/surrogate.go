@@ -246,7 +246,8 @@ func (t *task) cleaned(p *prepared) (*cleaning, error) {
 	v, err := t.once(p.fingerprint+"\x00clean", func() (any, error) {
 		spec := defaultSurrogate()
 		t.progress(fmt.Sprintf("checking %d trials for failed or diverged runs", len(p.data.Y)), 0, 1)
-		return clean(p, func(d *history.Data) (*fitted, error) { return t.fitTo(p, d, spec) }, heldOutAll)
+		return clean(p, func(d *history.Data) (*fitted, error) { return t.fitTo(p, d, spec) },
+			func(like *fitted, d *history.Data) (*fitted, error) { return t.fitLike(p, d, like) }, heldOutAll)
 	})
 	if err != nil {
 		return nil, err
@@ -382,6 +383,39 @@ func (t *task) fitTo(p *prepared, d *history.Data, spec Surrogate) (*fitted, err
 	}
 	info.FitSeconds = time.Since(start).Seconds()
 	return &fitted{model: model, info: info, data: d}, t.ctx.Err()
+}
+
+// fitLike conditions the default GP on d with the hyperparameters and
+// output scale of like (a GP fitted to other rows): the same model, given
+// other data.
+func (t *task) fitLike(p *prepared, d *history.Data, like *fitted) (*fitted, error) {
+	var h gp.Hyper
+	var out gp.OutputScale
+	switch g := like.model.(type) {
+	case *gp.Subset:
+		h, out = g.Hyper(), g.OutputScale()
+	case *gp.GP:
+		h, out = g.Hyper(), g.OutputScale()
+	default:
+		return nil, fmt.Errorf("explain: refit needs a GP, not %T", like.model)
+	}
+	k, err := gp.ParseKernel(like.info.Kernel)
+	if err != nil {
+		return nil, invalidf("%v", err)
+	}
+	g, err := gp.FitSubset(t.ctx, d.X, d.Y, gp.SubsetOptions{
+		Options:  gp.Options{Kernel: k, Levels: p.h.Space.Levels(), Fixed: &h, Output: &out, Workers: t.workers, UncertainLevel: true},
+		Maximize: p.h.Direction() == space.Maximize,
+	})
+	if err != nil {
+		if ctxErr := t.ctx.Err(); ctxErr != nil {
+			return nil, ctxErr
+		}
+		return nil, fmt.Errorf("explain: condition GP: %w", err)
+	}
+	info := like.info
+	info.Trials, info.ConditionedOn = len(d.Y), len(d.Y)
+	return &fitted{model: g, info: info, data: d}, t.ctx.Err()
 }
 
 // unitsText says in words how to read the numbers of a study's explanations.
