@@ -43,6 +43,7 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
 	"xbo/space"
 )
 
