@@ -61,11 +61,19 @@ func (h *harness) text(id string) string {
 	return s
 }
 
-// TestDashboardActions: on a writable server without a token, every control
+// TestDashboardActions: on a writable server without a token, on SQLite and
+// on PostgreSQL, every control
 // that writes is shown, does what it says through the API, passes axe-core
 // and is reached by keyboard.
 func TestDashboardActions(t *testing.T) {
-	h := startServer(t)
+	// Every write goes through the store: both backends.
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) { dashboardActions(t, backend) })
+	}
+}
+
+func dashboardActions(t *testing.T, backend string) {
+	h := startServerOn(t, backend, server.Config{})
 	ctx := context.Background()
 	running := actionStudy(t, h.c, "acts")
 	// The study shown once acts is deleted has no trial yet: its views

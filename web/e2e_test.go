@@ -33,6 +33,7 @@ import (
 	"xbo/report"
 	"xbo/server"
 	"xbo/store"
+	"xbo/store/storetest"
 	"xbo/web"
 )
 
@@ -84,11 +85,23 @@ func startServer(t *testing.T) *harness {
 // read-only server); its store is set here.
 func startServerWith(t *testing.T, cfg server.Config) *harness {
 	t.Helper()
+	return startServerOn(t, "sqlite", cfg)
+}
+
+// startServerOn is startServerWith on a backend: "sqlite" (a file of its
+// own) or "postgres" (a schema of its own, storetest.PostgresDSN; the test
+// is skipped when PostgreSQL cannot be reached).
+func startServerOn(t *testing.T, backend string, cfg server.Config) *harness {
+	t.Helper()
 	if _, err := web.Assets(); err != nil {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	st, err := store.Open(ctx, filepath.Join(t.TempDir(), "xbo.db"))
+	src := filepath.Join(t.TempDir(), "xbo.db")
+	if backend == "postgres" {
+		src = storetest.PostgresDSN(t)
+	}
+	st, err := store.Open(ctx, src)
 	if err != nil {
 		t.Fatal(err)
 	}
