@@ -62,9 +62,8 @@ func (h *harness) text(id string) string {
 }
 
 // TestDashboardActions: on a writable server without a token, on SQLite and
-// on PostgreSQL, every control
-// that writes is shown, does what it says through the API, passes axe-core
-// and is reached by keyboard.
+// on PostgreSQL, every control that writes is shown, does what it says
+// through the API, passes axe-core and is reached by keyboard.
 func TestDashboardActions(t *testing.T) {
 	// Every write goes through the store: both backends.
 	for _, backend := range []string{"sqlite", "postgres"} {
