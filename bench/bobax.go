@@ -676,11 +676,11 @@ func averageRanks(x []float64) []float64 {
 // numbers beside ours.
 func (r *BOBAXResult) WriteTable(w io.Writer) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	target := "first variable"
+	target := "the PD of the first variable"
 	if r.AllVariables {
-		target = "all variables jointly"
+		target = "the PDs of all variables jointly"
 	}
-	fmt.Fprintf(w, "BOBAX benchmark (Moosbauer et al. 2022): %s; %d seeds; budget %d·d; EIG_PDP %s on the PD of the %s\n\n",
+	fmt.Fprintf(w, "BOBAX benchmark (Moosbauer et al. 2022): %s; %d seeds; budget %d·d; EIG_PDP %s on %s\n\n",
 		strings.Join(r.Functions, ", "), r.Seeds, r.BudgetPerDim, r.Estimator, target)
 	fmt.Fprintln(w, "Table 1 — relative d_L1(PDP of x1) vs RS | relative regret vs BO-EI (mean of per-run ratios); paper in brackets")
 	fmt.Fprintln(tw, "method\tL1 25%\tL1 50%\tL1 75%\tL1 100%\t\tregret 25%\tregret 50%\tregret 75%\tregret 100%\t")
@@ -725,7 +725,7 @@ func (r *BOBAXResult) WriteTable(w io.Writer) error {
 		return err
 	}
 	if r.Tolerance > 0 {
-		fmt.Fprintf(w, "\nEvaluations until the mean 95%% PD band half-width of the %s is at most %g (Table 2's first column, mean over runs; a run that never gets there counts as its budget)\n", target, r.Tolerance)
+		fmt.Fprintf(w, "\nEvaluations until the mean 95%% PD band half-width of %s is at most %g (Table 2's first column, mean over runs; a run that never gets there counts as its budget)\n", target, r.Tolerance)
 		fmt.Fprintln(tw, "method\tevaluations\truns reaching it\t")
 		for _, row := range r.Rows {
 			fmt.Fprintf(tw, "%s\t%.1f\t%d of %d\t\n", row.Method, row.ToTolerance, row.Reached, len(r.Runs)/len(r.Rows))
