@@ -28,6 +28,7 @@ type heRun struct {
 	cb, mean, se            []float64 // φ per parameter (se unscaled)
 	payCB, payMean, paySE   float64
 	predMean, predSE, avgSE float64
+	noiseSD                 float64 // the proposing GP's fitted noise sd
 	y                       float64
 	sampleOK                bool
 }
@@ -95,6 +96,7 @@ func heAnalysis(ctx context.Context, f *bench.Function, s *space.Space, tau, noi
 	cb, _ := e.Output(shapley.OutputCB)
 	return &heRun{cb: cb.Phi, mean: m.Phi, se: se.Phi, payCB: cb.Payout, payMean: m.Payout, paySE: se.Payout,
 		predMean: m.Prediction, predSE: se.Prediction, avgSE: se.Average, y: tr.Value,
+		noiseSD:  math.Sqrt(model.(surrogate.NoiseVariancer).NoiseVariance()),
 		sampleOK: cb.SampleSizeOK && m.SampleSizeOK && se.SampleSizeOK}, nil
 }
 
@@ -242,7 +244,7 @@ func table6(t *testing.T, runs int, sd string, taus []float64) (results map[heKe
 				fmt.Fprintf(&tab, "   (only the %d runs with y < 2)\n", len(near))
 			}
 		}
-		var y, pm, pcb, pse, sm, ss, as []float64
+		var y, pm, pcb, pse, sm, ss, as, ns []float64
 		ok := 0
 		for r := range runs {
 			res := results[key{tau, r}]
@@ -253,6 +255,7 @@ func table6(t *testing.T, runs int, sd string, taus []float64) (results map[heKe
 			sm = append(sm, res.predMean)
 			ss = append(ss, res.predSE)
 			as = append(as, res.avgSE)
+			ns = append(ns, res.noiseSD)
 			if res.sampleOK {
 				ok++
 			}
@@ -264,8 +267,9 @@ func table6(t *testing.T, runs int, sd string, taus []float64) (results map[heKe
 		msm, _ := meanSD(sm)
 		mss, _ := meanSD(ss)
 		mas, _ := meanSD(as)
-		fmt.Fprintf(&tab, "τ=%-3g payouts: y=%.2f m̂=%.2f ŝ=%.2f s̄=%.2f P(cb)=%.2f P(m)=%.2f −τP(se)=%.2f; checkSampleSize(K=1000) passed in %d/%d runs\n",
-			tau, my, msm, mss, mas, mpcb, mpm, mpse, ok, runs)
+		mns, _ := meanSD(ns)
+		fmt.Fprintf(&tab, "τ=%-3g payouts: y=%.2f m̂=%.2f ŝ=%.2f s̄=%.2f P(cb)=%.2f P(m)=%.2f −τP(se)=%.2f; fitted noise sd %.2f (true %.2f); checkSampleSize(K=1000) passed in %d/%d runs\n",
+			tau, my, msm, mss, mas, mpcb, mpm, mpse, mns, noise, ok, runs)
 	}
 	fmt.Fprintf(&tab, "thesis table 7: τ=1  y=0.34 m̂=0.73 ŝ=2.14 s̄=14.25 P(cb)=−72.54 P(m)=−84.64\n")
 	fmt.Fprintf(&tab, "                τ=10 y=0.66 m̂=0.72 ŝ=2.06 s̄=6.49  P(cb)=−44.40 P(m)=−88.75\n")
