@@ -347,11 +347,15 @@ type RegionalRequest struct {
 	// MaxSplits bounds the splits (default 3); MaxDepth the depth (0: none);
 	// MinSize the ICE curves per leaf (0: max(5, 1% of Samples));
 	// MinImprovement the relative impurity reduction of a split.
-	MaxSplits      int       `json:"max_splits"`
-	MaxDepth       int       `json:"max_depth"`
-	MinSize        int       `json:"min_size"`
-	MinImprovement float64   `json:"min_improvement"`
-	Surrogate      Surrogate `json:"surrogate"`
+	MaxSplits      int     `json:"max_splits"`
+	MaxDepth       int     `json:"max_depth"`
+	MinSize        int     `json:"min_size"`
+	MinImprovement float64 `json:"min_improvement"`
+	// Criterion is the impurity a split minimizes: l2 (Moosbauer et al.
+	// 2021, eq. 6; the default), l1, area or point, the alternatives of the
+	// paper's appendix (regional.Criterion).
+	Criterion string    `json:"criterion,omitempty"`
+	Surrogate Surrogate `json:"surrogate"`
 	// MinDelta is the relative improvement δ of the best leaf's band over the
 	// global one from which the regional PDP is worth showing (default 0.05).
 	MinDelta float64 `json:"min_delta"`
@@ -395,6 +399,12 @@ func (r *RegionalRequest) normalize(sp *space.Space) error {
 	}
 	if r.MinDelta == 0 {
 		r.MinDelta = 0.05
+	}
+	if r.Criterion == "" {
+		r.Criterion = string(regional.CriterionL2)
+	}
+	if !slices.Contains(regional.Criteria, regional.Criterion(r.Criterion)) {
+		return invalidf("criterion %q: want l2, l1, area or point", r.Criterion)
 	}
 	switch {
 	case r.MaxSplits < 0 || r.MaxSplits > MaxSplits:
@@ -442,7 +452,7 @@ func regionalOf(t *task, p *prepared, m *fitted, req RegionalRequest) (*Regional
 	// The best configuration locates the region a user cares about; when the
 	// parameter of interest is off there, no leaf can hold it.
 	res, err := regional.Explain(ctx, ice, p.data.X[p.data.Best], regional.Options{MaxSplits: req.MaxSplits,
-		MaxDepth: req.MaxDepth, MinNodeSize: req.MinSize, MinImprovement: req.MinImprovement})
+		MaxDepth: req.MaxDepth, MinNodeSize: req.MinSize, MinImprovement: req.MinImprovement, Criterion: regional.Criterion(req.Criterion)})
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,7 @@ func ParseQuery(kind string, sp *space.Space, q map[string][]string) (any, error
 	case "regional":
 		req = RegionalRequest{Param: p.one(p.params()), Grid: p.int("grid"), Samples: p.int("samples"), Alpha: p.float("alpha"),
 			Band: p.str("band"), MaxSplits: p.int("max_splits"), MaxDepth: p.int("max_depth"), MinSize: p.int("min_size"),
-			MinImprovement: p.float("min_improvement"), MinDelta: p.float("min_delta"), Surrogate: p.surrogate(), Budget: p.budget()}
+			MinImprovement: p.float("min_improvement"), Criterion: p.str("criterion"), MinDelta: p.float("min_delta"), Surrogate: p.surrogate(), Budget: p.budget()}
 	case "importance":
 		r := ImportanceRequest{Method: p.str("method"), CapQuantile: p.float("cap_quantile"), Trees: p.int("trees"),
 			Seed: p.uint("seed"), Samples: p.int("samples"), Posterior: p.int("posterior"), Refits: p.int("refits"),

@@ -35,6 +35,7 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 	depth := fs.Int("depth", 0, "maximum depth (0: no bound)")
 	minSize := fs.Int("min-size", 0, "minimum ICE curves per region (0: max(5, 1% of --mc))")
 	minImp := fs.Float64("min-improvement", 0, "minimum relative impurity reduction of a split")
+	criterion := fs.String("criterion", "", "impurity a split minimizes: l2 (eq. 6 of Moosbauer et al. 2021, the default), l1 (Σ|v − median|), area (spread of the curves' mean heights) or point (spread of the sd at the Monte Carlo points)")
 	if err := parseFlags(fs, args, env); err != nil {
 		return err
 	}
@@ -53,7 +54,7 @@ func runExplainRegional(ctx context.Context, args []string, env *cliEnv) error {
 		return err
 	}
 	req := explain.RegionalRequest{Param: *param, Grid: c.grid, Samples: c.mc, Alpha: c.alpha, Band: band,
-		MaxSplits: *splits, MaxDepth: *depth, MinSize: *minSize, MinImprovement: *minImp, Surrogate: s.spec(), Budget: in.budget}
+		MaxSplits: *splits, MaxDepth: *depth, MinSize: *minSize, MinImprovement: *minImp, Criterion: *criterion, Surrogate: s.spec(), Budget: in.budget}
 	res, err := compute(ctx, env, "regional PDP", func(ctx context.Context, e *explain.Engine) (*explain.RegionalResult, error) {
 		return e.Regional(ctx, h, req)
 	})
