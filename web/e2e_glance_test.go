@@ -99,6 +99,40 @@ func checkSignificant(t *testing.T, h *harness, id string) {
 	// check once read a panel before its numbers were drawn. Wait for a
 	// number first; a panel that never shows one still fails, here.
 	h.wait(id+" shows a decimal number", `(() => { const e = document.getElementById('`+id+`'); return !!e && /\d+\.\d+/.test(e.innerText); })()`, 20*time.Second)
+	checkDigits(t, h, id)
+}
+
+// checkSignificantWhen is checkSignificant for a panel whose decimal
+// numbers depend on the data: once ready (a JavaScript expression) is
+// true, numbers are required only when want (another expression) is, and
+// every number shown is checked.
+func checkSignificantWhen(t *testing.T, h *harness, id, ready, want string) {
+	t.Helper()
+	h.wait(id+" drawn", ready, 20*time.Second)
+	var required bool
+	h.eval(want, &required)
+	if required {
+		checkSignificant(t, h, id)
+		return
+	}
+	checkDigitsOf(t, h, id)
+}
+
+// checkDigits fails when a decimal number in the element has more than
+// three significant digits, or when it shows none.
+func checkDigits(t *testing.T, h *harness, id string) {
+	t.Helper()
+	if n := checkDigitsOf(t, h, id); n == 0 {
+		t.Fatalf("%s shows no decimal number to check", id)
+	} else {
+		t.Logf("%s: %d decimal numbers, none beyond three significant digits", id, n)
+	}
+}
+
+// checkDigitsOf fails when a decimal number in the element has more than
+// three significant digits, and returns how many it shows.
+func checkDigitsOf(t *testing.T, h *harness, id string) int {
+	t.Helper()
 	var text string
 	h.eval(`document.getElementById('`+id+`').innerText`, &text)
 	n := 0
@@ -111,10 +145,7 @@ func checkSignificant(t *testing.T, h *harness, id string) {
 			t.Fatalf("%s shows %q with %d significant digits (in %q)", id, m, len(digits), text[max(0, i-60):min(len(text), i+40)])
 		}
 	}
-	if n == 0 {
-		t.Fatalf("%s shows no decimal number to check", id)
-	}
-	t.Logf("%s: %d decimal numbers, none beyond three significant digits", id, n)
+	return n
 }
 
 // runDiverged creates a study of 12 trials whose values lie near 0.3 but
