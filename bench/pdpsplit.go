@@ -90,12 +90,11 @@ type TreeSettings struct {
 // fill sets an empty criterion to eq. 6's and an empty MMD estimator to
 // MMDUniformBandwidth, and rejects unknown ones and a negative leaf size.
 func (t *TreeSettings) fill() error {
-	if t.Criterion == "" {
-		t.Criterion = regional.CriterionL2
+	c, err := regional.ParseCriterion(string(t.Criterion))
+	if err != nil {
+		return err
 	}
-	if !slices.Contains(regional.Criteria, t.Criterion) {
-		return fmt.Errorf("unknown split criterion %q (want l2, l1, area or point)", t.Criterion)
-	}
+	t.Criterion = c
 	if t.MMD == "" {
 		t.MMD = MMDUniformBandwidth
 	}

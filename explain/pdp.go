@@ -400,12 +400,11 @@ func (r *RegionalRequest) normalize(sp *space.Space) error {
 	if r.MinDelta == 0 {
 		r.MinDelta = 0.05
 	}
-	if r.Criterion == "" {
-		r.Criterion = string(regional.CriterionL2)
+	c, err := regional.ParseCriterion(r.Criterion)
+	if err != nil {
+		return invalidf("%v", err)
 	}
-	if !slices.Contains(regional.Criteria, regional.Criterion(r.Criterion)) {
-		return invalidf("criterion %q: want l2, l1, area or point", r.Criterion)
-	}
+	r.Criterion = string(c)
 	switch {
 	case r.MaxSplits < 0 || r.MaxSplits > MaxSplits:
 		return invalidf("max_splits %d must lie in 0..%d", r.MaxSplits, MaxSplits)

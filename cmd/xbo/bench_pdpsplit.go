@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"os"
-	"slices"
 	"strconv"
 
 	"xbo/bench"
@@ -129,10 +128,11 @@ func splitFlags(all bool, set map[string]bool, splitOn, criterion, mmd string, t
 		}
 	}
 	if all || set["criterion"] {
-		if !slices.Contains(regional.Criteria, regional.Criterion(criterion)) {
+		c, err := regional.ParseCriterion(criterion)
+		if err != nil || criterion == "" {
 			return usagef("--criterion %q: want l2, l1, area or point", criterion)
 		}
-		t.Criterion = regional.Criterion(criterion)
+		t.Criterion = c
 	}
 	if all || set["mmd"] {
 		if mmd != bench.MMDUniformBandwidth && mmd != bench.MMDMedian {

@@ -109,6 +109,18 @@ const (
 // Criteria lists the valid criteria, the default first.
 var Criteria = []Criterion{CriterionL2, CriterionL1, CriterionArea, CriterionPoint}
 
+// ParseCriterion returns the criterion of a name, CriterionL2 for an empty
+// one, and an error naming the valid ones for any other.
+func ParseCriterion(name string) (Criterion, error) {
+	if name == "" {
+		return CriterionL2, nil
+	}
+	if c := Criterion(name); slices.Contains(Criteria, c) {
+		return c, nil
+	}
+	return "", fmt.Errorf("unknown split criterion %q (want l2, l1, area or point)", name)
+}
+
 func (o Options) withDefaults(n int) (Options, error) {
 	if o.MaxSplits < 0 || o.MaxDepth < 0 || o.MinNodeSize < 0 || o.MaxExactLevels < 0 {
 		return o, errors.New("stopping rules must not be negative")
@@ -116,12 +128,11 @@ func (o Options) withDefaults(n int) (Options, error) {
 	if math.IsNaN(o.MinImprovement) || o.MinImprovement < 0 || o.MinImprovement >= 1 {
 		return o, fmt.Errorf("minimum relative improvement %v must lie in [0, 1)", o.MinImprovement)
 	}
-	if o.Criterion == "" {
-		o.Criterion = CriterionL2
+	c, err := ParseCriterion(string(o.Criterion))
+	if err != nil {
+		return o, err
 	}
-	if !slices.Contains(Criteria, o.Criterion) {
-		return o, fmt.Errorf("unknown split criterion %q (want l2, l1, area or point)", o.Criterion)
-	}
+	o.Criterion = c
 	if o.MaxSplits == 0 && o.MaxDepth == 0 {
 		o.MaxSplits = DefaultMaxSplits
 	}
