@@ -3,6 +3,7 @@ package fanova
 import (
 	"encoding/csv"
 	"math"
+	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
@@ -193,6 +194,17 @@ func TestOnlineLDA(t *testing.T) {
 	}
 }
 
+// ldaSubset draws 100 rows without replacement, the paper's subsample.
+func ldaSubset(rng *rand.Rand, x [][]float64, y []float64) ([][]float64, []float64) {
+	perm := rng.Perm(len(x))[:100]
+	xs := make([][]float64, 100)
+	ys := make([]float64, 100)
+	for i, p := range perm {
+		xs[i], ys[i] = x[p], y[p]
+	}
+	return xs, ys
+}
+
 // ldaSubsamples is the mean importance of forests on five random subsets of
 // 100 rows, the paper's setting (section 4.1).
 func ldaSubsamples(t *testing.T, s *space.Space, x [][]float64, y []float64) *Importance {
@@ -201,12 +213,7 @@ func ldaSubsamples(t *testing.T, s *space.Space, x [][]float64, y []float64) *Im
 	const reps = 5
 	mean := &Importance{Main: map[string]Effect{}, Pairs: map[string]Effect{}}
 	for r := range reps {
-		perm := rng.Perm(len(x))[:100]
-		xs := make([][]float64, 100)
-		ys := make([]float64, 100)
-		for i, p := range perm {
-			xs[i], ys[i] = x[p], y[p]
-		}
+		xs, ys := ldaSubset(rng, x, y)
 		im := ldaImportance(t, s, xs, ys, uint64(r))
 		for k, e := range im.Main {
 			m := mean.Main[k]
@@ -281,12 +288,7 @@ func TestOnlineLDASubsampleSpread(t *testing.T) {
 			return im.Pairs[k[1]].Fraction
 		}
 		for r := range reps {
-			perm := rng.Perm(len(x))[:100]
-			xs := make([][]float64, 100)
-			ys := make([]float64, 100)
-			for i, p := range perm {
-				xs[i], ys[i] = x[p], y[p]
-			}
+			xs, ys := ldaSubset(rng, x, y)
 			im := ldaImportance(t, s, xs, ys, uint64(r))
 			a, b = append(a, get(im, c.first)), append(b, get(im, c.pair))
 		}
