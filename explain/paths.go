@@ -142,12 +142,7 @@ type objectiveUnits struct {
 
 // NoiseVariance passes the model's fitted noise on (0 for a model without
 // one), which the sign of the mean does not change.
-func (m objectiveUnits) NoiseVariance() float64 {
-	if nv, ok := m.Model.(surrogate.NoiseVariancer); ok {
-		return nv.NoiseVariance()
-	}
-	return 0
-}
+func (m objectiveUnits) NoiseVariance() float64 { return surrogate.NoiseVarianceOf(m.Model) }
 
 func (m objectiveUnits) Predict(x [][]float64, mean, variance []float64) error {
 	if err := m.Model.Predict(x, mean, variance); err != nil {

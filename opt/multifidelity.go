@@ -326,12 +326,7 @@ func (m atBudget) Dim() int { return m.model.Dim() - 1 }
 // NoiseVariance implements surrogate.NoiseVariancer when the model over
 // budgets has a fitted noise (the noise does not depend on the budget), and
 // is 0 otherwise.
-func (m atBudget) NoiseVariance() float64 {
-	if nv, ok := m.model.(surrogate.NoiseVariancer); ok {
-		return nv.NoiseVariance()
-	}
-	return 0
-}
+func (m atBudget) NoiseVariance() float64 { return surrogate.NoiseVarianceOf(m.model) }
 
 func (m atBudget) augment(x [][]float64) [][]float64 {
 	out := make([][]float64, len(x))

@@ -57,6 +57,16 @@ type NoiseVariancer interface {
 	NoiseVariance() float64
 }
 
+// NoiseVarianceOf is m's fitted noise variance, or 0 for a model without
+// one: what a wrapper around a model (another encoding, the mean's sign)
+// passes on.
+func NoiseVarianceOf(m Model) float64 {
+	if nv, ok := m.(NoiseVariancer); ok {
+		return nv.NoiseVariance()
+	}
+	return 0
+}
+
 // Covariancer is a Model with a full posterior covariance between point sets.
 type Covariancer interface {
 	Model
