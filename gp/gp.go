@@ -29,6 +29,12 @@ func (h Hyper) Clone() Hyper {
 	return h
 }
 
+// equal says whether h and o are the same hyperparameters, bit for bit.
+func (h Hyper) equal(o Hyper) bool {
+	return h.SignalVariance == o.SignalVariance && h.NoiseVariance == o.NoiseVariance &&
+		slices.Equal(h.Lengthscales, o.Lengthscales)
+}
+
 func (h *Hyper) validate(dim int) error {
 	if len(h.Lengthscales) != dim {
 		return fmt.Errorf("%d lengthscales for %d dimensions", len(h.Lengthscales), dim)

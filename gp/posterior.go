@@ -676,7 +676,7 @@ func (g *GP) conditionAll(xs [][]float64, ys []float64) (*GP, error) {
 	if k == 0 {
 		return g, nil
 	}
-	n, d := g.n, g.dim
+	d := g.dim
 	pe := make([]float64, k*d)
 	for i, x := range xs {
 		if len(x) != d {
@@ -689,17 +689,41 @@ func (g *GP) conditionAll(xs [][]float64, ys []float64) (*GP, error) {
 			return nil, fmt.Errorf("point %d: %w", i, err)
 		}
 	}
+	return g.grow(pe, append(slices.Clone(g.y), ys...), g.out)
+}
+
+// grow returns the GP with g's hyperparameters conditioned on g's points
+// and the k encoded points pe (k×dim, row-major) after them, with the n+k
+// observations y standardized by out: g's Cholesky factor extended by a
+// block as ConditionAll describes. The factor of K+σ_n²I depends on neither
+// y nor out, so new values for g's own points (a refitted output warp, a
+// new standardization) leave it valid.
+func (g *GP) grow(pe []float64, y []float64, out OutputScale) (*GP, error) {
+	n, d := g.n, g.dim
+	k := len(pe) / d
 	m := n + k
+	if len(y) != m {
+		return nil, fmt.Errorf("%d values for %d points", len(y), m)
+	}
 	c := &GP{
 		kernel: g.kernel, dim: d, levels: g.levels, cat: g.cat, n: m,
-		x: append(slices.Clone(g.x), pe...), y: append(slices.Clone(g.y), ys...),
-		out: g.out, hyper: g.hyper.Clone(), jitter: g.jitter, workers: g.workers, calib: new(calibration),
+		x: append(slices.Clone(g.x), pe...), y: y,
+		out: out, hyper: g.hyper.Clone(), jitter: g.jitter, workers: g.workers, calib: new(calibration),
 		minNoise: g.minNoise, levelOn: g.levelOn,
 	}
 	c.met = newMetric(c.hyper.Lengthscales, c.cat)
 	ystd := make([]float64, m)
 	for i, v := range c.y {
 		ystd[i] = (v - c.out.Mean) / c.out.Std
+	}
+	if k == 0 {
+		// The same points: the factor is shared (a GP is immutable).
+		c.u = g.u
+		c.alpha = slices.Clone(ystd)
+		solveUpper(c.u, m, c.alpha)
+		c.lml = logLik(c.u, m, ystd, c.alpha)
+		c.estimateLevel(ystd)
+		return c, nil
 	}
 	s2 := g.hyper.SignalVariance
 	diag := s2 + g.hyper.NoiseVariance + g.jitter

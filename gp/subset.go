@@ -16,8 +16,10 @@ import (
 // SubsetOptions configures FitSubset.
 type SubsetOptions struct {
 	Options
-	// MeanPoints bounds the observations the posterior mean is conditioned
-	// on (default DefaultMeanPoints).
+	// MeanPoints is the number of representative observations the
+	// posterior mean is conditioned on beyond which it uses a subset
+	// (default DefaultMeanPoints); the newest observations since the subset
+	// was chosen are added to it, at most a tenth of MeanPoints more.
 	MeanPoints int
 	// VariancePoints bounds the observations the hyperparameters are fitted
 	// on and the posterior variance is conditioned on (default
@@ -26,11 +28,21 @@ type SubsetOptions struct {
 	// Maximize says that high observations are good, so the subsets keep
 	// the highest quarter instead of the lowest.
 	Maximize bool
+	// Previous, if non-nil, is an earlier fit whose mean part may be
+	// extended instead of refactored: when the mean part's hyperparameters
+	// are those of this fit (Fixed, or the fit ended on them) and its
+	// observations are the first of this fit's mean subset, at the same
+	// coordinates, its Cholesky factor is extended by the new observations
+	// in O(n²k) rather than recomputed in O(n³) (see ConditionAll). Its
+	// values may differ from this fit's: the factor does not depend on
+	// them. The result equals the fit without Previous up to rounding.
+	Previous *Subset
 }
 
 // Defaults and limits of SubsetOptions. With the defaults a fit costs one
-// hyperparameter search on 256 points and one 1000-point Cholesky factor,
-// a prediction O(1000·d) for the mean and O(256²) for the variance, however
+// hyperparameter search on 256 points and one Cholesky factor of at most
+// 1,100 points (or its extension by the newest points, see Previous), a
+// prediction O(1100·d) for the mean and O(256²) for the variance, however
 // many observations there are.
 const (
 	DefaultMeanPoints     = 1000
@@ -41,7 +53,7 @@ const (
 // Subset is a subset-of-data approximation of the GP posterior for more
 // observations than an exact fit can afford (R&W §8.3.1). Two exact GPs with
 // the same hyperparameters and output scale make it up: the mean is the
-// posterior mean given up to MeanPoints observations, the variance and every
+// posterior mean given about MeanPoints observations, the variance and every
 // covariance the posterior given up to VariancePoints observations, on which
 // the hyperparameters are also fitted. Each subset is the best quarter of
 // the observations plus a space-filling rest (farthest-point order), so the
@@ -144,10 +156,15 @@ func fitSubset(ctx context.Context, x [][]float64, y []float64, opt SubsetOption
 		}
 		return s, nil
 	}
-	meanIdx := representative(x, y, opt.MeanPoints, opt.Maximize)
+	meanIdx := meanSubset(x, y, opt.MeanPoints, opt.Maximize)
 	mx, my := pick(x, y, meanIdx)
 	fixed := variance.Options()
-	mean, err := fit(ctx, mx, my, fixed)
+	var mean *GP
+	if prev := opt.Previous.extendableTo(mx, variance); prev != nil {
+		mean, err = prev.grow(encodeRows(mx[prev.n:], prev.levels), my, *fixed.Output)
+	} else {
+		mean, err = fit(ctx, mx, my, fixed)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("mean part on %d observations: %w", len(my), err)
 	}
@@ -156,6 +173,38 @@ func fitSubset(ctx context.Context, x [][]float64, y []float64, opt SubsetOption
 		s.meanIdx = meanIdx
 	}
 	return s, nil
+}
+
+// extendableTo returns the mean part of s when a fit of a mean part on the
+// points x with the hyperparameters and settings of like can extend it (see
+// SubsetOptions.Previous), nil otherwise or for a nil s.
+func (s *Subset) extendableTo(x [][]float64, like *GP) *GP {
+	if s == nil {
+		return nil
+	}
+	p := s.mean
+	if p.n > len(x) || p.kernel != like.kernel || p.levelOn != like.levelOn || p.minNoise != like.minNoise ||
+		!slices.Equal(p.levels, like.levels) || !p.hyper.equal(like.hyper) {
+		return nil
+	}
+	enc := make([]float64, p.dim)
+	for i := range p.n {
+		if len(x[i]) != p.dim || encodePoint(enc, x[i], p.levels) != nil || !slices.Equal(enc, p.x[i*p.dim:(i+1)*p.dim]) {
+			return nil
+		}
+	}
+	return p
+}
+
+// encodeRows encodes points row by row (see encodePoint) into one row-major
+// array; the rows were validated by the fit that reads them.
+func encodeRows(x [][]float64, levels []int) []float64 {
+	d := len(levels)
+	enc := make([]float64, len(x)*d)
+	for i, row := range x {
+		_ = encodePoint(enc[i*d:(i+1)*d], row, levels)
+	}
+	return enc
 }
 
 // Options returns options with which Fit reproduces g on its observations:
@@ -179,6 +228,28 @@ func Representative(x [][]float64, y []float64, k int, maximize bool) ([]int, er
 		}
 	}
 	return representative(x, y, k, maximize), nil
+}
+
+// meanSubset returns the sorted indices of the observations a Subset's mean
+// part is conditioned on: all of them up to k; beyond, the representative k
+// of the first m and every one after the m-th, where m steps from k by a
+// tenth of k. Observations arrive in order in a running study, so fits
+// between two steps of m condition on the same first points plus the newest
+// and each can extend the previous one's Cholesky factor (Previous) instead
+// of refactoring; the representative subset is chosen afresh once per
+// step. The mean part holds fewer than 1.1·k observations.
+func meanSubset(x [][]float64, y []float64, k int, maximize bool) []int {
+	n := len(x)
+	if n <= k {
+		return representative(x, y, k, maximize)
+	}
+	step := max(1, k/10)
+	m := k + (n-k)/step*step
+	idx := representative(x[:m], y[:m], k, maximize)
+	for i := m; i < n; i++ {
+		idx = append(idx, i)
+	}
+	return idx
 }
 
 // pick returns the rows and values at idx.

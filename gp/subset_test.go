@@ -37,7 +37,9 @@ func TestSubsetNeverUnderstatesUncertainty(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m, v := s.Conditioned(); m != 150 || v != 50 || s.Exact() || s.Len() != 400 {
+	// The mean part: 150 representative of the first 390 observations (390
+	// = 150 + 16 steps of 15) and the 10 after them.
+	if m, v := s.Conditioned(); m != 160 || v != 50 || s.Exact() || s.Len() != 400 {
 		t.Fatalf("conditioned on %d/%d of %d, exact %v", m, v, s.Len(), s.Exact())
 	}
 	exact, err := Fit(x, y, s.variance.Options())
@@ -111,7 +113,7 @@ func TestSubsetParts(t *testing.T) {
 		t.Fatal(err)
 	}
 	h := varGP.Hyper()
-	mx, my := pick(x, y, representative(x, y, 120, true))
+	mx, my := pick(x, y, meanSubset(x, y, 120, true))
 	meanGP, err := Fit(mx, my, Options{Kernel: Matern32, Fixed: &h, Output: &out})
 	if err != nil {
 		t.Fatal(err)
@@ -451,4 +453,131 @@ func TestSubsetConditionAll(t *testing.T) {
 	if _, err := s.ConditionAll(px, py[:1]); err == nil {
 		t.Error("mismatched lengths accepted")
 	}
+}
+
+// TestMeanSubset checks the mean part's observations against their
+// definition: all up to k; beyond, the representative k of the first m
+// (m = k plus whole steps of k/10) and every later one, so that fits between
+// two steps share their first points.
+func TestMeanSubset(t *testing.T) {
+	x, y := subsetData(6, 260, 2)
+	if got := meanSubset(x[:40], y[:40], 40, false); len(got) != 40 || got[39] != 39 {
+		t.Fatalf("n = k: %v, want all 40", got)
+	}
+	for _, n := range []int{41, 49, 50, 51, 59, 60, 140, 259} {
+		got := meanSubset(x[:n], y[:n], 40, false)
+		m := 40 + (n-40)/4*4
+		want := representative(x[:m], y[:m], 40, false)
+		for i := m; i < n; i++ {
+			want = append(want, i)
+		}
+		if !slices.Equal(got, want) {
+			t.Fatalf("n = %d: %v, want %v", n, got, want)
+		}
+		if len(got) >= 44 || !slices.IsSorted(got) {
+			t.Errorf("n = %d: %d points (want < 44), sorted %v", n, len(got), slices.IsSorted(got))
+		}
+	}
+	// Between two steps the earlier subset is a prefix of the later one.
+	a, b := meanSubset(x[:141], y[:141], 40, false), meanSubset(x[:143], y[:143], 40, false)
+	if !slices.Equal(a, b[:len(a)]) {
+		t.Errorf("n = 141 gives %v, not a prefix of n = 143's %v", a, b)
+	}
+}
+
+// TestSubsetExtendsPrevious checks that a fit given the previous Subset
+// extends its mean part's Cholesky factor when it may and predicts as the
+// fit without it does, and that it refactors when the hyperparameters, the
+// points or the step of the subset changed.
+func TestSubsetExtendsPrevious(t *testing.T) {
+	x, y := subsetData(7, 200, 3)
+	fixed := Hyper{Lengthscales: []float64{0.4, 0.6, 0.9}, SignalVariance: 1.2, NoiseVariance: 0.01}
+	opts := SubsetOptions{Options: Options{Kernel: Matern52, Fixed: &fixed}, MeanPoints: 120, VariancePoints: 40}
+	fitN := func(n int, prev *Subset, o SubsetOptions) *Subset {
+		t.Helper()
+		o.Previous = prev
+		s, err := FitSubset(context.Background(), x[:n], y[:n], o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	test := uniformPoints(newRNG(11), 40, 3)
+	same := func(a, b *Subset) {
+		t.Helper()
+		am, av := make([]float64, len(test)), make([]float64, len(test))
+		bm, bv := make([]float64, len(test)), make([]float64, len(test))
+		_ = a.Predict(test, am, av)
+		_ = b.Predict(test, bm, bv)
+		for i := range test {
+			if !relClose(am[i], bm[i], 1e-9) || !relClose(av[i], bv[i], 1e-9) {
+				t.Fatalf("point %d: (%g, %g), want (%g, %g)", i, am[i], av[i], bm[i], bv[i])
+			}
+		}
+	}
+	// poisoned returns a copy of s whose mean factor's first entry is
+	// moved in its ninth digit: a fit that extends it keeps the change.
+	poisoned := func(s *Subset) *Subset {
+		p := *s
+		m := *s.mean
+		m.u = slices.Clone(m.u)
+		m.u[0] *= 1 + 1e-9
+		p.mean = &m
+		return &p
+	}
+	extended := func(s, prev *Subset) bool { return s.mean.u[0] == prev.mean.u[0] }
+
+	prev := fitN(125, nil, opts)
+	// Within one step (m = 120 for n < 132): extended, with other values
+	// for the old points too (as an output warp refitted to all gives).
+	y2 := slices.Clone(y)
+	for i := range y2 {
+		y2[i] = math.Exp(y2[i])
+	}
+	for _, vals := range [][]float64{y, y2} {
+		s, err := FitSubset(context.Background(), x[:129], vals[:129], SubsetOptions{Options: opts.Options, MeanPoints: 120, VariancePoints: 40, Previous: prev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fresh, err := FitSubset(context.Background(), x[:129], vals[:129], SubsetOptions{Options: opts.Options, MeanPoints: 120, VariancePoints: 40})
+		if err != nil {
+			t.Fatal(err)
+		}
+		same(s, fresh)
+		if bad := poisoned(prev); !extended(fitN2(t, x[:129], vals[:129], opts, bad), bad) {
+			t.Error("within a step the mean part was refactored, not extended")
+		}
+	}
+	// The same observations: the factor is reused as is.
+	if bad := poisoned(prev); !extended(fitN(125, bad, opts), bad) {
+		t.Error("the same observations were refactored")
+	}
+	// Other hyperparameters, other points, the next step: refactored.
+	other := fixed.Clone()
+	other.Lengthscales[1] *= 1.5
+	o2 := opts
+	o2.Fixed = &other
+	if bad := poisoned(prev); extended(fitN(129, bad, o2), bad) {
+		t.Error("extended a factor of other hyperparameters")
+	}
+	if bad := poisoned(prev); extended(fitN(140, bad, opts), bad) {
+		t.Error("extended across a step of the subset")
+	}
+	moved := slices.Clone(x[:129])
+	moved[3] = []float64{0.5, 0.5, 0.5}
+	if bad := poisoned(prev); extended(fitN2(t, moved, y[:129], opts, bad), bad) {
+		t.Error("extended a factor of other points")
+	}
+	same(fitN(140, prev, opts), fitN(140, nil, opts))
+}
+
+// fitN2 fits a Subset on (x, y) with opts and Previous prev.
+func fitN2(t *testing.T, x [][]float64, y []float64, opts SubsetOptions, prev *Subset) *Subset {
+	t.Helper()
+	opts.Previous = prev
+	s, err := FitSubset(context.Background(), x, y, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }

@@ -387,3 +387,46 @@ func BenchmarkEHVIAskT200D6(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAskTellLong times the asks of a running long study in d = 6: an
+// optimizer holding T completed trials asks, and the proposal is told a
+// value, b.N times. Unlike BenchmarkAskLong, whose every ask is the first of
+// a rebuilt optimizer, this is the amortized cost a service pays per ask,
+// hyperparameter refits (once the data grew by a tenth) included.
+func BenchmarkAskTellLong(b *testing.B) {
+	for _, T := range []int{1000, 5000} {
+		b.Run(fmt.Sprintf("T%d", T), func(b *testing.B) {
+			x, y := syntheticData(7, T+4096, 6)
+			short := steadyStateHistory(b, x[:256], y[:256], 1)
+			hist := make([]Trial, T)
+			for i := range hist {
+				hist[i] = Trial{Params: x[i], State: Complete, Value: y[i], Acquisition: "ei"}
+			}
+			hist[T-1].Hyper, hist[T-1].Observed = short[255].Hyper, T-1
+			o, err := New(Config{Space: unitSpace(b, 6), History: hist, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			peak := startPeakHeap()
+			var cpu time.Duration
+			b.ResetTimer()
+			for b.Loop() {
+				cpu0 := processCPU()
+				tr, err := o.Ask()
+				cpu += processCPU() - cpu0
+				if err != nil {
+					b.Fatal(err)
+				}
+				v := 0.0
+				for j, u := range tr.U {
+					v += math.Sin(3*u+float64(j)) * float64(j+1) / 6
+				}
+				if err := o.Tell(tr.ID, v); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(peak.stop())/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/op")
+		})
+	}
+}

@@ -392,7 +392,7 @@ func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64,
 		opts.Fixed = &last.hyper
 	}
 	exact, meanPoints := cfg.subsetPoints()
-	model, hyper, err := fitScalableGP(x, y, opts, exact, meanPoints)
+	model, hyper, err := fitScalableGP(x, y, opts, exact, meanPoints, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -640,6 +640,17 @@ func TestLongStudiesUseASubset(t *testing.T) {
 			t.Errorf("warped %v: %d distinct hyperparameter fits among %d proposals from 16–40 observations, want about 7", warped, n, proposals[warped])
 		}
 	}
+	// Each kind keeps its last gp.Subset for the next fit to extend; its
+	// mean part holds MeanPoints representative observations and the
+	// newest since the last step of two (a tenth of 25).
+	for k, ws := range o.warm {
+		if ws.subset == nil {
+			t.Fatalf("model kind %d kept no subset to extend", k)
+		}
+		if m, v := ws.subset.Conditioned(); m < 25 || m > 26 || v != 15 {
+			t.Errorf("model kind %d: kept subset conditioned on %d/%d, want 25 or 26/15", k, m, v)
+		}
+	}
 	m, err := o.SurrogateOf(b.ID)
 	if err != nil {
 		t.Fatal(err)
