@@ -261,10 +261,10 @@ func calibrationData(ctx context.Context, f *Function, kind string, n int, seed 
 		strategy, tau = "lcb", 0.1
 	}
 	// The BO data are those of Moosbauer et al. 2021: the acquisition over the
-	// whole space, without the optimizer's trust region or output warp, as when
-	// the bands were measured.
+	// whole space, without the optimizer's trust region, output warp or
+	// lengthscale prior, as when the bands were measured.
 	r, err := Run(ctx, RunOptions{Function: f.Name, Dim: f.Dim, Budget: n, Seed: seed, Strategy: strategy, Tau: tau,
-		Config: &opt.Config{TrustRegion: "none", OutputWarp: "none"}})
+		Config: &opt.Config{TrustRegion: "none", OutputWarp: "none", LengthscalePrior: "none"}})
 	if err != nil {
 		return nil, nil, err
 	}

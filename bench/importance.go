@@ -397,10 +397,11 @@ func boTruth(ctx context.Context, b boCase, samples int) (importanceCase, float6
 
 // boHistory is one EI run's evaluations.
 func boHistory(ctx context.Context, b boCase, sp *space.Space, seed uint64) (*history.History, error) {
-	// EI over the whole space (no trust region) on the values unwarped, as
-	// when the intervals were measured (docs/research/importance.md).
+	// EI over the whole space (no trust region) on the values unwarped, with
+	// hyperparameters of maximum likelihood, as when the intervals were
+	// measured (docs/research/importance.md).
 	run, err := Run(ctx, RunOptions{Function: b.function, Dim: b.dim, Budget: b.budget, Seed: seed, Strategy: "ei",
-		Config: &opt.Config{TrustRegion: "none", OutputWarp: "none"}})
+		Config: &opt.Config{TrustRegion: "none", OutputWarp: "none", LengthscalePrior: "none"}})
 	if err != nil {
 		return nil, err
 	}

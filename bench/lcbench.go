@@ -331,9 +331,10 @@ func lcbenchOne(ctx context.Context, o LCBenchOptions, m *LCBenchModel, seed uin
 }
 
 // optConfig is the optimizer of one run: LCB on a Matérn-3/2 GP fitted to
-// the values themselves over the whole space, as the authors' mlrMBO.
+// the values themselves over the whole space with hyperparameters of
+// maximum likelihood, as the authors' mlrMBO.
 func (o LCBenchOptions) optConfig(sp *space.Space, seed uint64) opt.Config {
-	return opt.Config{Space: sp, Strategy: "lcb", Tau: o.Tau, Kernel: "matern32", OutputWarp: "none", TrustRegion: "none", Seed: seed,
+	return opt.Config{Space: sp, Strategy: "lcb", Tau: o.Tau, Kernel: "matern32", OutputWarp: "none", TrustRegion: "none", LengthscalePrior: "none", Seed: seed,
 		InitialDesign: o.InitialDesign, InitialSize: o.InitialSize, AcqOptimizer: o.AcqOptimizer, FullRefitEvery: o.FullRefitEvery}
 }
 

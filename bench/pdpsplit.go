@@ -451,8 +451,9 @@ func (o PDPSplitOptions) runOptions(d int, tau float64, seed uint64) RunOptions 
 		Config: &opt.Config{
 			Kernel: "matern32", MinNoise: o.MinNoise, InitialDesign: o.InitialDesign, InitialSize: 4 * d,
 			AcqOptimizer: o.AcqOptimizer, FullRefitEvery: o.FullRefitEvery,
-			OutputWarp:  "none", // the authors' mlrMBO fits its GP to the values themselves
-			TrustRegion: "none", // and searches the whole space
+			OutputWarp:       "none", // the authors' mlrMBO fits its GP to the values themselves
+			TrustRegion:      "none", // and searches the whole space
+			LengthscalePrior: "none", // with hyperparameters of maximum likelihood
 		},
 	}
 }

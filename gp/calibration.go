@@ -364,7 +364,7 @@ func (g *GP) hyperposteriorSamples(n int, seed uint64) ([]*GP, error) {
 	if minNoise == 0 {
 		minNoise = DefaultMinNoise
 	}
-	p := &problem{kernel: g.kernel, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: minNoise, workers: 1}
+	p := &problem{kernel: g.kernel, n: g.n, d: g.dim, x: g.x, y: ystd, cat: g.cat, minNoise: minNoise, prior: g.prior, workers: 1}
 	k := g.dim + 2
 	theta := p.toTheta(g.hyper)
 	lo, hi := p.bounds()
@@ -448,7 +448,7 @@ func (g *GP) withHyper(h Hyper, ystd []float64) (*GP, error) {
 	s := &GP{
 		kernel: g.kernel, dim: g.dim, levels: g.levels, cat: g.cat, n: g.n,
 		x: g.x, y: g.y, out: g.out, hyper: h, met: newMetric(h.Lengthscales, g.cat),
-		workers: g.workers, calib: new(calibration), minNoise: g.minNoise, levelOn: g.levelOn,
+		workers: g.workers, calib: new(calibration), minNoise: g.minNoise, prior: g.prior, levelOn: g.levelOn,
 	}
 	if err := s.factorize(ystd, 0); err != nil {
 		return nil, err

@@ -24,6 +24,7 @@ type problem struct {
 	y        []float64 // standardized outputs
 	cat      []bool
 	minNoise float64
+	prior    LengthscalePrior
 	workers  int // goroutines a fit may use (Options.Workers)
 	// ctx stops the likelihood optimization between evaluations (FitContext).
 	ctx context.Context
@@ -365,6 +366,22 @@ func (o *objective) eval(x []float64) {
 		o.lastG[j] = 2 * boundPenalty * excess(v, o.lo[j], o.hi[j])
 		if v == o.clamped[j] {
 			o.lastG[j] -= o.rawGrad[j] / n
+		}
+	}
+	if p := o.w.p; p.prior != NoPrior {
+		for j := 0; j < p.d; j++ {
+			if !p.cat[j] {
+				f, g := p.prior.negLog(o.clamped[j], p.d)
+				o.lastF += f / n
+				if x[j] == o.clamped[j] {
+					o.lastG[j] += g / n
+				}
+			}
+		}
+		f, g := signalNegLog(o.clamped[p.d])
+		o.lastF += f / n
+		if x[p.d] == o.clamped[p.d] {
+			o.lastG[p.d] += g / n
 		}
 	}
 	if o.lastF < o.bestF {

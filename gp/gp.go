@@ -87,6 +87,10 @@ type Options struct {
 	// mean and standard deviation of y. Condition keeps its parent's scale,
 	// so Fit with Fixed: &h, Output: &s reproduces a conditioned model.
 	Output *OutputScale
+	// Prior is a prior on the numeric dimensions' lengthscales: with one,
+	// the hyperparameters maximize the marginal likelihood times the prior
+	// (MAP) instead of the likelihood alone. Zero is none.
+	Prior LengthscalePrior
 	// UncertainLevel estimates the prior's constant mean level from the
 	// data and includes its uncertainty in every variance and covariance
 	// (level.go): far from the observations the posterior reverts to the
@@ -131,6 +135,8 @@ type GP struct {
 	calib   *calibration
 	// minNoise is the fit's lower bound on NoiseVariance (Options.MinNoise).
 	minNoise float64
+	// prior is the fit's lengthscale prior (Options.Prior).
+	prior LengthscalePrior
 	// levelOn is Options.UncertainLevel; level its terms once factorized.
 	levelOn bool
 	level   *levelTerm
@@ -233,7 +239,10 @@ func fit(ctx context.Context, x [][]float64, y []float64, opt Options) (*GP, err
 		ystd[i] = (v - out.Mean) / out.Std
 	}
 
-	p := &problem{kernel: opt.Kernel, n: n, d: dim, x: enc, y: ystd, cat: cat, minNoise: opt.MinNoise, workers: opt.Workers, ctx: ctx}
+	if !opt.Prior.valid() {
+		return nil, fmt.Errorf("invalid lengthscale prior %d", int(opt.Prior))
+	}
+	p := &problem{kernel: opt.Kernel, n: n, d: dim, x: enc, y: ystd, cat: cat, minNoise: opt.MinNoise, prior: opt.Prior, workers: opt.Workers, ctx: ctx}
 	var hyper Hyper
 	switch {
 	case opt.Fixed != nil:
@@ -278,6 +287,7 @@ func fit(ctx context.Context, x [][]float64, y []float64, opt Options) (*GP, err
 		calib:   new(calibration),
 
 		minNoise: opt.MinNoise,
+		prior:    opt.Prior,
 		levelOn:  opt.UncertainLevel,
 	}
 	if err := ctx.Err(); err != nil {

@@ -709,7 +709,7 @@ func (g *GP) grow(pe []float64, y []float64, out OutputScale) (*GP, error) {
 		kernel: g.kernel, dim: d, levels: g.levels, cat: g.cat, n: m,
 		x: append(slices.Clone(g.x), pe...), y: y,
 		out: out, hyper: g.hyper.Clone(), jitter: g.jitter, workers: g.workers, calib: new(calibration),
-		minNoise: g.minNoise, levelOn: g.levelOn,
+		minNoise: g.minNoise, prior: g.prior, levelOn: g.levelOn,
 	}
 	c.met = newMetric(c.hyper.Lengthscales, c.cat)
 	ystd := make([]float64, m)

@@ -211,7 +211,7 @@ func encodeRows(x [][]float64, levels []int) []float64 {
 // its kernel, levels, workers, hyperparameters and output scale, fixed.
 func (g *GP) Options() Options {
 	h, out := g.hyper.Clone(), g.out
-	return Options{Kernel: g.kernel, Levels: slices.Clone(g.levels), Workers: g.workers, Fixed: &h, Output: &out, UncertainLevel: g.levelOn}
+	return Options{Kernel: g.kernel, Levels: slices.Clone(g.levels), Workers: g.workers, Fixed: &h, Output: &out, Prior: g.prior, UncertainLevel: g.levelOn}
 }
 
 // Representative returns the sorted indices of the at most k observations

@@ -46,6 +46,11 @@ type Config struct {
 	Surrogate string
 	// Kernel of the GP: "matern32" [DefaultKernel], "matern52", "se".
 	Kernel string
+	// LengthscalePrior is the prior on the GP's lengthscales:
+	// "none" (maximum likelihood), "inverse-squared" or
+	// "dimension-scaled" (gp.ParsePrior) [DefaultLengthscalePrior; "none"
+	// for ParEGO and EHVI, i.e. with several objectives or constraints].
+	LengthscalePrior string
 	// GPRestarts is the number of L-BFGS starts of a full GP fit [3].
 	GPRestarts int
 	// FullRefitEvery: a full GP fit every that many new observations [10];
@@ -173,6 +178,14 @@ const (
 // DefaultTrustRegion is Config.TrustRegion's default for a plain acquisition
 // on the GP.
 const DefaultTrustRegion = "alternate"
+
+// DefaultLengthscalePrior is Config.LengthscalePrior's default: maximum
+// likelihood lets a parameter whose effect the trials cannot yet resolve
+// take a lengthscale at the bound, and proposals then leave it wherever the
+// initial design put it; the inverse-squared prior (Optuna's GPSampler's)
+// keeps every lengthscale finite. docs/research/peers.md, "A prior on the
+// lengthscales", measures what it changes.
+const DefaultLengthscalePrior = "inverse-squared"
 
 // DefaultKernel is the optimizer's GP kernel: Matérn-3/2, the kernel of
 // the experiments of Moosbauer et al. 2021. Rougher than Matérn-5/2, it fits

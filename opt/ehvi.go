@@ -377,8 +377,12 @@ func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64,
 	if err != nil {
 		return nil, err
 	}
+	prior, err := gp.ParsePrior(cmp.Or(cfg.LengthscalePrior, DefaultLengthscalePrior))
+	if err != nil {
+		return nil, err
+	}
 	n := len(y)
-	opts := gp.Options{Kernel: kernel, Levels: e.levels, Seed: rng.Uint64(), Workers: cfg.Workers, Restarts: 1}
+	opts := gp.Options{Kernel: kernel, Prior: prior, Levels: e.levels, Seed: rng.Uint64(), Workers: cfg.Workers, Restarts: 1}
 	last := e.fits[role]
 	switch {
 	case last == nil || n >= last.fullAt+20:

@@ -71,6 +71,7 @@ func (o *Optimizer) fit(x [][]float64, y []float64, warm *warmStart) (surrogate.
 func (o *Optimizer) fitWarmGP(x [][]float64, y []float64, warm *warmStart) (surrogate.Model, *gp.Hyper, error) {
 	opts := gp.Options{
 		Kernel:   o.kernel,
+		Prior:    o.prior,
 		Levels:   o.levels,
 		Restarts: o.cfg.GPRestarts,
 		Seed:     o.seedFor(streamFit, len(x)),

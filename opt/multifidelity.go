@@ -391,6 +391,7 @@ func (m atBudget) ConditionOn(px [][]float64, lies []float64) (surrogate.Model, 
 func (o *Optimizer) fidelityOptions(n int) gp.Options {
 	return gp.Options{
 		Kernel:   o.kernel,
+		Prior:    o.prior,
 		Levels:   append(slices.Clone(o.levels), 0),
 		Restarts: o.cfg.GPRestarts,
 		Seed:     o.seedFor(streamFit, n) ^ 0x6d66,

@@ -122,6 +122,7 @@ type Optimizer struct {
 	cfg     Config
 	s       *space.Space
 	kernel  gp.Kernel
+	prior   gp.LengthscalePrior // Config.LengthscalePrior
 	levels  []int
 	design  [][]float64
 	maxim   acq.Maximizer
@@ -233,6 +234,13 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.LengthscalePrior == "" {
+		cfg.LengthscalePrior = DefaultLengthscalePrior
+	}
+	prior, err := gp.ParsePrior(cfg.LengthscalePrior)
+	if err != nil {
+		return nil, err
+	}
 	if cfg.GPRestarts < 0 {
 		return nil, fmt.Errorf("gp restarts %d must be ≥ 0", cfg.GPRestarts)
 	}
@@ -340,6 +348,7 @@ func newOptimizer(cfg Config) (*Optimizer, error) {
 		policy:  policy,
 		s:       s,
 		kernel:  kernel,
+		prior:   prior,
 		levels:  s.Levels(),
 		maxim:   maxim,
 		sur:     sur,

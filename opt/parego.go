@@ -69,6 +69,12 @@ func NewParEGO(cfg Config, dirs []space.Direction) (*ParEGO, error) {
 	}
 	hist := cfg.History
 	cfg.History = nil
+	// The default lengthscale prior was chosen on unconstrained problems of
+	// one objective; scalarized and EHVI proposals keep maximum likelihood
+	// unless told, as when they were measured.
+	if cfg.LengthscalePrior == "" {
+		cfg.LengthscalePrior = "none"
+	}
 	// The scalarization is always minimized, whatever the study's
 	// directions (they are folded into s_λ).
 	scalar, err := cfg.Space.ForObjective(0)

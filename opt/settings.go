@@ -25,9 +25,12 @@ type Settings struct {
 	Strategy  string `json:"strategy,omitempty"`
 	Surrogate string `json:"surrogate,omitempty"`
 	// OutputWarp: "yeo-johnson" or "none" (Config.OutputWarp).
-	OutputWarp string  `json:"output_warp,omitempty"`
-	Kernel     string  `json:"kernel,omitempty"`
-	Tau        float64 `json:"tau,omitempty"`
+	OutputWarp string `json:"output_warp,omitempty"`
+	Kernel     string `json:"kernel,omitempty"`
+	// LengthscalePrior: "none", "inverse-squared" or "dimension-scaled"
+	// (Config.LengthscalePrior).
+	LengthscalePrior string  `json:"lengthscale_prior,omitempty"`
+	Tau              float64 `json:"tau,omitempty"`
 	// SE: what lcb's s is the sd of, "latent" (default) or "predictive"
 	// (an observation: mlrMBO's convention; Config.SE).
 	SE            string  `json:"se,omitempty"`
@@ -181,7 +184,7 @@ func (c Settings) Config(sp *space.Space, history []Trial, workers int) Config {
 		seed = *c.Seed
 	}
 	return Config{
-		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, OutputWarp: c.OutputWarp, Kernel: c.Kernel, Tau: c.Tau, SE: c.SE, Xi: c.Xi,
+		Space: sp, Strategy: c.Strategy, Surrogate: c.Surrogate, OutputWarp: c.OutputWarp, Kernel: c.Kernel, LengthscalePrior: c.LengthscalePrior, Tau: c.Tau, SE: c.SE, Xi: c.Xi,
 		InitialDesign: c.InitialDesign, InitialSize: c.InitialSize, Liar: c.Liar,
 		AcqOptimizer: c.AcqOptimizer, Candidates: c.Candidates, LocalCandidates: c.LocalCandidates, TrustRegion: c.TrustRegion, ExactPoints: c.ExactPoints, MeanPoints: c.MeanPoints, Seed: seed, History: history, Workers: workers,
 		Resource: c.Resource,

@@ -100,3 +100,38 @@ func TestParseSettingsTypeErrors(t *testing.T) {
 		t.Errorf("an integer refused: %v", err)
 	}
 }
+
+// The lengthscale prior reaches the proposal model's fit: on a function of
+// x alone, in a space with an inert z, maximum likelihood switches z off
+// (lengthscale above 100), the inverse-squared prior keeps it below 10; an
+// unknown prior is refused.
+func TestSettingsLengthscalePrior(t *testing.T) {
+	s := mustSpace(t, `{"params":[
+	{"name":"x","type":"float","low":0,"high":1},
+	{"name":"z","type":"float","low":0,"high":1}]}`)
+	f := func(p []float64) float64 { return math.Sin(6 * p[0]) }
+	inert := map[string]float64{}
+	for _, prior := range []string{"none", "inverse-squared"} {
+		st, err := ParseSettings(json.RawMessage(`{"lengthscale_prior":"` + prior + `","trust_region":"none","seed":3}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := st.New(s, nil, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		run(t, o, 25, f)
+		h := o.History()
+		last := h[len(h)-1]
+		if last.Hyper == nil {
+			t.Fatalf("prior %q: the last proposal recorded no hyperparameters", prior)
+		}
+		inert[prior] = last.Hyper.Lengthscales[1]
+	}
+	if inert["none"] < 100 || inert["inverse-squared"] > 10 {
+		t.Errorf("inert dimension's lengthscale %v without a prior (want > 100), %v with (want < 10)", inert["none"], inert["inverse-squared"])
+	}
+	if _, err := New(Config{Space: s, LengthscalePrior: "gamma"}); err == nil {
+		t.Error("unknown lengthscale prior accepted")
+	}
+}

@@ -85,6 +85,7 @@ func optimizerFlags(fs *flag.FlagSet) (settings func() opt.Settings) {
 	fs.Float64Var(&cfg.PDTolerance, "pd-tolerance", 0, "a-bobax: target mean PD band half-width, objective units (required for a-bobax)")
 	fs.StringVar(&cfg.Surrogate, "surrogate", "", "gp (default) or forest")
 	fs.StringVar(&cfg.Kernel, "kernel", "", "GP kernel of the optimizer: matern32 (default), matern52 or se")
+	fs.StringVar(&cfg.LengthscalePrior, "lengthscale-prior", "", "prior on the optimizer's GP lengthscales: inverse-squared (default), dimension-scaled or none (maximum likelihood)")
 	fs.Float64Var(&cfg.Tau, "tau", 0, "LCB exploration weight τ (default 1)")
 	fs.StringVar(&cfg.SE, "se", "", "lcb: s is the sd of the latent function (latent, the default) or of a new observation, noise included (predictive: mlrMBO's convention)")
 	fs.IntVar(&cfg.InitialSize, "initial", 0, "initial design size (default max(4·d, 5))")

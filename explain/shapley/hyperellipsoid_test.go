@@ -59,7 +59,7 @@ func heNoiseSD(t testing.TB, f *bench.Function) float64 {
 // optimizer's acquisition and in the explained cb alike (opt.SELatent or
 // opt.SEPredictive).
 func heAnalysis(ctx context.Context, f *bench.Function, s *space.Space, tau, noise float64, seed uint64, iteration int, sd string) (*heRun, error) {
-	o, err := opt.New(opt.Config{Space: s, Strategy: "lcb", Tau: tau, SE: sd, Kernel: "matern32", OutputWarp: "none", TrustRegion: "none", InitialSize: 4 * heDim,
+	o, err := opt.New(opt.Config{Space: s, Strategy: "lcb", Tau: tau, SE: sd, Kernel: "matern32", OutputWarp: "none", TrustRegion: "none", LengthscalePrior: "none", InitialSize: 4 * heDim,
 		InitialDesign: "maximin", AcqOptimizer: "focus", FocusRestarts: 3, FocusIterations: 5, FocusPoints: 1000, Seed: seed})
 	if err != nil {
 		return nil, err
