@@ -206,7 +206,6 @@ func TestExplainPathsUnits(t *testing.T) {
 				t.Errorf("%s: trial %d in %q", c.name, s.Trial, s.Units)
 			}
 			a, _ := s.Explanation.Output(shapley.OutputMean)
-			t.Logf("DBG %s trial %d payout %v", c.name, s.Trial, a.Payout)
 			maxMean = math.Max(maxMean, math.Abs(a.Payout))
 		}
 		if warped := c.units != "objective"; warped != (maxMean < 5) {
