@@ -57,13 +57,52 @@ func (e excluding) Pointwise() bool {
 }
 
 func (e excluding) Score(m surrogate.Model, x [][]float64, out []float64) error {
-	if err := e.Acquisition.Score(m, x, out); err != nil {
+	return e.scoreAdmitted(x, out, func(x [][]float64, out []float64) error { return e.Acquisition.Score(m, x, out) })
+}
+
+// scoreAdmitted writes −Inf for the excluded rows of x and score's values
+// for the others. A pointwise acquisition scores only the admitted rows,
+// which it scores alike in any batch: a confined ask's random candidates
+// outside the trust region, half or more of its candidates, are not
+// predicted at all. Any other acquisition scores the whole batch, since a
+// row's score may depend on the others.
+func (e excluding) scoreAdmitted(x [][]float64, out []float64, score func(x [][]float64, out []float64) error) error {
+	if len(out) != len(x) {
+		return fmt.Errorf("%d scores for %d points", len(out), len(x))
+	}
+	admitted := make([]int, 0, len(x))
+	for i, c := range x {
+		if !e.excluded(c) {
+			admitted = append(admitted, i)
+		}
+	}
+	if len(admitted) == len(x) || !e.Pointwise() {
+		if err := score(x, out); err != nil {
+			return err
+		}
+		for i, c := range x {
+			if e.excluded(c) {
+				out[i] = math.Inf(-1)
+			}
+		}
+		return nil
+	}
+	for i := range out {
+		out[i] = math.Inf(-1)
+	}
+	if len(admitted) == 0 {
+		return nil
+	}
+	sub := make([][]float64, len(admitted))
+	for k, i := range admitted {
+		sub[k] = x[i]
+	}
+	subOut := make([]float64, len(admitted))
+	if err := score(sub, subOut); err != nil {
 		return err
 	}
-	for i, c := range x {
-		if e.excluded(c) {
-			out[i] = math.Inf(-1)
-		}
+	for k, i := range admitted {
+		out[i] = subOut[k]
 	}
 	return nil
 }
@@ -101,15 +140,7 @@ func (e excluding) ScoreBound(m surrogate.VarianceBounder, x [][]float64, out []
 	if !ok || !b.Bounded() {
 		return fmt.Errorf("acquisition %q has no bound", e.Name())
 	}
-	if err := b.ScoreBound(m, x, out); err != nil {
-		return err
-	}
-	for i, c := range x {
-		if e.excluded(c) {
-			out[i] = math.Inf(-1)
-		}
-	}
-	return nil
+	return e.scoreAdmitted(x, out, func(x [][]float64, out []float64) error { return b.ScoreBound(m, x, out) })
 }
 
 func (e excluding) excluded(c []float64) bool {

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"xbo/acq"
+	"xbo/gp"
 )
 
 // The side of the trust region, replayed over the completions after the
@@ -181,6 +184,56 @@ func TestNoisyStudiesAreNotConfined(t *testing.T) {
 		}
 		if want := noise == 0; confined != want {
 			t.Errorf("noise sd %v: confined %v, want %v (noise/signal variance %.3g)", noise, confined, want, ratio)
+		}
+	}
+}
+
+// The exclusion wrapper scores only the admitted points of a pointwise
+// acquisition: the scores equal, bit for bit, those of the whole batch
+// with the excluded points masked, for Score and ScoreBound, with a box,
+// walls around pending points and none admitted.
+func TestExcludingScoresOnlyAdmitted(t *testing.T) {
+	x, y := syntheticData(11, 60, 3)
+	model, err := gp.Fit(x, y, gp.Options{Kernel: gp.Matern32, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands, _ := syntheticData(12, 400, 3)
+	ei := acq.EI{Best: slices.Min(y)}
+	box := &trustBox{lo: []float64{0.2, 0.1, 0.3}, hi: []float64{0.6, 0.5, 0.9}}
+	for _, e := range []excluding{
+		{Acquisition: ei, box: box},
+		{Acquisition: ei, points: cands[:50], r2: 0.01},
+		{Acquisition: ei, box: &trustBox{lo: []float64{2, 2, 2}, hi: []float64{3, 3, 3}}},
+	} {
+		want := make([]float64, len(cands))
+		if err := ei.Score(model, cands, want); err != nil {
+			t.Fatal(err)
+		}
+		wantBound := make([]float64, len(cands))
+		if err := ei.ScoreBound(model, cands, wantBound); err != nil {
+			t.Fatal(err)
+		}
+		excluded := 0
+		for i, c := range cands {
+			if e.excluded(c) {
+				want[i], wantBound[i] = math.Inf(-1), math.Inf(-1)
+				excluded++
+			}
+		}
+		if excluded == 0 {
+			t.Fatalf("none of %d excluded: the case tests nothing", len(cands))
+		}
+		got := make([]float64, len(cands))
+		if err := e.Score(model, cands, got); err != nil {
+			t.Fatal(err)
+		}
+		gotBound := make([]float64, len(cands))
+		if err := e.ScoreBound(model, cands, gotBound); err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, want) || !slices.Equal(gotBound, wantBound) {
+			t.Errorf("%d excluded: scores differ from the whole batch's", excluded)
 		}
 	}
 }
