@@ -16,10 +16,10 @@ import (
 // SubsetOptions configures FitSubset.
 type SubsetOptions struct {
 	Options
-	// MeanPoints is the number of representative observations the
-	// posterior mean is conditioned on beyond which it uses a subset
-	// (default DefaultMeanPoints); the newest observations since the subset
-	// was chosen are added to it, at most a tenth of MeanPoints more.
+	// MeanPoints: up to this many observations the posterior mean is
+	// conditioned on all of them; beyond, on this many representative ones
+	// plus the newest since those were chosen, at most a tenth of
+	// MeanPoints more (see meanSubset) [DefaultMeanPoints].
 	MeanPoints int
 	// VariancePoints bounds the observations the hyperparameters are fitted
 	// on and the posterior variance is conditioned on (default
