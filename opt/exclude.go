@@ -70,9 +70,10 @@ func (e excluding) scoreAdmitted(x [][]float64, out []float64, score func(x [][]
 	if len(out) != len(x) {
 		return fmt.Errorf("%d scores for %d points", len(out), len(x))
 	}
+	excluded := make([]bool, len(x))
 	admitted := make([]int, 0, len(x))
 	for i, c := range x {
-		if !e.excluded(c) {
+		if excluded[i] = e.excluded(c); !excluded[i] {
 			admitted = append(admitted, i)
 		}
 	}
@@ -80,8 +81,8 @@ func (e excluding) scoreAdmitted(x [][]float64, out []float64, score func(x [][]
 		if err := score(x, out); err != nil {
 			return err
 		}
-		for i, c := range x {
-			if e.excluded(c) {
+		for i, ex := range excluded {
+			if ex {
 				out[i] = math.Inf(-1)
 			}
 		}
