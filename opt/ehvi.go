@@ -377,7 +377,8 @@ func (e *EHVI) fit(role string, x [][]float64, y []float64, pending [][]float64,
 	if err != nil {
 		return nil, err
 	}
-	prior, err := gp.ParsePrior(cmp.Or(cfg.LengthscalePrior, DefaultLengthscalePrior))
+	// NewParEGO named the prior ("none" unless the study set one).
+	prior, err := gp.ParsePrior(cfg.LengthscalePrior)
 	if err != nil {
 		return nil, err
 	}
