@@ -87,9 +87,10 @@ type Options struct {
 	// mean and standard deviation of y. Condition keeps its parent's scale,
 	// so Fit with Fixed: &h, Output: &s reproduces a conditioned model.
 	Output *OutputScale
-	// Prior is a prior on the numeric dimensions' lengthscales: with one,
-	// the hyperparameters maximize the marginal likelihood times the prior
-	// (MAP) instead of the likelihood alone. Zero is none.
+	// Prior is a prior on the numeric dimensions' lengthscales, and with
+	// one a Gamma(2, 1) prior on the signal variance (LengthscalePrior):
+	// the hyperparameters then maximize the marginal likelihood times the
+	// prior (MAP) instead of the likelihood alone. Zero is none.
 	Prior LengthscalePrior
 	// UncertainLevel estimates the prior's constant mean level from the
 	// data and includes its uncertainty in every variance and covariance
